@@ -1,0 +1,63 @@
+"""The one exceptions module: every error jupyter_recall raises derives from RecallError.
+
+Messages name the offending field or value and, where there is a fixed set, what is accepted,
+so that the REST layer, magics and agent tools can show them as they are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+
+class RecallError(Exception):
+    """Base class of all jupyter_recall errors."""
+
+
+class ValidationError(RecallError, ValueError):
+    """Bad input for one named field."""
+
+    def __init__(self, field: str, message: str, *, accepted: Iterable[str] = ()) -> None:
+        self.field = field
+        self.accepted = tuple(accepted)
+        text = f"{field}: {message}"
+        if self.accepted:
+            text += f" (accepted: {', '.join(self.accepted)})"
+        super().__init__(text)
+        self.message = message
+
+
+class ParseError(ValidationError):
+    """A time expression that could not be understood as a whole."""
+
+    def __init__(self, text: str, reason: str, *, accepted: Iterable[str] = ()) -> None:
+        self.text = text
+        self.reason = reason
+        forms = tuple(accepted)
+        super().__init__("when", f"cannot parse {text!r}: {reason}", accepted=())
+        self.accepted = forms
+        if forms:
+            listing = "\n".join(f"  - {form}" for form in forms)
+            self.args = (f"{self.args[0]}\nAccepted forms:\n{listing}",)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class NotFoundError(RecallError, LookupError):
+    """No row with this id is visible to the caller."""
+
+    def __init__(self, what: str, ident: str) -> None:
+        self.what = what
+        self.ident = ident
+        super().__init__(f"{what} {ident!r} not found")
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class ConflictError(RecallError):
+    """The request is valid but clashes with the current state (409)."""
+
+
+class StoreError(RecallError):
+    """The persistence layer failed in a way the caller cannot fix by changing its input."""

@@ -1,0 +1,255 @@
+"""Records: jobs, runs and their policies, as plain dataclasses.
+
+Instants are aware UTC datetimes. Payloads that are persisted as JSON (action, target,
+options, schedule) carry a ``version`` so that later releases can migrate them.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from enum import Enum
+from typing import TYPE_CHECKING, Any
+
+from jupyter_recall.core.errors import ValidationError
+
+if TYPE_CHECKING:
+    from jupyter_recall.core.when import ScheduleSpec
+
+PAYLOAD_VERSION = 1
+
+
+class _Choice(str, Enum):
+    """A string enum whose parse errors name the field and the accepted values."""
+
+    @classmethod
+    def parse(cls, value: object, field_name: str) -> Any:
+        try:
+            return cls(value)
+        except ValueError:
+            raise ValidationError(
+                field_name, f"unknown value {value!r}", accepted=[m.value for m in cls]
+            ) from None
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+class JobKind(_Choice):
+    JOB = "job"
+    RECALL = "recall"
+    WATCHER = "watcher"
+
+
+class JobStatus(_Choice):
+    ACTIVE = "active"
+    PAUSED = "paused"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+    @property
+    def is_terminal(self) -> bool:
+        return self in (JobStatus.COMPLETED, JobStatus.FAILED, JobStatus.CANCELLED)
+
+
+class RunStatus(_Choice):
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    INTERRUPTED = "interrupted"
+    SKIPPED = "skipped"
+    MISSED = "missed"
+    CANCELLED = "cancelled"
+
+    @property
+    def is_final(self) -> bool:
+        return self is not RunStatus.RUNNING
+
+
+class RunTrigger(_Choice):
+    SCHEDULE = "schedule"
+    MANUAL = "manual"
+    CATCHUP = "catchup"
+
+
+class Coalesce(_Choice):
+    """What to do with several occurrences missed during downtime (within the window)."""
+
+    LATEST = "latest"
+    ALL = "all"
+    NONE = "none"
+
+
+class Overlap(_Choice):
+    """What to do when an occurrence is due while a run of the same job is still going."""
+
+    SKIP = "skip"
+    BUFFER_ONE = "buffer_one"
+    ALLOW = "allow"
+
+
+def new_id() -> str:
+    """A short random id, friendly to type in a magic (`%schedule cancel 3f9c2a1b7d0e`)."""
+    return secrets.token_hex(6)
+
+
+@dataclass(frozen=True, slots=True)
+class Policies:
+    """Firing policies of one job. Validation happens here, once, naming the field."""
+
+    catchup_window: float | None = 3600.0
+    """Seconds after an occurrence during which it may still fire late; None: no limit."""
+    coalesce: Coalesce = Coalesce.LATEST
+    overlap: Overlap = Overlap.SKIP
+    max_runs: int | None = None
+    end_at: datetime | None = None
+    jitter: float = 0.0
+    """Upper bound, in seconds, of a deterministic delay added to each occurrence."""
+
+    def __post_init__(self) -> None:
+        if self.catchup_window is not None and self.catchup_window < 0:
+            raise ValidationError(
+                "catchup_window", f"must be >= 0 seconds or null, got {self.catchup_window!r}"
+            )
+        if self.max_runs is not None and self.max_runs < 1:
+            raise ValidationError("max_runs", f"must be a positive integer, got {self.max_runs!r}")
+        if self.jitter < 0:
+            raise ValidationError("jitter", f"must be >= 0 seconds, got {self.jitter!r}")
+        if self.end_at is not None and self.end_at.tzinfo is None:
+            raise ValidationError("end_at", f"must carry a time zone, got {self.end_at!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "catchup_window": self.catchup_window,
+            "coalesce": self.coalesce.value,
+            "overlap": self.overlap.value,
+            "max_runs": self.max_runs,
+            "end_at": self.end_at.isoformat() if self.end_at else None,
+            "jitter": self.jitter,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Policies:
+        """Build from user or stored input; unknown keys are refused by name."""
+        known = {"catchup_window", "coalesce", "overlap", "max_runs", "end_at", "jitter"}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValidationError(unknown[0], "unknown policy", accepted=sorted(known))
+        end_at = data.get("end_at")
+        return cls(
+            catchup_window=_optional_float(data, "catchup_window", 3600.0),
+            coalesce=Coalesce.parse(data.get("coalesce", "latest"), "coalesce"),
+            overlap=Overlap.parse(data.get("overlap", "skip"), "overlap"),
+            max_runs=_optional_int(data, "max_runs"),
+            end_at=_parse_instant(end_at, "end_at") if end_at is not None else None,
+            jitter=float(_optional_float(data, "jitter", 0.0) or 0.0),
+        )
+
+
+def _optional_float(data: dict[str, Any], key: str, default: float | None) -> float | None:
+    if key not in data:
+        return default
+    value = data[key]
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValidationError(key, f"must be a number of seconds, got {value!r}")
+    return float(value)
+
+
+def _optional_int(data: dict[str, Any], key: str) -> int | None:
+    value = data.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValidationError(key, f"must be an integer, got {value!r}")
+    return value
+
+
+def _parse_instant(value: object, field_name: str) -> datetime:
+    if isinstance(value, datetime):
+        parsed = value
+    elif isinstance(value, str):
+        try:
+            parsed = datetime.fromisoformat(value)
+        except ValueError:
+            raise ValidationError(field_name, f"not an ISO 8601 instant: {value!r}") from None
+    else:
+        raise ValidationError(field_name, f"must be an ISO 8601 string, got {value!r}")
+    if parsed.tzinfo is None:
+        raise ValidationError(field_name, f"must carry a UTC offset, got {value!r}")
+    return parsed
+
+
+@dataclass(slots=True)
+class Job:
+    """A persisted thing that fires: a schedule plus an action plus a target."""
+
+    id: str
+    owner: str
+    name: str
+    kind: JobKind
+    when: str
+    """The schedule as the user wrote it."""
+    schedule: ScheduleSpec
+    action: dict[str, Any]
+    target: dict[str, Any]
+    created_at: datetime
+    updated_at: datetime
+    policies: Policies = field(default_factory=Policies)
+    status: JobStatus = JobStatus.ACTIVE
+    session: str | None = None
+    """Session key (notebook path or kernel id) for recalls: at most one pending per session."""
+    next_occurrence: datetime | None = None
+    """Nominal instant of the next occurrence (the unique key of its run)."""
+    next_fire_at: datetime | None = None
+    """When the next occurrence actually fires: next_occurrence plus deterministic jitter."""
+    run_count: int = 0
+    failure_count: int = 0
+    last_run_at: datetime | None = None
+    last_run_id: str | None = None
+    last_status: RunStatus | None = None
+    last_error: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    """Free-form settings read by outer layers (exclusive, on_missing_kernel, output_channel...)."""
+    version: int = PAYLOAD_VERSION
+
+    @property
+    def is_pending(self) -> bool:
+        """Active or paused with an occurrence still ahead."""
+        return (
+            self.status in (JobStatus.ACTIVE, JobStatus.PAUSED) and self.next_occurrence is not None
+        )
+
+    def evolve(self, **changes: Any) -> Job:
+        return replace(self, **changes)
+
+
+@dataclass(slots=True)
+class Run:
+    """One firing of a job: its own record, output and outcome."""
+
+    id: str
+    job_id: str
+    owner: str
+    scheduled_for: datetime
+    trigger: RunTrigger
+    status: RunStatus
+    created_at: datetime
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    output: str = ""
+    error: str | None = None
+    engine_id: str | None = None
+    """The engine that fired it; its lease tells whether a `running` run is still alive."""
+
+    @property
+    def duration(self) -> float | None:
+        if self.started_at is None or self.finished_at is None:
+            return None
+        return (self.finished_at - self.started_at).total_seconds()
+
+    def evolve(self, **changes: Any) -> Run:
+        return replace(self, **changes)

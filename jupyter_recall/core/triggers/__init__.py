@@ -1,0 +1,1 @@
+"""Triggers: pure functions of time. ``next_after(t)`` never reads the clock."""

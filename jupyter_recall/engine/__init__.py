@@ -1,0 +1,1 @@
+"""The scheduler loop, the executor protocol, and notification fan-out."""

@@ -1,0 +1,117 @@
+"""The Store protocol: everything the engine and the outer layers need from persistence.
+
+The protocol is synchronous (SQLite via sqlite-utils is); the async engine calls it from a
+worker thread. Every write happens inside ``atomic()``; calling a write method outside it opens
+one for that call. Reads and writes that take ``owner`` are scoped to that owner; ``owner=None``
+is system access, used only by the engine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from jupyter_recall.core.model import Job, JobKind, JobStatus, Run, RunStatus
+
+
+@dataclass(frozen=True, slots=True)
+class JobFilter:
+    status: Sequence[JobStatus] = ()
+    kind: Sequence[JobKind] = ()
+    session: str | None = None
+    schedule_kind: str | None = None
+    """Filter on ``job.schedule.kind``: once, interval, cron or immediate."""
+    pending_recalls_only: bool = False
+    limit: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RunFilter:
+    job_id: str | None = None
+    status: Sequence[RunStatus] = ()
+    since: datetime | None = None
+    """Runs created or finished at or after this instant (for re-sync after a disconnect)."""
+    limit: int | None = None
+
+
+class Store(Protocol):
+    # --- transactions -------------------------------------------------------------------
+    def atomic(self) -> AbstractContextManager[None]:
+        """One write path: BEGIN IMMEDIATE ... COMMIT, or a SAVEPOINT when nested."""
+        ...
+
+    def close(self) -> None: ...
+
+    # --- jobs ---------------------------------------------------------------------------
+    def insert_jobs(self, jobs: Sequence[Job]) -> None:
+        """Insert new jobs. ConflictError if an id exists or a session already has a pending
+        recall (the whole batch is refused)."""
+        ...
+
+    def update_jobs(self, jobs: Sequence[Job]) -> None:
+        """Replace stored jobs by id (all fields). NotFoundError for an unknown id."""
+        ...
+
+    def get_job(self, job_id: str, *, owner: str | None) -> Job:
+        """NotFoundError when absent or owned by someone else."""
+        ...
+
+    def list_jobs(self, *, owner: str | None, where: JobFilter = JobFilter()) -> list[Job]:
+        """Newest first."""
+        ...
+
+    def delete_job(self, job_id: str, *, owner: str | None) -> None:
+        """Delete a job and its runs. NotFoundError when absent."""
+        ...
+
+    def due_jobs(self, now: datetime, *, limit: int) -> list[Job]:
+        """Active jobs with next_fire_at <= now, earliest first (O(log n) through an index)."""
+        ...
+
+    def next_fire_at(self) -> datetime | None:
+        """The earliest next_fire_at among active jobs."""
+        ...
+
+    def count_jobs(self, *, owner: str | None) -> int: ...
+
+    # --- runs ---------------------------------------------------------------------------
+    def insert_runs(self, runs: Sequence[Run]) -> list[Run]:
+        """Insert runs; a run whose (job_id, scheduled_for) exists already is not inserted.
+        Returns the runs that were inserted."""
+        ...
+
+    def update_runs(self, runs: Sequence[Run]) -> None: ...
+
+    def append_output(self, run_id: str, text: str, *, limit: int) -> None:
+        """Append to a run's output, keeping at most ``limit`` characters (the head and a
+        marker saying how much was cut)."""
+        ...
+
+    def get_run(self, run_id: str, *, owner: str | None) -> Run: ...
+
+    def list_runs(self, *, owner: str | None, where: RunFilter = RunFilter()) -> list[Run]:
+        """Newest first (by scheduled_for, then created_at)."""
+        ...
+
+    def running_runs(self, *, job_id: str | None = None) -> list[Run]: ...
+
+    # --- engine leases ------------------------------------------------------------------
+    def renew_lease(self, engine_id: str, *, now: datetime, until: datetime) -> None:
+        """Record that ``engine_id`` is alive until ``until``."""
+        ...
+
+    def release_lease(self, engine_id: str) -> None: ...
+
+    def interrupt_orphaned_runs(self, *, now: datetime, engine_id: str) -> list[Run]:
+        """Mark ``running`` runs whose engine has no live lease (or is ``engine_id`` itself,
+        restarted) as ``interrupted``; return them."""
+        ...
+
+
+def iter_chunks(items: Sequence[Job] | Sequence[Run], size: int) -> Iterator[Sequence[object]]:
+    """Split a batch so that one statement never binds more parameters than SQLite allows."""
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
