@@ -67,7 +67,7 @@ def test_targets():
     }
     assert validate_target({"type": "headless"}) == {"type": "headless", "kernel_name": "python3"}
     assert validate_target({"type": "server", "extra": 1}) == {"type": "server"}
-    with pytest.raises(ValidationError, match="'path' .* or 'kernel_id'"):
+    with pytest.raises(ValidationError, match=r"'path' .* or 'kernel_id'"):
         validate_target({"type": "kernel"})
     with pytest.raises(ValidationError, match="accepted: kernel, headless, server") as info:
         validate_target({"type": "cloud"})
