@@ -1,0 +1,1 @@
+"""The Jupyter server extension: config, REST handlers, events and kernel executors."""

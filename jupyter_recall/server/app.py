@@ -1,0 +1,153 @@
+"""The jupyter_server extension: typed config, start-up and shutdown of the scheduler."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from jupyter_core.paths import jupyter_data_dir
+from jupyter_server.extension.application import ExtensionApp
+from traitlets import Dict, Float, Integer, TraitError, Unicode, default, validate
+
+from jupyter_recall.core.clock import SystemClock
+from jupyter_recall.core.errors import ValidationError
+from jupyter_recall.core.tz import resolve_tz
+from jupyter_recall.engine.executors import Executor
+from jupyter_recall.engine.scheduler import Scheduler
+from jupyter_recall.server.handlers import route_table
+from jupyter_recall.server.localzone import local_zone_name
+from jupyter_recall.server.sse import EventHub
+from jupyter_recall.store.sqlite import SQLiteStore
+
+TOOL_POLICIES = ("auto", "approve", "block")
+
+
+class RecallApp(ExtensionApp):
+    """Persist jobs, run the scheduler tick, and serve /api/recall/."""
+
+    name = "jupyter_recall"
+    load_other_extensions = True
+
+    db_path = Unicode(
+        "",
+        config=True,
+        help="SQLite file holding jobs and runs (default: <jupyter data dir>/jupyter_recall.sqlite).",
+    )
+    default_timezone = Unicode(
+        "", config=True, help="IANA zone or ±HH:MM offset for schedules that name none "
+        "(default: the server's local zone)."
+    )
+    max_concurrent_runs = Integer(16, config=True, help="Runs executing at once, server-wide.")
+    per_kernel_limit = Integer(2, config=True, help="Runs executing at once in one kernel.")
+    output_limit = Integer(
+        100_000, config=True, help="Characters of output kept per run (the head, then a marker)."
+    )
+    sse_heartbeat = Float(15.0, config=True, help="Seconds between SSE heartbeat comments.")
+    max_sleep = Float(
+        30.0, config=True, help="Longest the scheduler sleeps before re-reading the wall clock."
+    )
+    notification_channels = Dict(
+        config=True,
+        help="Named notification channels: {name: {type: log|webhook|email|session|ui, ...}}.",
+    )
+    tool_policies = Dict(
+        config=True, help="Policy per tool module or module.action: auto, approve or block."
+    )
+
+    @default("db_path")
+    def _default_db_path(self) -> str:
+        return str(Path(jupyter_data_dir()) / "jupyter_recall.sqlite")
+
+    @default("default_timezone")
+    def _default_timezone(self) -> str:
+        return local_zone_name()
+
+    @validate("default_timezone")
+    def _check_timezone(self, proposal: dict[str, Any]) -> str:
+        value = str(proposal["value"])
+        try:
+            resolve_tz(value)
+        except ValidationError as error:
+            raise TraitError(f"RecallApp.default_timezone: {error}") from None
+        return value
+
+    @validate("max_concurrent_runs", "per_kernel_limit", "output_limit")
+    def _check_positive(self, proposal: dict[str, Any]) -> int:
+        value = int(proposal["value"])
+        if value < 1:
+            raise TraitError(f"RecallApp.{proposal['trait'].name} must be >= 1, got {value}")
+        return value
+
+    @validate("sse_heartbeat", "max_sleep")
+    def _check_seconds(self, proposal: dict[str, Any]) -> float:
+        value = float(proposal["value"])
+        if value <= 0:
+            raise TraitError(f"RecallApp.{proposal['trait'].name} must be > 0, got {value}")
+        return value
+
+    @validate("tool_policies")
+    def _check_policies(self, proposal: dict[str, Any]) -> dict[str, str]:
+        policies = dict(proposal["value"])
+        for name, policy in policies.items():
+            if policy not in TOOL_POLICIES:
+                raise TraitError(
+                    f"RecallApp.tool_policies[{name!r}]: unknown policy {policy!r} "
+                    f"(accepted: {', '.join(TOOL_POLICIES)})"
+                )
+        return policies
+
+    def initialize_settings(self) -> None:
+        Path(self.db_path).parent.mkdir(parents=True, exist_ok=True)
+        self._clock = SystemClock()
+        self._store = SQLiteStore(self.db_path)
+        self._events = EventHub(getattr(self.serverapp, "event_logger", None))
+        self.scheduler = Scheduler(
+            self._store,
+            self._make_executor(),
+            clock=self._clock,
+            default_tz=self.default_timezone,
+            max_concurrent_runs=self.max_concurrent_runs,
+            per_target_limit=self.per_kernel_limit,
+            output_limit=self.output_limit,
+            max_sleep=self.max_sleep,
+        )
+        self.scheduler.subscribe(self._events.publish)
+        self._stopped = asyncio.Event()
+        self._runner: asyncio.Task[None] | None = None
+        self.settings.update(
+            jupyter_recall_scheduler=self.scheduler,
+            jupyter_recall_events=self._events,
+            jupyter_recall_clock=self._clock,
+            jupyter_recall_default_tz=self.default_timezone,
+            jupyter_recall_heartbeat=self.sse_heartbeat,
+        )
+        self.log.info("jupyter_recall: jobs in %s, default zone %s", self.db_path,
+                      self.default_timezone)
+
+    def _make_executor(self) -> Executor:
+        from jupyter_recall.server.wiring import make_server_executor
+
+        return make_server_executor(self.serverapp, self)
+
+    def initialize_handlers(self) -> None:
+        self.handlers.extend(route_table())
+
+    async def _start_jupyter_server_extension(self, serverapp: Any) -> None:
+        started = asyncio.Event()
+        self._runner = asyncio.create_task(self._run_scheduler(started))
+        await started.wait()
+
+    async def _run_scheduler(self, started: asyncio.Event) -> None:
+        async with self.scheduler:
+            started.set()
+            await self._stopped.wait()
+
+    async def stop_extension(self) -> None:
+        """Stop firing; runs in flight end as ``interrupted``; nothing is left running."""
+        self._events.close_all()
+        self._stopped.set()
+        if self._runner is not None:
+            await self._runner
+            self._runner = None
+        self._store.close()

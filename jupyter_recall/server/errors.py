@@ -1,0 +1,31 @@
+"""The one place where domain errors become HTTP responses."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jupyter_recall.core.errors import (
+    ConflictError,
+    NotFoundError,
+    RecallError,
+    ValidationError,
+)
+
+
+def status_for(error: RecallError) -> int:
+    if isinstance(error, ValidationError):
+        return 400
+    if isinstance(error, NotFoundError):
+        return 404
+    if isinstance(error, ConflictError):
+        return 409
+    return 500
+
+
+def error_body(error: RecallError) -> dict[str, Any]:
+    body: dict[str, Any] = {"message": str(error), "reason": type(error).__name__}
+    if isinstance(error, ValidationError):
+        body["field"] = error.field
+        if error.accepted:
+            body["accepted"] = list(error.accepted)
+    return body

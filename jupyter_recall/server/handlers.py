@@ -1,0 +1,260 @@
+"""REST handlers under /api/recall/: thin adapters over the Scheduler.
+
+Every method is authenticated and authorized through jupyter_server (resource ``recall``);
+rows are scoped to the calling user; domain errors become HTTP responses in ``write_error``
+through ``server/errors.py`` only.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, cast
+
+from jupyter_server.auth.decorator import authorized
+from jupyter_server.base.handlers import APIHandler
+from jupyter_server.extension.handler import ExtensionHandlerMixin
+from tornado import web
+
+from jupyter_recall.core.errors import RecallError, ValidationError
+from jupyter_recall.core.model import JobKind, JobStatus, RunStatus
+from jupyter_recall.core.when import parse_when
+from jupyter_recall.engine.scheduler import Scheduler
+from jupyter_recall.server.errors import error_body, status_for
+from jupyter_recall.server.serialize import (
+    iso,
+    job_changes_from_json,
+    job_to_json,
+    new_job_from_json,
+    parse_since,
+    run_to_json,
+)
+from jupyter_recall.store.base import JobFilter, RunFilter
+
+AUTH_RESOURCE = "recall"
+JOB_ACTIONS = ("pause", "resume", "skip", "trigger")
+PREVIEW_COUNT = 5
+
+
+class RecallHandler(ExtensionHandlerMixin, APIHandler):  # type: ignore[misc]
+    auth_resource = AUTH_RESOURCE
+
+    @property
+    def scheduler(self) -> Scheduler:
+        return cast(Scheduler, self.settings["jupyter_recall_scheduler"])
+
+    @property
+    def owner(self) -> str:
+        return str(self.current_user.username)
+
+    def json_body(self) -> dict[str, Any]:
+        try:
+            body = json.loads(self.request.body or b"{}")
+        except json.JSONDecodeError as error:
+            raise ValidationError("body", f"not valid JSON: {error}") from None
+        if not isinstance(body, dict):
+            raise ValidationError("body", f"must be a JSON object, got {type(body).__name__}")
+        return body
+
+    def send_json(self, document: Any, status: int = 200) -> None:
+        self.set_status(status)
+        self.set_header("Content-Type", "application/json")
+        self.finish(json.dumps(document))
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        exc_info = kwargs.get("exc_info")
+        error = exc_info[1] if exc_info else None
+        if isinstance(error, RecallError):
+            self.set_status(status_for(error))
+            self.set_header("Content-Type", "application/json")
+            self.finish(json.dumps(error_body(error)))
+            return
+        super().write_error(status_code, **kwargs)
+
+    def log_exception(self, typ: Any, value: Any, tb: Any) -> None:
+        if isinstance(value, RecallError):
+            self.log.info("jupyter_recall: %s %s -> %s", self.request.method, self.request.uri, value)
+            return
+        super().log_exception(typ, value, tb)
+
+    def query_list(self, name: str) -> list[str]:
+        return [v for raw in self.get_query_arguments(name) for v in raw.split(",") if v]
+
+
+def _job_filter(handler: RecallHandler) -> JobFilter:
+    statuses = [JobStatus.parse(v, "status") for v in handler.query_list("status")]
+    kinds = [JobKind.parse(v, "kind") for v in handler.query_list("kind")]
+    return JobFilter(
+        status=statuses,
+        kind=kinds,
+        session=handler.get_query_argument("path", None),
+        schedule_kind=handler.get_query_argument("schedule_kind", None),
+        pending_recalls_only=handler.get_query_argument("pending_recalls", "") in ("1", "true"),
+    )
+
+
+class JobsHandler(RecallHandler):
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        jobs = await self.scheduler.list_jobs(owner=self.owner, where=_job_filter(self))
+        self.send_json({"jobs": [job_to_json(job) for job in jobs]})
+
+    @web.authenticated
+    @authorized
+    async def post(self) -> None:
+        body = self.json_body()
+        if "jobs" in body:
+            raw_jobs = body["jobs"]
+            if not isinstance(raw_jobs, list) or not raw_jobs:
+                raise ValidationError("jobs", "must be a non-empty list of job objects")
+            news = [new_job_from_json(item) for item in raw_jobs]
+            jobs = await self.scheduler.add_jobs(news, owner=self.owner)
+            self.send_json({"jobs": [job_to_json(job) for job in jobs]}, status=201)
+            return
+        job = await self.scheduler.add_job(new_job_from_json(body), owner=self.owner)
+        self.send_json(job_to_json(job), status=201)
+
+
+class JobHandler(RecallHandler):
+    @web.authenticated
+    @authorized
+    async def get(self, job_id: str) -> None:
+        job = await self.scheduler.get_job(job_id, owner=self.owner)
+        self.send_json(job_to_json(job))
+
+    @web.authenticated
+    @authorized
+    async def patch(self, job_id: str) -> None:
+        current = await self.scheduler.get_job(job_id, owner=self.owner)
+        changes = job_changes_from_json(self.json_body(), current)
+        job = await self.scheduler.update_job(job_id, owner=self.owner, **changes)
+        self.send_json(job_to_json(job))
+
+    @web.authenticated
+    @authorized
+    async def delete(self, job_id: str) -> None:
+        await self.scheduler.delete_job(job_id, owner=self.owner)
+        self.set_status(204)
+        self.finish()
+
+
+class JobActionHandler(RecallHandler):
+    @web.authenticated
+    @authorized
+    async def post(self, job_id: str, action: str) -> None:
+        scheduler, owner = self.scheduler, self.owner
+        if action == "trigger":
+            run = await scheduler.trigger_job(job_id, owner=owner)
+            self.send_json(run_to_json(run), status=201)
+            return
+        if action == "resume":
+            catch_up = self.json_body().get("catch_up", False)
+            if not isinstance(catch_up, bool):
+                raise ValidationError("catch_up", f"must be true or false, got {catch_up!r}")
+            job = await scheduler.resume_job(job_id, owner=owner, catch_up=catch_up)
+        elif action == "pause":
+            job = await scheduler.pause_job(job_id, owner=owner)
+        else:
+            job = await scheduler.skip_job(job_id, owner=owner)
+        self.send_json(job_to_json(job))
+
+
+class JobRunsHandler(RecallHandler):
+    @web.authenticated
+    @authorized
+    async def get(self, job_id: str) -> None:
+        await self.scheduler.get_job(job_id, owner=self.owner)
+        runs = await self.scheduler.list_runs(owner=self.owner, where=RunFilter(job_id=job_id))
+        self.send_json({"runs": [run_to_json(run) for run in runs]})
+
+
+class RunsHandler(RecallHandler):
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        where = RunFilter(
+            since=parse_since(self.get_query_argument("since", None)),
+            status=[RunStatus.parse(v, "status") for v in self.query_list("status")],
+            job_id=self.get_query_argument("job_id", None),
+        )
+        runs = await self.scheduler.list_runs(owner=self.owner, where=where)
+        self.send_json({"runs": [run_to_json(run) for run in runs]})
+
+
+class RunHandler(RecallHandler):
+    @web.authenticated
+    @authorized
+    async def get(self, run_id: str) -> None:
+        run = await self.scheduler.get_run(run_id, owner=self.owner)
+        self.send_json(run_to_json(run))
+
+
+class RunStopHandler(RecallHandler):
+    @web.authenticated
+    @authorized
+    async def post(self, run_id: str) -> None:
+        run = await self.scheduler.stop_run(run_id, owner=self.owner)
+        self.send_json(run_to_json(run))
+
+
+class ParseHandler(RecallHandler):
+    @web.authenticated
+    @authorized
+    async def post(self) -> None:
+        body = self.json_body()
+        when = body.get("when")
+        if not isinstance(when, str):
+            raise ValidationError("when", f"must be a string, got {when!r}")
+        tz = body.get("tz") or self.settings["jupyter_recall_default_tz"]
+        if not isinstance(tz, str):
+            raise ValidationError("tz", f"must be a string, got {tz!r}")
+        spec = parse_when(when, now=self.settings["jupyter_recall_clock"].now(), tz=tz)
+        self.send_json(
+            {
+                "when": when,
+                "kind": spec.kind,
+                "canonical": spec.canonical,
+                "description": spec.describe(),
+                "tz": spec.tz,
+                "next_fire_times": [iso(t) for t in spec.next_fire_times(PREVIEW_COUNT)],
+            }
+        )
+
+
+class InfoHandler(RecallHandler):
+    """What a kernel or CLI checks first: is the extension here, and which version."""
+
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        from jupyter_recall import __version__
+
+        self.send_json(
+            {
+                "name": "jupyter_recall",
+                "version": __version__,
+                "default_tz": self.settings["jupyter_recall_default_tz"],
+                "user": self.owner,
+            }
+        )
+
+
+_ID = r"(?P<{}>[A-Za-z0-9_-]+)"
+
+def route_table() -> list[tuple[str, type[RecallHandler]]]:
+    from jupyter_recall.server.sse import EventsHandler
+
+    job, run = _ID.format("job_id"), _ID.format("run_id")
+    actions = "|".join(JOB_ACTIONS)
+    return [
+        (r"/api/recall/info", InfoHandler),
+        (r"/api/recall/jobs", JobsHandler),
+        (rf"/api/recall/jobs/{job}", JobHandler),
+        (rf"/api/recall/jobs/{job}/(?P<action>{actions})", JobActionHandler),
+        (rf"/api/recall/jobs/{job}/runs", JobRunsHandler),
+        (r"/api/recall/runs", RunsHandler),
+        (rf"/api/recall/runs/{run}", RunHandler),
+        (rf"/api/recall/runs/{run}/stop", RunStopHandler),
+        (r"/api/recall/parse", ParseHandler),
+        (r"/api/recall/events", EventsHandler),
+    ]

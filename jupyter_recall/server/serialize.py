@@ -1,0 +1,170 @@
+"""JSON in and out of the REST API: request bodies to engine calls, records to documents."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from jupyter_recall.core.errors import ValidationError
+from jupyter_recall.core.model import JobKind, Job, Policies, Run
+from jupyter_recall.core.payloads import (
+    check_action_fits_target,
+    validate_action,
+    validate_options,
+    validate_target,
+)
+from jupyter_recall.engine.scheduler import NewJob
+
+NEW_JOB_FIELDS = ("when", "action", "target", "name", "kind", "tz", "session", "policies", "options")
+PATCH_FIELDS = ("when", "tz", "name", "action", "target", "policies", "options")
+USER_KINDS = (JobKind.JOB.value, JobKind.RECALL.value)
+
+
+def iso(instant: datetime | None) -> str | None:
+    return instant.isoformat() if instant is not None else None
+
+
+def job_to_json(job: Job) -> dict[str, Any]:
+    return {
+        "id": job.id,
+        "name": job.name,
+        "kind": job.kind.value,
+        "owner": job.owner,
+        "when": job.when,
+        "canonical": job.schedule.canonical,
+        "schedule_kind": job.schedule.kind,
+        "description": job.schedule.describe(),
+        "tz": job.schedule.tz,
+        "status": job.status.value,
+        "pending": job.is_pending,
+        "action": job.action,
+        "target": job.target,
+        "session": job.session,
+        "policies": job.policies.to_dict(),
+        "options": job.options,
+        "next_fire_at": iso(job.next_fire_at),
+        "next_occurrence": iso(job.next_occurrence),
+        "created_at": iso(job.created_at),
+        "updated_at": iso(job.updated_at),
+        "run_count": job.run_count,
+        "failure_count": job.failure_count,
+        "last_run_at": iso(job.last_run_at),
+        "last_run_id": job.last_run_id,
+        "last_status": job.last_status.value if job.last_status else None,
+        "last_error": job.last_error,
+    }
+
+
+def run_to_json(run: Run, *, include_output: bool = True) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "id": run.id,
+        "job_id": run.job_id,
+        "scheduled_for": iso(run.scheduled_for),
+        "trigger": run.trigger.value,
+        "status": run.status.value,
+        "created_at": iso(run.created_at),
+        "started_at": iso(run.started_at),
+        "finished_at": iso(run.finished_at),
+        "duration": run.duration,
+        "error": run.error,
+    }
+    if include_output:
+        body["output"] = run.output
+    return body
+
+
+def _refuse_unknown(body: Mapping[str, Any], allowed: tuple[str, ...]) -> None:
+    unknown = sorted(set(body) - set(allowed))
+    if unknown:
+        raise ValidationError(unknown[0], "unknown field", accepted=allowed)
+
+
+def _optional_str(body: Mapping[str, Any], key: str) -> str | None:
+    value = body.get(key)
+    if value is not None and not isinstance(value, str):
+        raise ValidationError(key, f"must be a string, got {value!r}")
+    return value
+
+
+def _policies(body: Mapping[str, Any]) -> Policies | None:
+    value = body.get("policies")
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise ValidationError("policies", f"must be a JSON object, got {value!r}")
+    return Policies.from_dict(dict(value))
+
+
+def _default_session(target: Mapping[str, Any]) -> str | None:
+    if target["type"] != "kernel":
+        return None
+    return str(target.get("path") or target.get("kernel_id"))
+
+
+def new_job_from_json(body: Mapping[str, Any]) -> NewJob:
+    """Validate a `POST /api/recall/jobs` body; every error names its field."""
+    _refuse_unknown(body, NEW_JOB_FIELDS)
+    when = body.get("when")
+    if not isinstance(when, str) or not when.strip():
+        raise ValidationError("when", f"must be a non-empty string, got {when!r}")
+    action = validate_action(body.get("action"))
+    target = validate_target(body.get("target", {"type": "server"}))
+    check_action_fits_target(action, target)
+    kind = JobKind.parse(body.get("kind", "job"), "kind")
+    if kind.value not in USER_KINDS:
+        raise ValidationError("kind", f"cannot create {kind.value!r} here", accepted=USER_KINDS)
+    if kind is JobKind.RECALL and action["type"] != "instruction":
+        raise ValidationError("action.type", "a recall's action is a self-instruction",
+                              accepted=("instruction",))
+    session = _optional_str(body, "session") or (
+        _default_session(target) if kind is JobKind.RECALL else None
+    )
+    if kind is JobKind.RECALL and session is None:
+        raise ValidationError("session", "a recall belongs to a session: give 'session' or a "
+                              "kernel target")
+    return NewJob(
+        when=when,
+        action=action,
+        target=target,
+        name=_optional_str(body, "name"),
+        kind=kind,
+        tz=_optional_str(body, "tz"),
+        session=session,
+        policies=_policies(body) or Policies(),
+        options=validate_options(body.get("options", {})),
+    )
+
+
+def job_changes_from_json(body: Mapping[str, Any], current: Job) -> dict[str, Any]:
+    """Validate a `PATCH /api/recall/jobs/{id}` body into keyword arguments of update_job."""
+    _refuse_unknown(body, PATCH_FIELDS)
+    changes: dict[str, Any] = {}
+    for key in ("when", "tz", "name"):
+        if key in body:
+            changes[key] = _optional_str(body, key)
+    if "action" in body:
+        changes["action"] = validate_action(body["action"])
+    if "target" in body:
+        changes["target"] = validate_target(body["target"])
+    if "action" in changes or "target" in changes:
+        check_action_fits_target(
+            changes.get("action", current.action), changes.get("target", current.target)
+        )
+    if "policies" in body:
+        changes["policies"] = _policies(body)
+    if "options" in body:
+        changes["options"] = validate_options(body["options"])
+    return changes
+
+
+def parse_since(value: str | None) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        instant = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValidationError("since", f"not an ISO 8601 instant: {value!r}") from None
+    if instant.tzinfo is None:
+        raise ValidationError("since", f"must carry a UTC offset, got {value!r}")
+    return instant

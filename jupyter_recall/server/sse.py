@@ -1,0 +1,123 @@
+"""Live changes: the Server-Sent Events stream and the jupyter_events emission.
+
+Both are fed by the scheduler's listeners. The SSE stream is a convenience, not durable replay:
+a client that reconnects re-syncs with ``GET /api/recall/runs?since=<iso>`` and the job list.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from jupyter_events import EventLogger
+from jupyter_server.auth.decorator import authorized
+from tornado import web
+from tornado.iostream import StreamClosedError
+
+from jupyter_recall.engine.scheduler import Event
+from jupyter_recall.server.handlers import RecallHandler
+from jupyter_recall.server.serialize import job_to_json, run_to_json
+
+SCHEMA_ID = "https://events.jupyter.org/jupyter_recall/change/v1"
+SCHEMA_PATH = Path(__file__).parent / "event_schemas" / "change.v1.yaml"
+QUEUE_LIMIT = 1000
+
+
+def event_document(event: Event) -> dict[str, Any]:
+    return {
+        "type": event.type,
+        "owner": event.owner,
+        "job": job_to_json(event.job) if event.job is not None else None,
+        "run": run_to_json(event.run, include_output=False) if event.run is not None else None,
+        "text": event.text,
+    }
+
+
+class EventHub:
+    """Fans scheduler events out to SSE clients (per owner) and to jupyter_events."""
+
+    def __init__(self, event_logger: EventLogger | None) -> None:
+        self._queues: set[tuple[str, asyncio.Queue[dict[str, Any] | None]]] = set()
+        self._event_logger = event_logger
+        if event_logger is not None:
+            event_logger.register_event_schema(SCHEMA_PATH)
+
+    def publish(self, event: Event) -> None:
+        document = event_document(event)
+        if self._event_logger is not None:
+            self._event_logger.emit(schema_id=SCHEMA_ID, data=document)
+        for owner, queue in list(self._queues):
+            if owner != event.owner:
+                continue
+            try:
+                queue.put_nowait(document)
+            except asyncio.QueueFull:
+                # A client this far behind must re-sync; ending its stream tells it to.
+                self._queues.discard((owner, queue))
+                _end_stream(queue)
+
+    def open(self, owner: str) -> asyncio.Queue[dict[str, Any] | None]:
+        queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue(QUEUE_LIMIT)
+        self._queues.add((owner, queue))
+        return queue
+
+    def close(self, owner: str, queue: asyncio.Queue[dict[str, Any] | None]) -> None:
+        self._queues.discard((owner, queue))
+
+    def close_all(self) -> None:
+        for owner, queue in list(self._queues):
+            self._queues.discard((owner, queue))
+            _end_stream(queue)
+
+
+def _end_stream(queue: asyncio.Queue[dict[str, Any] | None]) -> None:
+    """Replace whatever is queued by the end-of-stream marker."""
+    while not queue.empty():
+        queue.get_nowait()
+    queue.put_nowait(None)
+
+
+class EventsHandler(RecallHandler):
+    """``GET /api/recall/events``: the caller's changes as text/event-stream, with heartbeats."""
+
+    @property
+    def hub(self) -> EventHub:
+        hub = self.settings["jupyter_recall_events"]
+        assert isinstance(hub, EventHub)
+        return hub
+
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        self.set_header("Content-Type", "text/event-stream")
+        self.set_header("Cache-Control", "no-cache")
+        self.set_header("X-Accel-Buffering", "no")
+        owner = self.owner
+        queue = self.hub.open(owner)
+        heartbeat = float(self.settings["jupyter_recall_heartbeat"])
+        try:
+            await self._send("event: open\ndata: {\"ok\": true}\n\n")
+            await self._stream(queue, heartbeat)
+        except StreamClosedError:
+            pass
+        finally:
+            self.hub.close(owner, queue)
+        if not self._finished:
+            self.finish()
+
+    async def _stream(self, queue: asyncio.Queue[dict[str, Any] | None], heartbeat: float) -> None:
+        while True:
+            try:
+                document = await asyncio.wait_for(queue.get(), timeout=heartbeat)
+            except asyncio.TimeoutError:
+                await self._send(": heartbeat\n\n")
+                continue
+            if document is None:
+                return
+            await self._send(f"event: {document['type']}\ndata: {json.dumps(document)}\n\n")
+
+    async def _send(self, chunk: str) -> None:
+        self.write(chunk)
+        await self.flush()
