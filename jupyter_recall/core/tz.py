@@ -1,0 +1,83 @@
+"""Time zones as users write them: an IANA name (``Europe/Paris``) or a UTC offset (``+05:30``)."""
+
+from __future__ import annotations
+
+import re
+import zoneinfo
+from datetime import timedelta, timezone, tzinfo
+from functools import lru_cache
+
+from jupyter_recall.core.errors import ValidationError
+
+ACCEPTED_TZ_FORMS = (
+    "an IANA zone name such as 'Europe/Paris', 'America/New_York' or 'UTC'",
+    "a fixed UTC offset '+HH:MM' or '-HH:MM' (also '+HHMM', '+HH')",
+)
+
+_OFFSET = re.compile(r"([+-])(\d{2}):?(\d{2})?")
+_UTC_NAMES = frozenset({"utc", "z", "gmt", "etc/utc"})
+
+
+def _bad_tz(text: object, why: str) -> ValidationError:
+    return ValidationError("tz", f"{why}: {text!r}", accepted=ACCEPTED_TZ_FORMS)
+
+
+@lru_cache(maxsize=512)
+def _resolve(text: str) -> tuple[str, tzinfo]:
+    stripped = text.strip()
+    if stripped.lower() in _UTC_NAMES:
+        return "UTC", timezone.utc
+    offset = _OFFSET.fullmatch(stripped)
+    if offset:
+        return _fixed_offset(stripped, *offset.groups())
+    return _iana(stripped)
+
+
+def _fixed_offset(text: str, sign: str, hours: str, minutes: str | None) -> tuple[str, tzinfo]:
+    hh, mm = int(hours), int(minutes or 0)
+    if hh > 23 or mm > 59:
+        raise _bad_tz(text, "offset out of range")
+    delta = timedelta(hours=hh, minutes=mm)
+    return f"{sign}{hh:02d}:{mm:02d}", timezone(-delta if sign == "-" else delta)
+
+
+def _iana(text: str) -> tuple[str, tzinfo]:
+    name = text
+    if not name or name.startswith(("/", ".")) or ".." in name:
+        raise _bad_tz(text, "unknown time zone")
+    try:
+        zone = zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        # Zone files are looked up case-sensitively; users type "europe/paris" too.
+        name = _zone_names_by_folded_case().get(text.lower(), "")
+        if not name:
+            raise _bad_tz(text, "unknown time zone") from None
+        zone = zoneinfo.ZoneInfo(name)
+    return zone.key, zone
+
+
+@lru_cache(maxsize=1)
+def _zone_names_by_folded_case() -> dict[str, str]:
+    return {name.lower(): name for name in zoneinfo.available_timezones()}
+
+
+def resolve_tz(text: str) -> tzinfo:
+    """The tzinfo for a zone text: a ZoneInfo for IANA names, a fixed ``timezone`` for offsets.
+
+    Raises ValidationError("tz", ...) listing the accepted forms. Lookups are cached.
+    """
+    if not isinstance(text, str):
+        raise _bad_tz(text, "time zone must be a string")
+    return _resolve(text)[1]
+
+
+def normalize_tz(text: str) -> str:
+    """The canonical spelling of a zone text: the IANA key, ``UTC`` or ``±HH:MM``."""
+    if not isinstance(text, str):
+        raise _bad_tz(text, "time zone must be a string")
+    return _resolve(text)[0]
+
+
+def is_fixed_offset(zone: tzinfo) -> bool:
+    """True when the zone has no DST or history: every wall time maps to exactly one instant."""
+    return isinstance(zone, timezone)
