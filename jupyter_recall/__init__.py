@@ -13,7 +13,6 @@ from jupyter_recall.core.errors import (
     ValidationError,
 )
 from jupyter_recall.core.when import ScheduleSpec, parse_when
-from jupyter_recall.core.when import ScheduleSpec, parse_when
 
 __all__ = [
     "ConflictError",
@@ -21,10 +20,8 @@ __all__ = [
     "ParseError",
     "RecallError",
     "ScheduleSpec",
-    "ScheduleSpec",
     "ValidationError",
     "__version__",
-    "parse_when",
     "parse_when",
 ]
 
