@@ -1,0 +1,91 @@
+"""Live changes: Server-Sent Events and jupyter_events emission."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from tornado.httpclient import AsyncHTTPClient, HTTPRequest
+
+from jupyter_recall.server.sse import SCHEMA_ID
+from tests.server.rest import call
+
+NOTIFY = {"type": "notification", "message": "streamed"}
+
+
+class SSEReader:
+    """Collect the events of one /api/recall/events stream."""
+
+    def __init__(self) -> None:
+        self.buffer = ""
+        self.events: list[tuple[str, dict]] = []
+        self.heartbeats = 0
+        self.changed = asyncio.Event()
+
+    def feed(self, chunk: bytes) -> None:
+        self.buffer += chunk.decode()
+        while "\n\n" in self.buffer:
+            block, self.buffer = self.buffer.split("\n\n", 1)
+            if block.startswith(": heartbeat"):
+                self.heartbeats += 1
+            lines = dict(line.split(": ", 1) for line in block.splitlines() if ": " in line)
+            if "event" in lines:
+                self.events.append((lines["event"], json.loads(lines["data"])))
+        self.changed.set()
+
+    async def wait_for(self, predicate, timeout=10.0):
+        async def loop():
+            while not predicate(self):
+                self.changed.clear()
+                await self.changed.wait()
+
+        await asyncio.wait_for(loop(), timeout)
+
+
+def open_stream(port, base_url, headers, reader):
+    url = f"http://localhost:{port}{base_url}api/recall/events"
+    request = HTTPRequest(url, headers=headers, streaming_callback=reader.feed,
+                          request_timeout=60)
+    return asyncio.ensure_future(AsyncHTTPClient().fetch(request, raise_error=False))
+
+
+async def test_sse_streams_job_and_run_changes_with_heartbeats(
+    jp_fetch, jp_http_port, jp_base_url, jp_auth_header
+):
+    reader = SSEReader()
+    stream = open_stream(jp_http_port, jp_base_url, jp_auth_header, reader)
+    try:
+        await reader.wait_for(lambda r: any(e == "open" for e, _ in r.events))
+        job = await call(jp_fetch, "POST", "api/recall/jobs", {"when": "now", "action": NOTIFY},
+                         expect=201)
+        await reader.wait_for(lambda r: "run.finished" in [e for e, _ in r.events])
+        types = [e for e, _ in reader.events]
+        assert types.index("job.created") < types.index("run.started") < types.index(
+            "run.finished")
+        finished = next(d for e, d in reader.events if e == "run.finished")
+        assert finished["run"]["job_id"] == job["id"]
+        assert finished["run"]["status"] == "succeeded"
+        assert "output" not in finished["run"], "events carry no bulky output"
+        outputs = [d["text"] for e, d in reader.events if e == "run.output"]
+        assert "streamed" in "".join(outputs)
+        await reader.wait_for(lambda r: r.heartbeats >= 1, timeout=5)
+    finally:
+        stream.cancel()
+
+
+async def test_jupyter_events_emits_changes(jp_fetch, jp_serverapp):
+    seen: list[dict] = []
+
+    async def listener(logger, schema_id, data):
+        seen.append(data)
+
+    jp_serverapp.event_logger.add_listener(schema_id=SCHEMA_ID, listener=listener)
+    job = await call(jp_fetch, "POST", "api/recall/jobs", {"when": "in 1h", "action": NOTIFY},
+                     expect=201)
+    for _ in range(50):
+        if seen:
+            break
+        await asyncio.sleep(0.05)
+    assert seen, "no jupyter_events emitted"
+    assert seen[0]["type"] == "job.created"
+    assert seen[0]["job"]["id"] == job["id"]

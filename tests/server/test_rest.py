@@ -1,0 +1,231 @@
+"""The REST API against a real Jupyter server with the extension loaded."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+
+import pytest
+
+from jupyter_recall.server.handlers import route_table
+from tests.server.rest import call, openapi
+
+
+async def wait_for_run(jp_fetch, job_id, *, status=None, timeout=15.0):
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        runs = (await call(jp_fetch, "GET", f"api/recall/jobs/{job_id}/runs"))["runs"]
+        done = [r for r in runs if r["status"] != "running"]
+        if done and (status is None or done[0]["status"] == status):
+            return done[0]
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"no finished run for {job_id} in {timeout}s: {runs}")
+        await asyncio.sleep(0.1)
+
+
+NOTIFY = {"type": "notification", "message": "hello from the server"}
+
+
+async def test_info_names_extension_and_user(jp_fetch):
+    info = await call(jp_fetch, "GET", "api/recall/info")
+    assert info["name"] == "jupyter_recall"
+    assert info["default_tz"] == "UTC"
+    assert info["user"]
+
+
+async def test_server_notification_job_fires_and_records_output(jp_fetch):
+    job = await call(
+        jp_fetch, "POST", "api/recall/jobs", {"when": "in 1s", "action": NOTIFY}, expect=201
+    )
+    assert job["status"] == "active"
+    assert job["schedule_kind"] == "once"
+    assert job["next_fire_at"] is not None
+    assert job["canonical"]
+    run = await wait_for_run(jp_fetch, job["id"])
+    assert run["status"] == "succeeded", run
+    assert "hello from the server" in run["output"]
+    assert run["trigger"] == "schedule"
+    finished = await call(jp_fetch, "GET", f"api/recall/jobs/{job['id']}")
+    assert finished["status"] == "completed"
+    assert finished["run_count"] == 1
+    one = await call(jp_fetch, "GET", f"api/recall/runs/{run['id']}")
+    assert one["output"] == run["output"]
+
+
+async def test_list_filters(jp_fetch):
+    await call(jp_fetch, "POST", "api/recall/jobs", {"when": "in 1h", "action": NOTIFY}, expect=201)
+    recurring = await call(
+        jp_fetch, "POST", "api/recall/jobs", {"when": "every day at 09:00", "action": NOTIFY},
+        expect=201,
+    )
+    await call(jp_fetch, "POST", f"api/recall/jobs/{recurring['id']}/pause")
+    paused = await call(jp_fetch, "GET", "api/recall/jobs", status="paused")
+    assert [j["id"] for j in paused["jobs"]] == [recurring["id"]]
+    both = await call(jp_fetch, "GET", "api/recall/jobs", status="active,paused")
+    assert len(both["jobs"]) == 2
+    crons = await call(jp_fetch, "GET", "api/recall/jobs", schedule_kind="cron")
+    assert [j["id"] for j in crons["jobs"]] == [recurring["id"]]
+
+
+async def test_batch_create(jp_fetch):
+    body = {"jobs": [{"when": f"in {i + 1}h", "action": NOTIFY} for i in range(3)]}
+    created = await call(jp_fetch, "POST", "api/recall/jobs", body, expect=201)
+    assert len(created["jobs"]) == 3
+
+
+async def test_pause_resume_skip_trigger(jp_fetch):
+    job = await call(
+        jp_fetch, "POST", "api/recall/jobs", {"when": "every 1h", "action": NOTIFY}, expect=201
+    )
+    first = job["next_fire_at"]
+    paused = await call(jp_fetch, "POST", f"api/recall/jobs/{job['id']}/pause")
+    assert paused["status"] == "paused"
+    resumed = await call(jp_fetch, "POST", f"api/recall/jobs/{job['id']}/resume")
+    assert resumed["status"] == "active"
+    skipped = await call(jp_fetch, "POST", f"api/recall/jobs/{job['id']}/skip")
+    assert skipped["next_fire_at"] > first
+    run = await call(jp_fetch, "POST", f"api/recall/jobs/{job['id']}/trigger", expect=201)
+    assert run["trigger"] == "manual"
+    done = await wait_for_run(jp_fetch, job["id"], status="succeeded")
+    assert "hello from the server" in done["output"]
+    after = await call(jp_fetch, "GET", f"api/recall/jobs/{job['id']}")
+    assert after["next_fire_at"] == skipped["next_fire_at"], "run-now must not move the schedule"
+
+
+async def test_patch_and_delete(jp_fetch):
+    job = await call(
+        jp_fetch, "POST", "api/recall/jobs", {"when": "in 1h", "action": NOTIFY}, expect=201
+    )
+    patched = await call(
+        jp_fetch, "PATCH", f"api/recall/jobs/{job['id']}", {"when": "every monday at 10:00",
+                                                            "name": "weekly"}
+    )
+    assert patched["schedule_kind"] == "cron"
+    assert patched["name"] == "weekly"
+    await call(jp_fetch, "DELETE", f"api/recall/jobs/{job['id']}", expect=204)
+    await call(jp_fetch, "GET", f"api/recall/jobs/{job['id']}", expect=404)
+
+
+async def test_parse_preview(jp_fetch):
+    parsed = await call(
+        jp_fetch, "POST", "api/recall/parse", {"when": "every day at 09:00", "tz": "Europe/Paris"}
+    )
+    assert parsed["kind"] == "cron"
+    assert len(parsed["next_fire_times"]) == 5
+    error = await call(jp_fetch, "POST", "api/recall/parse", {"when": "next blue moon"},
+                       expect=400)
+    assert error["field"] == "when"
+    assert "next blue moon" in error["message"]
+    assert "every day" in error["message"], "the error lists the accepted forms"
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"action": NOTIFY}, "when"),
+        ({"when": "in 1h"}, "action"),
+        ({"when": "tomorrow at 25:00", "action": NOTIFY}, "when"),
+        ({"when": "in 1h", "action": {"type": "sql"}}, "action.type"),
+        ({"when": "in 1h", "action": NOTIFY, "target": {"type": "moon"}}, "target.type"),
+        ({"when": "in 1h", "action": {"type": "code", "code": "1"}}, "target.type"),
+        ({"when": "in 1h", "action": NOTIFY, "colour": "red"}, "colour"),
+        ({"when": "in 1h", "action": NOTIFY, "tz": "Mars/Olympus"}, "tz"),
+        ({"when": "in 1h", "action": NOTIFY, "policies": {"overlap": "queue"}}, "overlap"),
+        ({"when": "in 1h", "action": NOTIFY, "kind": "recall"}, "action.type"),
+    ],
+)
+async def test_bad_input_is_400_naming_the_field(jp_fetch, body, field):
+    error = await call(jp_fetch, "POST", "api/recall/jobs", body, expect=400)
+    assert error["field"] == field, error
+    assert field.split(".")[-1] in error["message"]
+
+
+async def test_not_json_is_400(jp_fetch):
+    response = await jp_fetch(
+        "api", "recall", "jobs", method="POST", body="{not json", raise_error=False
+    )
+    assert response.code == 400
+    assert json.loads(response.body)["field"] == "body"
+
+
+async def test_unknown_ids_are_404(jp_fetch):
+    await call(jp_fetch, "GET", "api/recall/jobs/000000000000", expect=404)
+    await call(jp_fetch, "POST", "api/recall/jobs/000000000000/pause", expect=404)
+    await call(jp_fetch, "GET", "api/recall/runs/000000000000", expect=404)
+
+
+async def test_one_pending_recall_per_session_is_409(jp_fetch):
+    recall = {
+        "when": "in 1h",
+        "kind": "recall",
+        "action": {"type": "instruction", "instruction": "check the build log"},
+        "target": {"type": "kernel", "path": "work/agent.ipynb"},
+    }
+    first = await call(jp_fetch, "POST", "api/recall/jobs", recall, expect=201)
+    assert first["session"] == "work/agent.ipynb"
+    error = await call(jp_fetch, "POST", "api/recall/jobs", recall, expect=409)
+    assert first["id"] in error["message"]
+    assert "cancel" in error["message"]
+
+
+async def test_skip_of_one_shot_is_409(jp_fetch):
+    job = await call(
+        jp_fetch, "POST", "api/recall/jobs", {"when": "in 1h", "action": NOTIFY}, expect=201
+    )
+    error = await call(jp_fetch, "POST", f"api/recall/jobs/{job['id']}/skip", expect=409)
+    assert "cancel" in error["message"]
+
+
+async def test_runs_since(jp_fetch):
+    job = await call(
+        jp_fetch, "POST", "api/recall/jobs", {"when": "every 1h", "action": NOTIFY}, expect=201
+    )
+    await call(jp_fetch, "POST", f"api/recall/jobs/{job['id']}/trigger", expect=201)
+    run = await wait_for_run(jp_fetch, job["id"])
+    recent = await call(jp_fetch, "GET", "api/recall/runs", since=run["created_at"])
+    assert run["id"] in [r["id"] for r in recent["runs"]]
+    later = await call(jp_fetch, "GET", "api/recall/runs", since="2999-01-01T00:00:00+00:00")
+    assert later["runs"] == []
+    error = await call(jp_fetch, "GET", "api/recall/runs", since="yesterday", expect=400)
+    assert error["field"] == "since"
+
+
+def _concrete(pattern: str) -> str:
+    return re.sub(r"\(\?P<(\w+)>[^)]*\)", lambda m: "abc123" if m[1] != "action" else "pause",
+                  pattern)
+
+
+def _methods(handler) -> list[str]:
+    return [m for m in ("get", "post", "patch", "delete") if m in vars(handler)]
+
+
+async def test_every_route_refuses_requests_without_credentials(jp_fetch):
+    for pattern, handler in route_table():
+        for method in _methods(handler):
+            path = _concrete(pattern)
+            kwargs = {"method": method.upper(), "raise_error": False,
+                      "headers": {"Authorization": ""}}
+            if method in ("post", "patch"):
+                kwargs["body"] = "{}"
+            response = await jp_fetch(*path.strip("/").split("/"), **kwargs)
+            assert response.code == 403, f"{method.upper()} {path} answered {response.code}"
+
+
+def test_openapi_documents_exactly_the_routes():
+    documented = {
+        (path, method)
+        for path, item in openapi()["paths"].items()
+        for method in item
+        if method in ("get", "post", "patch", "delete")
+    }
+    served = set()
+    for pattern, handler in route_table():
+        template = re.sub(r"\(\?P<(\w+)>[^)]*\)", r"{\1}", pattern)
+        for method in _methods(handler):
+            if "{action}" in template:
+                served |= {(template.replace("{action}", a), method)
+                           for a in ("pause", "resume", "skip", "trigger")}
+            else:
+                served.add((template, method))
+    assert served == documented
