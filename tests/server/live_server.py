@@ -1,0 +1,84 @@
+"""A real `jupyter server` process with the extension, for tests that restart or kill it."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+TOKEN = "recall-test-token"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class LiveServer:
+    def __init__(self, root: Path, db_path: Path, *, port: int | None = None) -> None:
+        self.root = root
+        self.db_path = db_path
+        self.port = port or free_port()
+        self.process: subprocess.Popen[bytes] | None = None
+        self.log = root.parent / f"server-{self.port}.log"
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self, timeout: float = 60.0) -> LiveServer:
+        command = [
+            sys.executable, "-m", "jupyter_server", "--no-browser", "--allow-root",
+            f"--port={self.port}", "--ip=127.0.0.1", f"--IdentityProvider.token={TOKEN}",
+            f"--ServerApp.root_dir={self.root}", f"--RecallApp.db_path={self.db_path}",
+            "--RecallApp.default_timezone=UTC",
+        ]
+        env = {**os.environ, "JUPYTER_PLATFORM_DIRS": "1"}
+        with self.log.open("ab") as log:
+            self.process = subprocess.Popen(command, stdout=log, stderr=log, env=env)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                self.request("GET", "/api/recall/info")
+                return self
+            except (urllib.error.URLError, ConnectionError):
+                time.sleep(0.2)
+        raise AssertionError(f"server did not start:\n{self.log.read_text()[-3000:]}")
+
+    def request(self, method: str, path: str, body: Any = None) -> Any:
+        data = json.dumps(body).encode() if body is not None else None
+        if data is None and method in ("POST", "PATCH"):
+            data = b"{}"
+        request = urllib.request.Request(
+            self.url + path, data=data, method=method,
+            headers={"Authorization": f"token {TOKEN}", "Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=30) as response:
+            text = response.read().decode()
+        return json.loads(text) if text else None
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 60.0) -> int:
+        assert self.process is not None
+        self.process.send_signal(sig)
+        code = self.process.wait(timeout)
+        self.process = None
+        return code
+
+    def wait_for(self, predicate: Any, timeout: float = 30.0, interval: float = 0.2) -> Any:
+        deadline = time.monotonic() + timeout
+        while True:
+            value = predicate()
+            if value:
+                return value
+            if time.monotonic() > deadline:
+                raise AssertionError(f"condition not met in {timeout}s")
+            time.sleep(interval)
