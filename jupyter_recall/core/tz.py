@@ -71,6 +71,13 @@ def resolve_tz(text: str) -> tzinfo:
     return _resolve(text)[1]
 
 
+def lookup_tz(text: str) -> tuple[str, tzinfo]:
+    """Both at once, for hot paths: ``(normalize_tz(text), resolve_tz(text))``."""
+    if not isinstance(text, str):
+        raise _bad_tz(text, "time zone must be a string")
+    return _resolve(text)
+
+
 def normalize_tz(text: str) -> str:
     """The canonical spelling of a zone text: the IANA key, ``UTC`` or ``±HH:MM``."""
     if not isinstance(text, str):

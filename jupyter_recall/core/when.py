@@ -20,8 +20,8 @@ from jupyter_recall.core.triggers.base import Trigger
 from jupyter_recall.core.triggers.cron import CronTrigger
 from jupyter_recall.core.triggers.interval import IntervalTrigger
 from jupyter_recall.core.triggers.once import OnceTrigger
-from jupyter_recall.core.triggers.wallclock import instant_to_wall, wall_to_instant
-from jupyter_recall.core.tz import normalize_tz, resolve_tz
+from jupyter_recall.core.triggers.wallclock import instant_to_wall, local_instant, wall_to_instant
+from jupyter_recall.core.tz import lookup_tz, normalize_tz, resolve_tz
 
 UTC = timezone.utc
 SPEC_VERSION = 1
@@ -44,6 +44,9 @@ ACCEPTED_FORMS: tuple[str, ...] = (
     "French: 'dans 30 minutes', 'demain', 'demain à 9h', 'tous les jours à 9h', "
     "'toutes les 15 minutes', 'tous les lundis à 8h30', 'maintenant'",
 )
+
+MAX_TEXT_LENGTH = 200
+"""Longer texts are refused before any matching: no time expression is that long."""
 
 DEFAULT_TIME_OF_DAY = time(9, 0)
 """The time of forms that name a day but no time (``tomorrow``, ``on 2026-06-01``, ``daily``)."""
@@ -281,13 +284,8 @@ class _Context:
 
 
 def _once_spec(instant: datetime, tz: str, zone: tzinfo) -> ScheduleSpec:
-    instant = instant.astimezone(UTC)
-    return ScheduleSpec(
-        kind="once",
-        canonical=instant.astimezone(zone).isoformat(),
-        tz=tz,
-        trigger=OnceTrigger(instant),
-    )
+    local = instant.astimezone(zone)
+    return ScheduleSpec("once", local.isoformat(), tz, OnceTrigger(local.astimezone(UTC)))
 
 
 def parse_when(text: str, *, now: datetime, tz: str) -> ScheduleSpec:
@@ -296,27 +294,28 @@ def parse_when(text: str, *, now: datetime, tz: str) -> ScheduleSpec:
     Raises ParseError (a ValueError) naming the text and listing ``ACCEPTED_FORMS``, and
     ValidationError("tz", ...) for an unknown zone.
     """
-    _aware("now", now)
-    zone = resolve_tz(tz)
-    ctx = _Context(text, now.astimezone(UTC), normalize_tz(tz), zone)
+    if not isinstance(now, datetime) or now.tzinfo is None:
+        raise ValidationError("now", f"must be a timezone-aware datetime, got {now!r}")
+    name, zone = lookup_tz(tz)
+    if now.tzinfo is not UTC:
+        now = now.astimezone(UTC)
     if not isinstance(text, str):
-        raise ctx.fail("a time expression must be a string")
-    iso = _parse_iso(text.strip(), ctx)
+        raise _Context(repr(text), now, name, zone).fail("a time expression must be a string")
+    stripped = text.strip()
+    # The ISO path comes first and builds no context: it is the hot path of bulk job creation.
+    if len(stripped) > 10 and stripped[:4].isdigit():
+        local = _iso_local(stripped, zone)
+        if local is not None and local >= now:
+            return ScheduleSpec("once", local.isoformat(), name, OnceTrigger(local.astimezone(UTC)))
+    ctx = _Context(text, now, name, zone)
+    iso = _parse_iso(stripped, ctx)
     if iso is not None:
         return iso
-    return _parse_words(" ".join(text.lower().split()), ctx)
+    return _parse_words(" ".join(stripped.lower().split()), ctx)
 
 
-def _parse_iso(stripped: str, ctx: _Context) -> ScheduleSpec | None:
-    """The cheap path: ISO 8601 / RFC 3339 instants and dates, via ``fromisoformat``."""
-    if len(stripped) < 8 or not stripped[:4].isdigit():
-        return None
-    if len(stripped) <= 10:
-        try:
-            day = date.fromisoformat(stripped)
-        except ValueError:
-            return None
-        return ctx.once(ctx.at_wall(day, DEFAULT_TIME_OF_DAY))
+def _iso_local(stripped: str, zone: tzinfo) -> datetime | None:
+    """An ISO 8601 / RFC 3339 date-time as an aware datetime in ``zone``, or None."""
     try:
         parsed = datetime.fromisoformat(stripped)
     except ValueError:
@@ -325,8 +324,22 @@ def _parse_iso(stripped: str, ctx: _Context) -> ScheduleSpec | None:
         except ValueError:
             return None
     if parsed.tzinfo is None:
-        return ctx.once(wall_to_instant(parsed, ctx.zone))
-    return ctx.once(parsed)
+        return local_instant(parsed, zone)
+    return parsed.astimezone(zone)
+
+
+def _parse_iso(stripped: str, ctx: _Context) -> ScheduleSpec | None:
+    """ISO dates (at the default time of day) and the ISO date-times the hot path refused."""
+    if len(stripped) < 8 or not stripped[:4].isdigit():
+        return None
+    if len(stripped) <= 10:
+        try:
+            day = date.fromisoformat(stripped)
+        except ValueError:
+            return None
+        return ctx.once(ctx.at_wall(day, DEFAULT_TIME_OF_DAY))
+    local = _iso_local(stripped, ctx.zone)
+    return None if local is None else ctx.once(local)
 
 
 Handler = Callable[["re.Match[str]", _Context], ScheduleSpec]
@@ -335,6 +348,8 @@ Handler = Callable[["re.Match[str]", _Context], ScheduleSpec]
 def _parse_words(normal: str, ctx: _Context) -> ScheduleSpec:
     if not normal:
         raise ctx.fail("the text is empty")
+    if len(normal) > MAX_TEXT_LENGTH:
+        raise ctx.fail(f"the text is longer than {MAX_TEXT_LENGTH} characters")
     first_error: ParseError | None = None
     for pattern, handler in _RULES:
         match = pattern.fullmatch(normal)
@@ -447,9 +462,12 @@ def _describe_seconds(seconds: int) -> str:
 
 
 def _describe_cron(expression: str) -> str:
-    fields = expression.split()
-    minute, hour, dom, month, dow = fields
-    if not (minute.isdigit() and hour.isdigit() and dom == "*" and month == "*"):
+    minute, hour, dom, month, dow = expression.split()
+    if not minute.isdigit() or dom != "*" or month != "*":
+        return f"cron {expression}"
+    if hour == "*" and dow == "*":
+        return f"every hour at minute {int(minute):02d}"
+    if not hour.isdigit():
         return f"cron {expression}"
     at = f"at {int(hour):02d}:{int(minute):02d}"
     if dow == "*":

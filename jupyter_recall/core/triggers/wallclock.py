@@ -18,13 +18,19 @@ _RESOLUTION = timedelta(seconds=1)
 
 def wall_to_instant(wall: datetime, zone: tzinfo) -> datetime:
     """The aware UTC instant at which the naive wall time ``wall`` in ``zone`` fires."""
-    naive = wall.replace(tzinfo=None, fold=0)
-    first = naive.replace(tzinfo=zone).astimezone(UTC)
-    if isinstance(zone, timezone):
-        return first
-    if first.astimezone(zone).replace(tzinfo=None) == naive:
-        return first
-    return _end_of_gap(naive, zone)
+    return local_instant(wall, zone).astimezone(UTC)
+
+
+def local_instant(wall: datetime, zone: tzinfo) -> datetime:
+    """Like :func:`wall_to_instant` but expressed in ``zone`` (for display and canonical text)."""
+    local = wall.replace(tzinfo=zone, fold=0)
+    offset = local.utcoffset()
+    if isinstance(zone, timezone) or offset == wall.replace(tzinfo=zone, fold=1).utcoffset():
+        return local  # the usual case: one offset, so the wall time exists exactly once
+    naive = local.replace(tzinfo=None)
+    if local.astimezone(UTC).astimezone(zone).replace(tzinfo=None) == naive:
+        return local  # a repeated wall time: fold=0 is its first occurrence
+    return _end_of_gap(naive, zone).astimezone(zone)
 
 
 def _end_of_gap(naive: datetime, zone: tzinfo) -> datetime:
