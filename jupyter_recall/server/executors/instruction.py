@@ -1,0 +1,67 @@
+"""What a recall's self-instruction becomes inside the kernel.
+
+The kernel side (``jupyter_recall.kernel.recall.deliver``) comes later; until it is importable in
+the kernel, the instruction is printed as a notification line. Only this module needs to change
+when the delivery mechanism does.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from jupyter_recall.core.model import Job, Run
+from jupyter_recall.server.executors.payloads import CodeAction, InstructionAction
+
+NOTIFICATION_PREFIX = "[RECALL] "
+
+_TEMPLATE = """\
+def _jupyter_recall_deliver(instruction, job):
+    import importlib.util, json
+    try:
+        found = importlib.util.find_spec("jupyter_recall.kernel.recall") is not None
+    except ImportError:
+        found = False
+    if found:
+        from jupyter_recall.kernel.recall import deliver
+        deliver(instruction, json.loads(job))
+    else:
+        print({prefix!r} + instruction, flush=True)
+try:
+    _jupyter_recall_deliver({instruction!r}, {job!r})
+finally:
+    del _jupyter_recall_deliver
+"""
+
+
+def job_payload(job: Job, run: Run) -> dict[str, Any]:
+    """The JSON view of a job that the kernel-side delivery receives."""
+    return {
+        "id": job.id,
+        "name": job.name,
+        "kind": job.kind.value,
+        "owner": job.owner,
+        "when": job.when,
+        "action": job.action,
+        "target": job.target,
+        "options": job.options,
+        "session": job.session,
+        "run_id": run.id,
+        "scheduled_for": run.scheduled_for.isoformat(),
+    }
+
+
+def instruction_code(instruction: str, job: dict[str, Any]) -> str:
+    """Python source that delivers ``instruction`` in the kernel, leaving no names behind."""
+    return _TEMPLATE.format(
+        prefix=NOTIFICATION_PREFIX,
+        instruction=instruction,
+        job=json.dumps(job, default=str),
+    )
+
+
+def kernel_code(action: CodeAction | InstructionAction, job: Job, run: Run) -> str:
+    """The source a kernel executes for a code or instruction action."""
+    if isinstance(action, CodeAction):
+        return action.code
+    return instruction_code(action.instruction, job_payload(job, run))

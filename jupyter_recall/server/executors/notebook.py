@@ -1,0 +1,176 @@
+"""Notebook actions: execute a whole ``.ipynb`` headless with parameters, keep the executed copy.
+
+Parameters are injected papermill-style: a cell tagged ``injected-parameters`` right after the
+cell tagged ``parameters`` (or first, if there is none), so the notebook's own defaults are
+overridden. The executed copy is saved next to the notebook as ``<name>.recall-<run id>.ipynb``,
+also when a cell fails, so the failure can be read in context.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+import nbformat
+from jupyter_core.utils import ensure_async
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+from nbformat import NotebookNode
+
+from jupyter_recall.core.model import Run
+from jupyter_recall.engine.executors import OutputSink, RunOutcome
+from jupyter_recall.server.executors.context import ServerManagers
+from jupyter_recall.server.executors.fresh import fresh_kernel
+from jupyter_recall.server.executors.iopub import error_summary, strip_ansi
+from jupyter_recall.server.executors.payloads import (
+    HeadlessTarget,
+    NotebookAction,
+    resolve_under,
+)
+
+# nbformat is untyped; these aliases give its two constructors the types they have.
+_new_code_cell: Callable[..., NotebookNode] = nbformat.v4.new_code_cell
+_notebook_from_dict: Callable[[dict[str, Any]], NotebookNode] = nbformat.from_dict
+
+PARAMETERS_TAG = "parameters"
+INJECTED_TAG = "injected-parameters"
+
+
+def parameters_source(parameters: dict[str, Any]) -> str:
+    """Python assignments for JSON values (their ``repr`` is a valid Python literal)."""
+    lines = ["# Parameters injected by jupyter_recall"]
+    lines += [f"{name} = {value!r}" for name, value in parameters.items()]
+    return "\n".join(lines)
+
+
+def inject_parameters(nb: NotebookNode, parameters: dict[str, Any]) -> None:
+    """Insert the injected-parameters cell; a no-op without parameters."""
+    if not parameters:
+        return
+    cell = _new_code_cell(source=parameters_source(parameters))
+    cell.metadata["tags"] = [INJECTED_TAG]
+    position = 0
+    for index, existing in enumerate(nb.cells):
+        if PARAMETERS_TAG in existing.get("metadata", {}).get("tags", []):
+            position = index + 1
+            break
+    nb.cells.insert(position, cell)
+
+
+def executed_copy_path(path: str, run_id: str) -> str:
+    """``dir/nb.ipynb`` -> ``dir/nb.recall-<run id>.ipynb``."""
+    stem = path[: -len(".ipynb")] if path.endswith(".ipynb") else path
+    return f"{stem}.recall-{run_id}.ipynb"
+
+
+def outputs_text(cell: NotebookNode) -> str:
+    """The text of a cell's outputs, as they would read in a terminal."""
+    parts: list[str] = []
+    for out in cell.get("outputs", []):
+        kind = out.get("output_type")
+        if kind == "stream":
+            parts.append(str(out.get("text", "")))
+        elif kind in ("execute_result", "display_data"):
+            text = out.get("data", {}).get("text/plain")
+            if text:
+                parts.append(f"{text}\n")
+        elif kind == "error":
+            parts.append("\n".join(strip_ansi(line) for line in out.get("traceback", [])) + "\n")
+    return "".join(parts)
+
+
+async def _load(managers: ServerManagers, path: str) -> NotebookNode:
+    model = await ensure_async(managers.contents_manager.get(path, content=True, type="notebook"))
+    return _notebook_from_dict(model["content"])
+
+
+async def _save(managers: ServerManagers, nb: NotebookNode, path: str) -> None:
+    model = {"type": "notebook", "format": "json", "content": nb}
+    await ensure_async(managers.contents_manager.save(model, path))
+
+
+def _kernel_name(nb: NotebookNode, target: HeadlessTarget) -> str | None:
+    if target.kernel_name:
+        return target.kernel_name
+    name = nb.metadata.get("kernelspec", {}).get("name")
+    return str(name) if name else None
+
+
+async def run_notebook(
+    managers: ServerManagers,
+    action: NotebookAction,
+    target: HeadlessTarget,
+    run: Run,
+    output: OutputSink,
+    *,
+    env: dict[str, str],
+    startup_timeout: float,
+) -> RunOutcome:
+    try:
+        nb = await _load(managers, action.path)
+    except Exception as unreadable:
+        return RunOutcome(error=f"action.path: cannot read notebook {action.path!r}: {unreadable}")
+    inject_parameters(nb, action.parameters)
+    copy_path = executed_copy_path(action.path, run.id)
+    cwd = resolve_under(
+        managers.root_dir, target.cwd or posixpath.dirname(action.path), "target.cwd"
+    )
+    output.write(f"[recall] executing {action.path} ({len(nb.cells)} cells)\n")
+    error: str | None = None
+    try:
+        async with fresh_kernel(
+            managers, _kernel_name(nb, target), cwd=cwd, env=env, startup_timeout=startup_timeout
+        ) as manager:
+            error = await _execute_cells(nb, manager, output, startup_timeout=startup_timeout)
+    except TimeoutError:
+        error = f"headless kernel did not start within {startup_timeout:g} s"
+    finally:
+        # Saved also when the run fails or is stopped: the partial outputs show where it was.
+        with anyio.CancelScope(shield=True):
+            await _save(managers, nb, copy_path)
+        output.write(f"[recall] executed copy: {copy_path}\n")
+    return RunOutcome(error=error)
+
+
+async def _execute_cells(
+    nb: NotebookNode, manager: Any, output: OutputSink, *, startup_timeout: float
+) -> str | None:
+    """Execute every cell in order; the error of the first failing cell, or None."""
+    client = manager.client()
+    client.allow_stdin = False
+    client.start_channels()
+    try:
+        await client.wait_for_ready(timeout=startup_timeout)
+
+        def on_cell_executed(cell: NotebookNode, cell_index: int, **_: Any) -> None:
+            text = outputs_text(cell)
+            if text:
+                output.write(text)
+
+        runner = NotebookClient(
+            nb,
+            km=manager,
+            kc=client,
+            kernel_name=manager.kernel_name,
+            on_cell_executed=on_cell_executed,
+        )
+        runner.reset_execution_trackers()
+        for index, cell in enumerate(nb.cells):
+            try:
+                await runner.async_execute_cell(
+                    cell, index, execution_count=runner.code_cells_executed + 1
+                )
+            except CellExecutionError as failure:
+                return f"cell {index}: {error_summary(_error_of(cell, failure))}"
+        return None
+    finally:
+        client.stop_channels()
+
+
+def _error_of(cell: NotebookNode, failure: CellExecutionError) -> dict[str, Any]:
+    for out in cell.get("outputs", []):
+        if out.get("output_type") == "error":
+            return dict(out)
+    return {"ename": failure.ename, "evalue": failure.evalue, "traceback": []}

@@ -1,0 +1,52 @@
+"""Kernel executors of the server extension: the one entry point the ExtensionApp needs.
+
+``KernelExecutors.from_serverapp(serverapp)`` gives the engine its executor (a router over live
+kernels, fresh headless kernels and the server itself); ``aclose()`` at server shutdown closes
+the connections it opened to live kernels. The parts live in ``server/executors/``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jupyter_recall.core.model import Job, Run
+from jupyter_recall.engine.executors import OutputSink, RunOutcome
+from jupyter_recall.server.executors import (
+    HeadlessExecutor,
+    LiveKernelExecutor,
+    ServerActionExecutor,
+    ServerManagers,
+    TargetRouter,
+)
+
+__all__ = ["KernelExecutors", "ServerManagers"]
+
+
+class KernelExecutors:
+    """The engine's executor inside a Jupyter server (implements the Executor protocol)."""
+
+    def __init__(
+        self,
+        managers: ServerManagers,
+        *,
+        handshake_timeout: float = 60.0,
+        startup_timeout: float = 60.0,
+    ) -> None:
+        self.managers = managers
+        self.live = LiveKernelExecutor(managers, handshake_timeout=handshake_timeout)
+        self.headless = HeadlessExecutor(managers, startup_timeout=startup_timeout)
+        self.server = ServerActionExecutor()
+        self.router = TargetRouter(kernel=self.live, headless=self.headless, server=self.server)
+
+    @classmethod
+    def from_serverapp(cls, serverapp: Any, **options: float) -> KernelExecutors:
+        return cls(ServerManagers.from_serverapp(serverapp), **options)
+
+    def concurrency_key(self, job: Job) -> str:
+        return self.router.concurrency_key(job)
+
+    async def execute(self, job: Job, run: Run, output: OutputSink) -> RunOutcome:
+        return await self.router.execute(job, run, output)
+
+    async def aclose(self) -> None:
+        await self.live.aclose()
