@@ -1,0 +1,418 @@
+"""Rows <-> records for the SQL stores.
+
+Instants are stored as integer microseconds since the Unix epoch, UTC: they sort numerically,
+compare in indexes without parsing, and convert back exactly. Reads always return aware UTC
+datetimes.
+
+JSON payloads (schedule, action, target, options, policies) carry a ``version`` key in the stored
+text so that a later migration can rewrite them; the key is added on write and removed on read,
+so records never see it (the schedule's own ``to_dict`` already carries its version).
+
+Rows are plain tuples in the column order of ``JOB_COLUMNS`` / ``RUN_COLUMNS``: building and
+reading them is the hot path of batch inserts and of the scheduler tick.
+"""
+
+from __future__ import annotations
+
+import json
+import json.scanner
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime, timedelta, timezone
+from typing import Any, Generic, TypeVar, cast
+
+from jupyter_recall.core.errors import StoreError, ValidationError
+from jupyter_recall.core.model import (
+    PAYLOAD_VERSION,
+    Job,
+    JobKind,
+    JobStatus,
+    Policies,
+    Run,
+    RunStatus,
+    RunTrigger,
+)
+from jupyter_recall.core.when import ScheduleSpec
+
+UTC = timezone.utc
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+
+JOB_COLUMNS = (
+    "id",
+    "owner",
+    "name",
+    "kind",
+    "status",
+    "when_text",
+    "schedule_kind",
+    "schedule",
+    "action",
+    "target",
+    "options",
+    "policies",
+    "session",
+    "next_occurrence",
+    "next_fire_at",
+    "run_count",
+    "failure_count",
+    "last_run_at",
+    "last_run_id",
+    "last_status",
+    "last_error",
+    "created_at",
+    "updated_at",
+    "version",
+)
+
+RUN_COLUMNS = (
+    "id",
+    "job_id",
+    "owner",
+    "scheduled_for",
+    "trigger_kind",
+    "status",
+    "created_at",
+    "started_at",
+    "finished_at",
+    "output",
+    "error",
+    "engine_id",
+)
+
+Row = tuple[Any, ...]
+
+K = TypeVar("K")
+V = TypeVar("V")
+T = TypeVar("T")
+
+
+class _Memo(dict[K, V]):
+    """A bounded memo of immutable values computed over and over: most jobs of a batch share
+    their policies, schedule, creation instant..., and a dict lookup is much cheaper than
+    encoding again."""
+
+    def __init__(self, compute: Callable[[K], V], size: int = 4096) -> None:
+        super().__init__()
+        self._compute = compute
+        self._size = size
+
+    def __missing__(self, key: K) -> V:
+        if len(self) >= self._size:
+            self.clear()
+        value = self[key] = self._compute(key)
+        return value
+
+
+# --- instants -------------------------------------------------------------------------------
+
+
+def _microseconds(value: datetime) -> int:
+    return (value - EPOCH) // _MICROSECOND
+
+
+def _instant(value: int) -> datetime:
+    return EPOCH + timedelta(microseconds=value)
+
+
+_to_microseconds: _Memo[datetime, int] = _Memo(_microseconds)
+_from_microseconds: _Memo[int, datetime] = _Memo(_instant)
+
+
+def encode_instant(value: datetime, field: str) -> int:
+    """Microseconds since the epoch; a naive datetime is refused (its zone is unknown)."""
+    try:
+        return _to_microseconds[value]
+    except TypeError:
+        raise ValidationError(field, f"must be a timezone-aware datetime, got {value!r}") from None
+
+
+def encode_optional_instant(value: datetime | None, field: str) -> int | None:
+    return None if value is None else encode_instant(value, field)
+
+
+def decode_instant(value: int) -> datetime:
+    return _from_microseconds[value]
+
+
+def decode_optional_instant(value: int | None) -> datetime | None:
+    return None if value is None else _from_microseconds[value]
+
+
+# --- JSON payloads ----------------------------------------------------------------------------
+
+
+def _not_json(value: object) -> Any:
+    raise TypeError(f"{type(value).__name__} is not JSON-serialisable")
+
+
+_encoder = json.JSONEncoder(
+    ensure_ascii=False, allow_nan=False, separators=(",", ":"), default=_not_json
+)
+
+
+def _c_encoder() -> Callable[[Any], str] | None:
+    """The C encoder built once: ``JSONEncoder.encode`` builds it again on every call, which
+    costs more than encoding a small payload."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return None
+    try:
+        chunks = make(
+            None, _not_json, json.encoder.encode_basestring, None, ":", ",", False, False, False
+        )
+    except TypeError:  # another interpreter's signature
+        return None
+    join = "".join
+
+    def encode(value: Any) -> str:
+        return join(chunks(value, 0))
+
+    return encode if encode({"a": [1, "é"]}) == '{"a":[1,"é"]}' else None
+
+
+_encode_json: Callable[[Any], str] = _c_encoder() or _encoder.encode
+# The scanner without JSONDecoder.decode's checks for surrounding whitespace: the texts are ours.
+_Scanner = Callable[[str, int], tuple[Any, int]]
+_scan_json = cast(Callable[[json.JSONDecoder], _Scanner], json.scanner.make_scanner)(
+    json.JSONDecoder()
+)
+
+
+def _decode_json(text: str) -> Any:
+    try:
+        return _scan_json(text, 0)[0]
+    except StopIteration:  # how the scanner says "no JSON value here"
+        raise StoreError(f"stored payload is not JSON: {text[:80]!r}") from None
+
+
+_VERSION_PREFIX = f'{{"version":{PAYLOAD_VERSION}'
+_EMPTY_PAYLOAD = _VERSION_PREFIX + "}"
+
+
+def encode_payload(value: Mapping[str, Any], field: str) -> str:
+    """JSON text of ``value`` with the payload version as its first key."""
+    if not value:
+        return _EMPTY_PAYLOAD
+    if "version" in value:
+        raise ValidationError(
+            f"{field}.version", "is reserved: the store records the payload format version there"
+        )
+    try:
+        text = _encode_json(value)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise ValidationError(field, f"must be JSON-serialisable ({exc})") from None
+    return _VERSION_PREFIX + "," + text[1:]
+
+
+def decode_payload(text: str, field: str) -> dict[str, Any]:
+    data: dict[str, Any] = _decode_json(text)
+    version = data.pop("version", None)
+    if version != PAYLOAD_VERSION:
+        raise StoreError(
+            f"stored {field} payload has version {version!r}; this release reads "
+            f"version {PAYLOAD_VERSION} (a migration is missing)"
+        )
+    return data
+
+
+class _ByIdentity(Generic[T]):
+    """Encodings of frozen values found by identity: the jobs of one batch usually share the
+    very same policies and schedule objects, and an identity lookup skips hashing them. The
+    entry holds the value itself, so its id cannot be reused while the entry lives."""
+
+    def __init__(self, encode: Callable[[T], str], size: int = 4096) -> None:
+        self._encode = encode
+        self._size = size
+        self._entries: dict[int, tuple[T, str]] = {}
+
+    def __call__(self, value: T) -> str:
+        entry = self._entries.get(id(value))
+        if entry is not None and entry[0] is value:
+            return entry[1]
+        text = self._encode(value)
+        if len(self._entries) >= self._size:
+            self._entries.clear()
+        self._entries[id(value)] = (value, text)
+        return text
+
+
+def _encode_policies(policies: Policies) -> str:
+    return encode_payload(policies.to_dict(), "policies")
+
+
+def _decode_policies(text: str) -> Policies:
+    return Policies.from_dict(decode_payload(text, "policies"))
+
+
+def _encode_schedule(schedule: ScheduleSpec) -> str:
+    return _encode_json(schedule.to_dict())
+
+
+def _decode_schedule(text: str) -> ScheduleSpec:
+    return ScheduleSpec.from_dict(_decode_json(text))
+
+
+_policies_text = _ByIdentity(_encode_policies)
+_policies_value: _Memo[str, Policies] = _Memo(_decode_policies)
+_schedule_text = _ByIdentity(_encode_schedule)
+_schedule_value: _Memo[str, ScheduleSpec] = _Memo(_decode_schedule)
+
+# --- enums --------------------------------------------------------------------------------------
+# The enums are str subclasses: the sqlite3 module binds a member as its text, which is cheaper
+# than reading ``.value`` (a Python-level property) for every row.
+
+_JOB_KINDS = {member.value: member for member in JobKind}
+_JOB_STATUSES = {member.value: member for member in JobStatus}
+_RUN_STATUSES = {member.value: member for member in RunStatus}
+_RUN_TRIGGERS = {member.value: member for member in RunTrigger}
+
+# --- jobs ---------------------------------------------------------------------------------------
+
+
+def job_row(job: Job) -> Row:
+    """The job as a tuple in ``JOB_COLUMNS`` order."""
+    try:
+        return _job_row(job)
+    except TypeError:
+        _check_instants(job, _JOB_INSTANTS)
+        raise
+
+
+_JOB_INSTANTS = ("next_occurrence", "next_fire_at", "last_run_at", "created_at", "updated_at")
+
+
+def _check_instants(record: Job | Run, fields: Sequence[str]) -> None:
+    """Name the field when an instant cannot be encoded (naive, or not a datetime at all)."""
+    for name in fields:
+        value = getattr(record, name)
+        if value is not None:
+            encode_instant(value, name)
+
+
+def _job_row(job: Job) -> Row:
+    us = _to_microseconds
+    last_run_at = job.last_run_at
+    next_occurrence = job.next_occurrence
+    next_fire_at = job.next_fire_at
+    return (
+        job.id,
+        job.owner,
+        job.name,
+        job.kind,
+        job.status,
+        job.when,
+        job.schedule.kind,
+        _schedule_text(job.schedule),
+        encode_payload(job.action, "action"),
+        encode_payload(job.target, "target"),
+        encode_payload(job.options, "options"),
+        _policies_text(job.policies),
+        job.session,
+        None if next_occurrence is None else us[next_occurrence],
+        None if next_fire_at is None else us[next_fire_at],
+        job.run_count,
+        job.failure_count,
+        None if last_run_at is None else us[last_run_at],
+        job.last_run_id,
+        job.last_status,
+        job.last_error,
+        us[job.created_at],
+        us[job.updated_at],
+        job.version,
+    )
+
+
+def job_from_row(row: Row) -> Job:
+    try:
+        return _job_from_row(row)
+    except KeyError as exc:
+        raise StoreError(f"job {row[0]!r} holds an unknown value {exc}") from None
+
+
+def _job_from_row(row: Row) -> Job:
+    at = _from_microseconds
+    next_occurrence, next_fire_at, last_run_at, last_status = row[13], row[14], row[17], row[19]
+    return Job(
+        id=row[0],
+        owner=row[1],
+        name=row[2],
+        kind=_JOB_KINDS[row[3]],
+        status=_JOB_STATUSES[row[4]],
+        when=row[5],
+        schedule=_schedule_value[row[7]],
+        action=decode_payload(row[8], "action"),
+        target=decode_payload(row[9], "target"),
+        options=decode_payload(row[10], "options"),
+        policies=_policies_value[row[11]],
+        session=row[12],
+        next_occurrence=None if next_occurrence is None else at[next_occurrence],
+        next_fire_at=None if next_fire_at is None else at[next_fire_at],
+        run_count=row[15],
+        failure_count=row[16],
+        last_run_at=None if last_run_at is None else at[last_run_at],
+        last_run_id=row[18],
+        last_status=None if last_status is None else _RUN_STATUSES[last_status],
+        last_error=row[20],
+        created_at=at[row[21]],
+        updated_at=at[row[22]],
+        version=row[23],
+    )
+
+
+# --- runs ---------------------------------------------------------------------------------------
+
+_RUN_INSTANTS = ("scheduled_for", "created_at", "started_at", "finished_at")
+
+
+def run_row(run: Run) -> Row:
+    """The run as a tuple in ``RUN_COLUMNS`` order."""
+    try:
+        return _run_row(run)
+    except TypeError:
+        _check_instants(run, _RUN_INSTANTS)
+        raise
+
+
+def _run_row(run: Run) -> Row:
+    us = _to_microseconds
+    started_at, finished_at = run.started_at, run.finished_at
+    return (
+        run.id,
+        run.job_id,
+        run.owner,
+        us[run.scheduled_for],
+        run.trigger,
+        run.status,
+        us[run.created_at],
+        None if started_at is None else us[started_at],
+        None if finished_at is None else us[finished_at],
+        run.output,
+        run.error,
+        run.engine_id,
+    )
+
+
+def run_from_row(row: Row) -> Run:
+    try:
+        return _run_from_row(row)
+    except KeyError as exc:
+        raise StoreError(f"run {row[0]!r} holds an unknown value {exc}") from None
+
+
+def _run_from_row(row: Row) -> Run:
+    at = _from_microseconds
+    started_at, finished_at = row[7], row[8]
+    return Run(
+        id=row[0],
+        job_id=row[1],
+        owner=row[2],
+        scheduled_for=at[row[3]],
+        trigger=_RUN_TRIGGERS[row[4]],
+        status=_RUN_STATUSES[row[5]],
+        created_at=at[row[6]],
+        started_at=None if started_at is None else at[started_at],
+        finished_at=None if finished_at is None else at[finished_at],
+        output=row[9],
+        error=row[10],
+        engine_id=row[11],
+    )

@@ -1,0 +1,175 @@
+"""Recorded schema migrations of the SQLite store.
+
+A migration is a function registered under a version and a name. When a store opens, the
+migrations missing from the ``migrations`` table are applied in version order, each in its own
+transaction together with the row that records it, so a crash between two migrations leaves a
+consistent, resumable schema. A released migration is never edited: a change is a new version.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from jupyter_recall.core.errors import StoreError
+
+Database = Any
+"""``sqlite_utils.Database`` (untyped library)."""
+
+MigrationFunc = Callable[[Database], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    version: int
+    name: str
+    apply: MigrationFunc
+
+
+_REGISTRY: dict[int, Migration] = {}
+
+
+def migration(version: int, name: str) -> Callable[[MigrationFunc], MigrationFunc]:
+    """Register ``func`` as the migration to schema ``version``."""
+
+    def register(func: MigrationFunc) -> MigrationFunc:
+        if version in _REGISTRY:
+            raise ValueError(f"migration version {version} is registered twice")
+        _REGISTRY[version] = Migration(version, name, func)
+        return func
+
+    return register
+
+
+def registered() -> list[Migration]:
+    return [_REGISTRY[version] for version in sorted(_REGISTRY)]
+
+
+def latest_version() -> int:
+    return max(_REGISTRY, default=0)
+
+
+def applied_versions(db: Database) -> set[int]:
+    if not db.table("migrations").exists():
+        return set()
+    return {row[0] for row in db.execute("SELECT version FROM migrations")}
+
+
+def _refuse_newer_schema(applied: set[int]) -> None:
+    newest = max(applied, default=0)
+    if newest > latest_version():
+        raise StoreError(
+            f"the database is at schema version {newest}, newer than this release of "
+            f"jupyter_recall knows (up to {latest_version()}); upgrade jupyter_recall"
+        )
+
+
+def migrate(
+    db: Database, transaction: Callable[[], AbstractContextManager[None]]
+) -> list[Migration]:
+    """Apply the missing migrations in order; return those applied (empty when up to date).
+
+    The check is repeated inside each write transaction, so two processes opening the same
+    file at once apply each migration exactly once.
+    """
+    applied = applied_versions(db)
+    _refuse_newer_schema(applied)
+    done: list[Migration] = []
+    for step in registered():
+        if step.version in applied:
+            continue
+        with transaction():
+            _create_migrations_table(db)
+            applied = applied_versions(db)
+            _refuse_newer_schema(applied)
+            if step.version in applied:
+                continue
+            step.apply(db)
+            db.execute(
+                "INSERT INTO migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                (step.version, step.name, datetime.now(timezone.utc).isoformat()),
+            )
+        done.append(step)
+    return done
+
+
+def _create_migrations_table(db: Database) -> None:
+    db.create_table(
+        "migrations",
+        {"version": int, "name": str, "applied_at": str},
+        pk="version",
+        not_null={"name", "applied_at"},
+        if_not_exists=True,
+    )
+
+
+# --- the migrations -----------------------------------------------------------------------
+# Instants are INTEGER microseconds since the Unix epoch (UTC): they sort numerically and
+# convert without parsing. JSON payload columns hold TEXT.
+
+_SCHEMA_V1 = """
+CREATE TABLE jobs (
+    id TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    name TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    status TEXT NOT NULL,
+    when_text TEXT NOT NULL,
+    schedule_kind TEXT NOT NULL,
+    schedule TEXT NOT NULL,
+    action TEXT NOT NULL,
+    target TEXT NOT NULL,
+    options TEXT NOT NULL,
+    policies TEXT NOT NULL,
+    session TEXT,
+    next_occurrence INTEGER,
+    next_fire_at INTEGER,
+    run_count INTEGER NOT NULL DEFAULT 0,
+    failure_count INTEGER NOT NULL DEFAULT 0,
+    last_run_at INTEGER,
+    last_run_id TEXT,
+    last_status TEXT,
+    last_error TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    version INTEGER NOT NULL
+);
+CREATE INDEX jobs_due ON jobs (next_fire_at, id) WHERE status = 'active';
+CREATE UNIQUE INDEX jobs_one_pending_recall ON jobs (owner, session)
+    WHERE kind = 'recall' AND status IN ('active', 'paused') AND next_occurrence IS NOT NULL;
+CREATE INDEX jobs_by_owner ON jobs (owner, created_at);
+
+CREATE TABLE runs (
+    id TEXT PRIMARY KEY,
+    job_id TEXT NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,
+    owner TEXT NOT NULL,
+    scheduled_for INTEGER NOT NULL,
+    trigger_kind TEXT NOT NULL,
+    status TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    started_at INTEGER,
+    finished_at INTEGER,
+    output TEXT NOT NULL DEFAULT '',
+    output_dropped INTEGER NOT NULL DEFAULT 0,
+    error TEXT,
+    engine_id TEXT
+);
+CREATE UNIQUE INDEX runs_one_per_occurrence ON runs (job_id, scheduled_for);
+CREATE INDEX runs_by_owner ON runs (owner, created_at);
+CREATE INDEX runs_by_finish ON runs (finished_at) WHERE finished_at IS NOT NULL;
+CREATE INDEX runs_running ON runs (engine_id) WHERE status = 'running';
+
+CREATE TABLE leases (
+    engine_id TEXT PRIMARY KEY,
+    acquired_at INTEGER NOT NULL,
+    until INTEGER NOT NULL
+);
+"""
+
+
+@migration(1, "create jobs, runs and leases")
+def _create_schema(db: Database) -> None:
+    db.executescript(_SCHEMA_V1)

@@ -1,0 +1,498 @@
+"""The embedded store: one SQLite file through sqlite-utils.
+
+The connection runs in WAL mode with ``synchronous=NORMAL`` (a commit does not wait for fsync;
+a power loss may drop the last transactions, never corrupt the file) and a busy timeout, so
+several store objects or processes can share one file. The engine calls the store from worker
+threads: one connection per store object, opened with ``check_same_thread=False``, and an
+``RLock`` held for every read and for a whole ``atomic()`` block.
+
+Every write goes through ``atomic()``: ``BEGIN IMMEDIATE`` takes the write lock up front (so two
+writers never deadlock upgrading a read lock), a nested block is a SAVEPOINT, and each write
+method runs in its own nested block so a refused batch leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from operator import itemgetter
+from typing import Any
+
+import sqlite_utils
+
+from jupyter_recall.core.errors import ConflictError, NotFoundError, StoreError
+from jupyter_recall.core.model import Job, JobKind, Run, RunStatus
+from jupyter_recall.store import codec
+from jupyter_recall.store.base import JobFilter, RunFilter
+from jupyter_recall.store.migrations import Migration, migrate
+
+# SQLite's default limit of bound parameters was 999 before 3.32; stay below it.
+_IN_CHUNK = 900
+
+_JOB_SELECT = f"SELECT {', '.join(codec.JOB_COLUMNS)} FROM jobs"
+_RUN_SELECT = f"SELECT {', '.join(codec.RUN_COLUMNS)} FROM runs"
+_INSERT_JOB = (
+    f"INSERT INTO jobs ({', '.join(codec.JOB_COLUMNS)}) "
+    f"VALUES ({', '.join('?' * len(codec.JOB_COLUMNS))})"
+)
+# Identity columns are fixed at insert: an update never moves a job to another owner, and
+# leaving them out of SET spares SQLite the upkeep of the indexes that only they feed.
+_JOB_FIXED = frozenset({"id", "owner", "kind", "created_at"})
+_JOB_UPDATED = tuple(i for i, c in enumerate(codec.JOB_COLUMNS) if c not in _JOB_FIXED)
+_pick_updated = itemgetter(*_JOB_UPDATED)
+_UPDATE_JOB = (
+    f"UPDATE jobs SET {', '.join(f'{codec.JOB_COLUMNS[i]} = ?' for i in _JOB_UPDATED)} WHERE id = ?"
+)
+_INSERT_RUN = (
+    f"INSERT INTO runs ({', '.join(codec.RUN_COLUMNS)}) "
+    f"VALUES ({', '.join('?' * len(codec.RUN_COLUMNS))}) "
+    "ON CONFLICT (job_id, scheduled_for) DO NOTHING"
+)
+# Output belongs to append_output: the engine's copy of a run does not hold what was streamed.
+_RUN_UPDATABLE = tuple(c for c in codec.RUN_COLUMNS[1:] if c != "output")
+_UPDATE_RUN = f"UPDATE runs SET {', '.join(f'{c} = ?' for c in _RUN_UPDATABLE)} WHERE id = ?"
+_OUTPUT_INDEX = codec.RUN_COLUMNS.index("output")
+
+# Literal 'active' (not a bound parameter): SQLite only uses the partial index jobs_due when
+# the query's WHERE visibly implies the index's WHERE.
+_DUE_JOBS = (
+    f"{_JOB_SELECT} WHERE status = 'active' AND next_fire_at <= ? ORDER BY next_fire_at, id LIMIT ?"
+)
+_NEXT_FIRE_AT = (
+    "SELECT next_fire_at FROM jobs WHERE status = 'active' AND next_fire_at IS NOT NULL "
+    "ORDER BY next_fire_at LIMIT 1"
+)
+_PENDING_RECALL = (
+    "kind = 'recall' AND status IN ('active', 'paused') AND next_occurrence IS NOT NULL"
+)
+_ANY_JOB = JobFilter()
+_ANY_RUN = RunFilter()
+
+
+def truncation_marker(dropped: int) -> str:
+    return f"\n[... output truncated: {dropped} characters dropped]"
+
+
+def bounded_output(head: str, dropped: int, text: str, limit: int) -> tuple[str, int]:
+    """Append ``text`` to an output of which ``dropped`` characters were already cut.
+
+    Returns the new stored text (the head, then the marker when anything was cut) and the new
+    count of cut characters; the result is at most ``limit`` characters unless the marker alone
+    is longer.
+    """
+    if dropped:
+        head = head[: len(head) - len(truncation_marker(dropped))]
+    total = len(head) + dropped + len(text)
+    if total <= limit:
+        return head + text, 0
+    # The marker's length depends on the count it shows; two rounds reach the fixed point.
+    keep = limit
+    for _ in range(2):
+        keep = max(0, limit - len(truncation_marker(total - keep)))
+    combined = head[:keep] if len(head) >= keep else head + text[: keep - len(head)]
+    return combined + truncation_marker(total - keep), total - keep
+
+
+class SQLiteStore:
+    """The Store protocol on one SQLite file. ``path`` may be ``":memory:"`` for tests."""
+
+    def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 10.0) -> None:
+        self.path = os.fspath(path)
+        self.busy_timeout = busy_timeout
+        self._lock = threading.RLock()
+        self._depth = 0
+        try:
+            # isolation_level=None: the module never opens transactions behind our back;
+            # atomic() issues BEGIN IMMEDIATE / SAVEPOINT itself.
+            self._conn = sqlite3.connect(
+                self.path, timeout=busy_timeout, check_same_thread=False, isolation_level=None
+            )
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open the SQLite database {self.path!r}: {exc}") from exc
+        self.db = sqlite_utils.Database(self._conn, execute_plugins=False)
+        with self._errors():
+            self._configure()
+            self.applied_migrations: list[Migration] = migrate(self.db, self.atomic)
+
+    def _configure(self) -> None:
+        self._conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+        if self.path != ":memory:":
+            self.db.enable_wal()
+        self._conn.execute("PRAGMA synchronous = NORMAL")
+        self._conn.execute("PRAGMA foreign_keys = ON")
+
+    def __repr__(self) -> str:
+        return f"SQLiteStore({self.path!r})"
+
+    # --- transactions -------------------------------------------------------------------
+
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
+        """Hold the lock; report SQLite failures as StoreError."""
+        with self._lock:
+            try:
+                yield
+            except sqlite3.Error as exc:
+                raise StoreError(f"SQLite store {self.path!r}: {exc}") from exc
+
+    @contextmanager
+    def atomic(self) -> Iterator[None]:
+        with self._errors():
+            if self._depth == 0:
+                with self._transaction():
+                    yield
+            else:
+                with self._savepoint():
+                    yield
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        self._conn.execute("BEGIN IMMEDIATE")
+        self._depth = 1
+        try:
+            yield
+        except BaseException:
+            self._depth = 0
+            if self._conn.in_transaction:
+                self._conn.execute("ROLLBACK")
+            raise
+        self._depth = 0
+        try:
+            self._conn.execute("COMMIT")
+        except BaseException:
+            if self._conn.in_transaction:
+                self._conn.execute("ROLLBACK")
+            raise
+
+    @contextmanager
+    def _savepoint(self) -> Iterator[None]:
+        name = f"sp{self._depth}"
+        self._conn.execute(f"SAVEPOINT {name}")
+        self._depth += 1
+        try:
+            yield
+        except BaseException:
+            self._depth -= 1
+            # An error that already ended the whole transaction took the savepoint with it.
+            if self._conn.in_transaction:
+                self._conn.execute(f"ROLLBACK TO {name}")
+                self._conn.execute(f"RELEASE {name}")
+            raise
+        self._depth -= 1
+        self._conn.execute(f"RELEASE {name}")
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[codec.Row]:
+        with self._errors():
+            return self._conn.execute(sql, params).fetchall()
+
+    def _existing_ids(self, table: str, ids: Iterable[str]) -> set[str]:
+        found: set[str] = set()
+        unique = list(dict.fromkeys(ids))
+        for start in range(0, len(unique), _IN_CHUNK):
+            chunk = unique[start : start + _IN_CHUNK]
+            marks = ", ".join("?" * len(chunk))
+            sql = f"SELECT id FROM {table} WHERE id IN ({marks})"
+            found.update(row[0] for row in self._conn.execute(sql, chunk))
+        return found
+
+    # --- jobs ---------------------------------------------------------------------------
+
+    def insert_jobs(self, jobs: Sequence[Job]) -> None:
+        if not jobs:
+            return
+        rows = [codec.job_row(job) for job in jobs]
+        with self.atomic():
+            try:
+                with self.atomic():
+                    self._conn.executemany(_INSERT_JOB, rows)
+            except StoreError as exc:
+                raise self._job_conflict(jobs, exc, inserting=True) from None
+
+    def update_jobs(self, jobs: Sequence[Job]) -> None:
+        if not jobs:
+            return
+        rows = [(*_pick_updated(codec.job_row(job)), job.id) for job in jobs]
+        with self.atomic():
+            try:
+                with self.atomic():
+                    changed = self._conn.executemany(_UPDATE_JOB, rows).rowcount
+                    if changed != len(rows):
+                        ids = [job.id for job in jobs]
+                        existing = self._existing_ids("jobs", ids)
+                        raise NotFoundError("job", next(i for i in ids if i not in existing))
+            except StoreError as exc:
+                raise self._job_conflict(jobs, exc, inserting=False) from None
+
+    def _job_conflict(self, jobs: Sequence[Job], exc: StoreError, *, inserting: bool) -> Exception:
+        """Name what a refused job batch clashed with (the batch is already rolled back)."""
+        if not isinstance(exc.__cause__, sqlite3.IntegrityError):
+            return exc
+        ids = [job.id for job in jobs]
+        twice = [ident for ident, count in Counter(ids).items() if count > 1]
+        if twice:
+            return ConflictError(f"job id {twice[0]!r} appears twice in one batch")
+        if inserting:
+            existing = self._existing_ids("jobs", ids)
+            if existing:
+                return ConflictError(f"job {sorted(existing)[0]!r} already exists")
+        return self._recall_conflict(jobs) or exc
+
+    def _recall_conflict(self, jobs: Sequence[Job]) -> ConflictError | None:
+        batch_ids = {job.id for job in jobs}
+        seen: dict[tuple[str, str], str] = {}
+        for job in jobs:
+            if job.kind is not JobKind.RECALL or not job.is_pending or job.session is None:
+                continue
+            key = (job.owner, job.session)
+            other = seen.get(key) or self._pending_recall(job.owner, job.session, batch_ids)
+            if other is not None:
+                return ConflictError(
+                    f"session {job.session!r} already has a pending recall {other}; cancel it "
+                    f"first (`%recall cancel {other}` or manage_recall action=cancel)"
+                )
+            seen[key] = job.id
+        return None
+
+    def _pending_recall(self, owner: str, session: str, exclude: set[str]) -> str | None:
+        sql = f"SELECT id FROM jobs WHERE owner = ? AND session = ? AND {_PENDING_RECALL}"
+        for (ident,) in self._conn.execute(sql, (owner, session)):
+            if ident not in exclude:
+                return str(ident)
+        return None
+
+    def get_job(self, job_id: str, *, owner: str | None) -> Job:
+        sql, params = _scoped(f"{_JOB_SELECT} WHERE id = ?", [job_id], owner)
+        rows = self._rows(sql, params)
+        if not rows:
+            raise NotFoundError("job", job_id)
+        return codec.job_from_row(rows[0])
+
+    def list_jobs(self, *, owner: str | None, where: JobFilter = _ANY_JOB) -> list[Job]:
+        clauses, params = _job_clauses(where)
+        sql, params = _scoped(f"{_JOB_SELECT} WHERE {' AND '.join(clauses)}", params, owner)
+        sql += " ORDER BY created_at DESC, id DESC"
+        if where.limit is not None:
+            sql += " LIMIT ?"
+            params.append(where.limit)
+        return [codec.job_from_row(row) for row in self._rows(sql, params)]
+
+    def delete_job(self, job_id: str, *, owner: str | None) -> None:
+        sql, params = _scoped("DELETE FROM jobs WHERE id = ?", [job_id], owner)
+        with self.atomic():
+            if self._conn.execute(sql, params).rowcount == 0:
+                raise NotFoundError("job", job_id)
+            # Explicit rather than left to ON DELETE CASCADE, which a connection with
+            # foreign keys switched off would not apply.
+            self._conn.execute("DELETE FROM runs WHERE job_id = ?", (job_id,))
+
+    def due_jobs(self, now: datetime, *, limit: int) -> list[Job]:
+        rows = self._rows(_DUE_JOBS, (codec.encode_instant(now, "now"), limit))
+        return [codec.job_from_row(row) for row in rows]
+
+    def next_fire_at(self) -> datetime | None:
+        rows = self._rows(_NEXT_FIRE_AT)
+        return codec.decode_instant(rows[0][0]) if rows else None
+
+    def count_jobs(self, *, owner: str | None) -> int:
+        sql, params = _scoped("SELECT count(*) FROM jobs WHERE 1", [], owner)
+        return int(self._rows(sql, params)[0][0])
+
+    # --- runs ---------------------------------------------------------------------------
+
+    def insert_runs(self, runs: Sequence[Run]) -> list[Run]:
+        if not runs:
+            return []
+        rows = [codec.run_row(run) for run in runs]
+        with self.atomic():
+            try:
+                with self.atomic():
+                    inserted = self._conn.executemany(_INSERT_RUN, rows).rowcount
+            except StoreError as exc:
+                raise self._run_conflict(runs, exc) from None
+            if inserted == len(runs):
+                return list(runs)
+            # Some occurrences existed already: the runs stored under our ids are ours.
+            kept = self._existing_ids("runs", [run.id for run in runs])
+            mine: set[str] = set()
+            result: list[Run] = []
+            for run in runs:
+                if run.id in kept and run.id not in mine:
+                    mine.add(run.id)
+                    result.append(run)
+            return result
+
+    def _run_conflict(self, runs: Sequence[Run], exc: StoreError) -> Exception:
+        if not isinstance(exc.__cause__, sqlite3.IntegrityError):
+            return exc
+        ids = [run.id for run in runs]
+        twice = [ident for ident, count in Counter(ids).items() if count > 1]
+        if twice:
+            return ConflictError(f"run id {twice[0]!r} appears twice in one batch")
+        existing = self._existing_ids("runs", ids)
+        if existing:
+            return ConflictError(f"run {sorted(existing)[0]!r} already exists")
+        job_ids = {run.job_id for run in runs}
+        missing = sorted(job_ids - self._existing_ids("jobs", job_ids))
+        if missing:
+            return NotFoundError("job", missing[0])
+        return exc
+
+    def update_runs(self, runs: Sequence[Run]) -> None:
+        if not runs:
+            return
+        rows = []
+        for run in runs:
+            row = codec.run_row(run)
+            rows.append((*row[1:_OUTPUT_INDEX], *row[_OUTPUT_INDEX + 1 :], run.id))
+        with self.atomic():
+            changed = self._conn.executemany(_UPDATE_RUN, rows).rowcount
+            if changed != len(rows):
+                ids = [run.id for run in runs]
+                existing = self._existing_ids("runs", ids)
+                raise NotFoundError("run", next(i for i in ids if i not in existing))
+
+    def append_output(self, run_id: str, text: str, *, limit: int) -> None:
+        if not text:
+            return
+        with self.atomic():
+            row = self._conn.execute(
+                "SELECT output, output_dropped FROM runs WHERE id = ?", (run_id,)
+            ).fetchone()
+            if row is None:
+                raise NotFoundError("run", run_id)
+            output, dropped = bounded_output(row[0], row[1], text, limit)
+            self._conn.execute(
+                "UPDATE runs SET output = ?, output_dropped = ? WHERE id = ?",
+                (output, dropped, run_id),
+            )
+
+    def get_run(self, run_id: str, *, owner: str | None) -> Run:
+        sql, params = _scoped(f"{_RUN_SELECT} WHERE id = ?", [run_id], owner)
+        rows = self._rows(sql, params)
+        if not rows:
+            raise NotFoundError("run", run_id)
+        return codec.run_from_row(rows[0])
+
+    def list_runs(self, *, owner: str | None, where: RunFilter = _ANY_RUN) -> list[Run]:
+        clauses, params = _run_clauses(where)
+        sql, params = _scoped(f"{_RUN_SELECT} WHERE {' AND '.join(clauses)}", params, owner)
+        sql += " ORDER BY scheduled_for DESC, created_at DESC, id DESC"
+        if where.limit is not None:
+            sql += " LIMIT ?"
+            params.append(where.limit)
+        return [codec.run_from_row(row) for row in self._rows(sql, params)]
+
+    def running_runs(self, *, job_id: str | None = None) -> list[Run]:
+        sql = f"{_RUN_SELECT} WHERE status = 'running'"
+        params: list[Any] = []
+        if job_id is not None:
+            sql += " AND job_id = ?"
+            params.append(job_id)
+        return [codec.run_from_row(row) for row in self._rows(sql, params)]
+
+    # --- engine leases ------------------------------------------------------------------
+
+    def renew_lease(self, engine_id: str, *, now: datetime, until: datetime) -> None:
+        with self.atomic():
+            self._conn.execute(
+                "INSERT INTO leases (engine_id, acquired_at, until) VALUES (?, ?, ?) "
+                "ON CONFLICT (engine_id) DO UPDATE SET until = excluded.until",
+                (
+                    engine_id,
+                    codec.encode_instant(now, "now"),
+                    codec.encode_instant(until, "until"),
+                ),
+            )
+
+    def release_lease(self, engine_id: str) -> None:
+        with self.atomic():
+            self._conn.execute("DELETE FROM leases WHERE engine_id = ?", (engine_id,))
+
+    def interrupt_orphaned_runs(self, *, now: datetime, engine_id: str) -> list[Run]:
+        stamp = codec.encode_instant(now, "now")
+        sql = (
+            f"SELECT {', '.join(f'runs.{c}' for c in codec.RUN_COLUMNS)}, leases.until "
+            "FROM runs LEFT JOIN leases ON leases.engine_id = runs.engine_id "
+            "WHERE runs.status = 'running'"
+        )
+        with self.atomic():
+            orphans: list[Run] = []
+            for row in self._conn.execute(sql).fetchall():
+                reason = _orphan_reason(row[11], row[12], stamp, engine_id)
+                if reason is not None:
+                    run = codec.run_from_row(row[:12])
+                    orphans.append(
+                        run.evolve(status=RunStatus.INTERRUPTED, finished_at=now, error=reason)
+                    )
+            self._conn.executemany(
+                "UPDATE runs SET status = 'interrupted', finished_at = ?, error = ? WHERE id = ?",
+                [(stamp, run.error, run.id) for run in orphans],
+            )
+        return orphans
+
+
+def _orphan_reason(
+    run_engine: str | None, until: int | None, now: int, engine_id: str
+) -> str | None:
+    """Why a ``running`` run has nobody left to finish it, or None when its engine is alive."""
+    if run_engine is None:
+        return "interrupted: no engine was recorded as running it"
+    if run_engine == engine_id:
+        return f"interrupted: engine {run_engine} restarted before the run finished"
+    if until is None:
+        return f"interrupted: engine {run_engine} stopped (it holds no lease)"
+    if until <= now:
+        expired = codec.decode_instant(until).isoformat()
+        return f"interrupted: engine {run_engine} stopped renewing its lease (expired {expired})"
+    return None
+
+
+def _scoped(sql: str, params: list[Any], owner: str | None) -> tuple[str, list[Any]]:
+    if owner is None:
+        return sql, params
+    return f"{sql} AND owner = ?", [*params, owner]
+
+
+def _job_clauses(where: JobFilter) -> tuple[list[str], list[Any]]:
+    clauses = ["1"]
+    params: list[Any] = []
+    if where.status:
+        clauses.append(f"status IN ({', '.join('?' * len(where.status))})")
+        params.extend(status.value for status in where.status)
+    if where.kind:
+        clauses.append(f"kind IN ({', '.join('?' * len(where.kind))})")
+        params.extend(kind.value for kind in where.kind)
+    if where.session is not None:
+        clauses.append("session = ?")
+        params.append(where.session)
+    if where.schedule_kind is not None:
+        clauses.append("schedule_kind = ?")
+        params.append(where.schedule_kind)
+    if where.pending_recalls_only:
+        clauses.append(_PENDING_RECALL)
+    return clauses, params
+
+
+def _run_clauses(where: RunFilter) -> tuple[list[str], list[Any]]:
+    clauses = ["1"]
+    params: list[Any] = []
+    if where.job_id is not None:
+        clauses.append("job_id = ?")
+        params.append(where.job_id)
+    if where.status:
+        clauses.append(f"status IN ({', '.join('?' * len(where.status))})")
+        params.extend(status.value for status in where.status)
+    if where.since is not None:
+        since = codec.encode_instant(where.since, "since")
+        clauses.append("(created_at >= ? OR finished_at >= ?)")
+        params.extend((since, since))
+    return clauses, params
