@@ -152,10 +152,12 @@ async def _execute_cells(
         runner = NotebookClient(
             nb,
             km=manager,
-            kc=client,
             kernel_name=manager.kernel_name,
             on_cell_executed=on_cell_executed,
         )
+        # Given a client, nbclient never enters its own kernel setup, which would replace the
+        # server's SIGINT/SIGTERM handlers.
+        runner.kc = client
         runner.reset_execution_trackers()
         for index, cell in enumerate(nb.cells):
             try:
