@@ -1,0 +1,252 @@
+"""The store side of firing: one transaction per batch of due jobs, and the settling of jobs
+when their runs end.
+
+These functions are synchronous and run in the scheduler's store thread; the decisions come
+from ``core.policy``, which is pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from jupyter_recall.core.errors import NotFoundError
+from jupyter_recall.core.model import Job, JobStatus, Overlap, Run, RunStatus, new_id
+from jupyter_recall.core.policy import (
+    DueJob,
+    FiringPlan,
+    InFlight,
+    PlannedRun,
+    counts_as_failure,
+    exhausted_status,
+    plan_firing,
+)
+from jupyter_recall.store.base import Store
+
+_NOTHING_IN_FLIGHT = InFlight()
+
+
+@dataclass(frozen=True, slots=True)
+class Fired:
+    """A run to hand to the executor, with the job as advanced by the same transaction."""
+
+    job: Job
+    run: Run
+    serial: bool
+    """Whether it queues behind the job's other runs (every overlap policy but ``allow``)."""
+
+
+@dataclass(slots=True)
+class FireResult:
+    fired: list[Fired] = field(default_factory=list)
+    recorded: list[Run] = field(default_factory=list)
+    """Rows that are final from the start: missed and skipped occurrences."""
+    jobs: list[Job] = field(default_factory=list)
+    full_batch: bool = False
+    """The batch was full: more jobs may be due right now."""
+    next_fire_at: datetime | None = None
+
+
+def planned_row(job: Job, planned: PlannedRun, *, now: datetime, engine_id: str) -> Run:
+    final = planned.status is not RunStatus.RUNNING
+    return Run(
+        id=new_id(),
+        job_id=job.id,
+        owner=job.owner,
+        scheduled_for=planned.scheduled_for,
+        trigger=planned.trigger,
+        status=planned.status,
+        created_at=now,
+        finished_at=now if final else None,
+        error=planned.error,
+        engine_id=engine_id,
+    )
+
+
+def advance(
+    job: Job, plan: FiringPlan, rows: Sequence[Run], *, now: datetime, in_flight: InFlight
+) -> Job:
+    """The job after a firing pass: next occurrence, counters, and its end when nothing is left
+    and nothing of it is still running."""
+    executed = [row for row in rows if row.status is RunStatus.RUNNING]
+    changes: dict[str, object] = {
+        "next_occurrence": plan.next.occurrence,
+        "next_fire_at": plan.next.fire_at,
+        "run_count": plan.run_count,
+        "updated_at": now,
+    }
+    if executed:
+        changes.update(last_run_at=now, last_run_id=executed[-1].id, last_status=RunStatus.RUNNING)
+        changes["last_error"] = None
+    elif plan.next.exhausted and in_flight.running == 0:
+        last = rows[-1] if rows else None
+        changes["status"] = exhausted_status(
+            job.schedule.is_recurring, last.status if last else job.last_status
+        )
+        if last is not None:
+            changes.update(last_status=last.status, last_error=last.error)
+    return job.evolve(**changes)
+
+
+def fire_due(
+    store: Store,
+    *,
+    now: datetime,
+    engine_id: str,
+    batch_size: int,
+    in_flight: Mapping[str, InFlight],
+) -> FireResult:
+    """Fire the jobs due at ``now``, one batch, in one transaction.
+
+    The runs are inserted and their jobs advanced together; the store's unique
+    ``(job_id, scheduled_for)`` makes a second engine (or a replay after a crash) unable to
+    record an occurrence twice, and only runs that this transaction inserted are executed.
+    """
+    result = FireResult()
+    with store.atomic():
+        jobs = store.due_jobs(now, limit=batch_size)
+        plans: list[tuple[Job, FiringPlan, list[Run]]] = []
+        for job in jobs:
+            flight = in_flight.get(job.id, _NOTHING_IN_FLIGHT)
+            due = DueJob(
+                job.id,
+                job.schedule,
+                job.next_occurrence or now,
+                job.policies,
+                job.run_count,
+                flight,
+            )
+            plan = plan_firing(due, now)
+            rows = [planned_row(job, p, now=now, engine_id=engine_id) for p in plan.runs]
+            plans.append((job, plan, rows))
+        inserted = {run.id for run in store.insert_runs([r for _, _, rs in plans for r in rs])}
+        for job, plan, rows in plans:
+            kept = [row for row in rows if row.id in inserted]
+            flight = in_flight.get(job.id, _NOTHING_IN_FLIGHT)
+            advanced = advance(job, plan, kept, now=now, in_flight=flight)
+            result.jobs.append(advanced)
+            serial = job.policies.overlap is not Overlap.ALLOW
+            for row in kept:
+                if row.status is RunStatus.RUNNING:
+                    result.fired.append(Fired(advanced, row, serial))
+                else:
+                    result.recorded.append(row)
+        store.update_jobs(result.jobs)
+    result.full_batch = len(jobs) >= batch_size
+    result.next_fire_at = None if result.full_batch else store.next_fire_at()
+    return result
+
+
+# --- the end of runs ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Ended:
+    """A run that reached a final status, and how many runs of its job this engine still holds
+    (the job can only end once none is left)."""
+
+    run: Run
+    others_in_flight: int = 0
+
+
+def settle(job: Job, run: Run, *, now: datetime, others_in_flight: int) -> Job:
+    """The job after one of its runs ended: counters, last outcome, and its own end."""
+    changes: dict[str, object] = {
+        "last_status": run.status,
+        "last_error": run.error,
+        "updated_at": now,
+    }
+    if counts_as_failure(run.status):
+        changes["failure_count"] = job.failure_count + 1
+    ending = job.status in (JobStatus.ACTIVE, JobStatus.PAUSED)
+    if ending and job.next_occurrence is None and others_in_flight == 0:
+        changes["status"] = exhausted_status(job.schedule.is_recurring, run.status)
+    return job.evolve(**changes)
+
+
+def settle_jobs(store: Store, ended: Iterable[Ended], *, now: datetime) -> list[Job]:
+    """Apply ended runs to their jobs (read inside the caller's transaction, so a concurrent
+    pause or edit is never overwritten). Jobs deleted meanwhile are left alone."""
+    jobs: dict[str, Job] = {}
+    for item in ended:
+        job = jobs.get(item.run.job_id)
+        if job is None:
+            try:
+                job = store.get_job(item.run.job_id, owner=None)
+            except NotFoundError:
+                continue
+        jobs[job.id] = settle(job, item.run, now=now, others_in_flight=item.others_in_flight)
+    store.update_jobs(list(jobs.values()))
+    return list(jobs.values())
+
+
+@dataclass(slots=True)
+class FlushResult:
+    runs: list[Run] = field(default_factory=list)
+    jobs: list[Job] = field(default_factory=list)
+
+
+def _update_existing_runs(store: Store, runs: Sequence[Run]) -> list[Run]:
+    try:
+        store.update_runs(runs)
+        return list(runs)
+    except NotFoundError:
+        # A job was deleted while its run was in flight: keep the others.
+        kept = []
+        for run in runs:
+            try:
+                store.update_runs([run])
+            except NotFoundError:
+                continue
+            kept.append(run)
+        return kept
+
+
+def flush(
+    store: Store,
+    *,
+    updates: Sequence[Run],
+    ended: Sequence[Ended],
+    outputs: Mapping[str, str],
+    output_limit: int,
+    now: datetime,
+) -> FlushResult:
+    """Persist a batch of run changes, output and ends in one transaction."""
+    result = FlushResult()
+    with store.atomic():
+        for run_id, text in outputs.items():
+            try:
+                store.append_output(run_id, text, limit=output_limit)
+            except NotFoundError:
+                continue
+        result.runs = _update_existing_runs(store, updates)
+        kept = {run.id for run in result.runs}
+        result.jobs = settle_jobs(store, [e for e in ended if e.run.id in kept], now=now)
+    return result
+
+
+# --- leases -----------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Recovery:
+    runs: list[Run] = field(default_factory=list)
+    jobs: list[Job] = field(default_factory=list)
+
+
+def renew_and_recover(
+    store: Store, *, engine_id: str, now: datetime, lease_seconds: float, starting: bool
+) -> Recovery:
+    """Renew this engine's lease and interrupt the runs nobody will finish.
+
+    At start-up this engine's own leftovers count (same id: it restarted); afterwards only the
+    runs of engines whose lease expired do, so the lookup uses an id that owns no run.
+    """
+    until = now + timedelta(seconds=lease_seconds)
+    with store.atomic():
+        store.renew_lease(engine_id, now=now, until=until)
+        look_as = engine_id if starting else f"{engine_id}/sweep"
+        runs = store.interrupt_orphaned_runs(now=now, engine_id=look_as)
+        jobs = settle_jobs(store, [Ended(run) for run in runs], now=now) if runs else []
+    return Recovery(runs, jobs)

@@ -1,0 +1,344 @@
+"""Creating and changing jobs on behalf of users: validation, then one transaction each.
+
+Synchronous; the scheduler runs these in its store thread. ``now`` is always an argument.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from jupyter_recall.core.errors import ConflictError, ValidationError
+from jupyter_recall.core.model import (
+    Job,
+    JobKind,
+    JobStatus,
+    Policies,
+    Run,
+    RunStatus,
+    RunTrigger,
+    new_id,
+)
+from jupyter_recall.core.payloads import (
+    check_action_fits_target,
+    validate_action,
+    validate_options,
+    validate_target,
+)
+from jupyter_recall.core.policy import (
+    TICK,
+    NextFire,
+    exhausted_status,
+    plan_resume,
+    plan_skip,
+    schedule_next,
+)
+from jupyter_recall.core.when import ScheduleSpec, parse_when
+from jupyter_recall.store.base import Store
+
+NAME_LENGTH = 60
+DEFAULT_POLICIES = Policies()
+
+
+@dataclass(frozen=True)
+class NewJob:
+    """What callers submit to create a job."""
+
+    when: str
+    action: dict[str, Any]
+    target: dict[str, Any] = field(default_factory=lambda: {"type": "server"})
+    name: str | None = None
+    """Default: derived from the action (e.g. the first line of its code)."""
+    kind: JobKind = JobKind.JOB
+    tz: str | None = None
+    """Default: the scheduler's default_tz."""
+    session: str | None = None
+    policies: Policies = DEFAULT_POLICIES
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+def default_name(action: dict[str, Any]) -> str:
+    """A short name from the action: its tool name, first line of code, message..."""
+    for key in ("name", "code", "instruction", "message", "path"):
+        value = action.get(key)
+        if isinstance(value, str) and value.strip():
+            line = next(line.strip() for line in value.splitlines() if line.strip())
+            return line if len(line) <= NAME_LENGTH else line[: NAME_LENGTH - 1] + "…"
+    return str(action.get("type", "job"))
+
+
+def _payloads(
+    action: Any, target: Any, options: Any
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    checked_action = validate_action(action)
+    checked_target = validate_target(target)
+    check_action_fits_target(checked_action, checked_target)
+    return checked_action, checked_target, validate_options(options)
+
+
+def _no_occurrence_left(spec: ScheduleSpec, policies: Policies) -> ValidationError:
+    first = spec.first_fire_time()
+    if policies.end_at is not None and first is not None and first > policies.end_at:
+        return ValidationError(
+            "policies.end_at",
+            f"{policies.end_at.isoformat()} is before the first occurrence {first.isoformat()}",
+        )
+    return ValidationError("when", f"{spec.canonical!r} has no occurrence left")
+
+
+def build_job(new: NewJob, *, owner: str, now: datetime, default_tz: str) -> Job:
+    """Validate a submission and make it a job with its first occurrence planned."""
+    if not isinstance(new.when, str) or not new.when.strip():
+        raise ValidationError("when", f"must be a non-empty string, got {new.when!r}")
+    kind = JobKind.parse(new.kind, "kind")
+    if kind is JobKind.RECALL and not new.session:
+        raise ValidationError("session", "a recall belongs to a kernel session: give 'session'")
+    spec = parse_when(new.when, now=now, tz=new.tz or default_tz)
+    action, target, options = _payloads(new.action, new.target, new.options)
+    job_id = new_id()
+    first = schedule_next(spec, job_id, spec.first_fire_time(), new.policies, 0)
+    if first.exhausted:
+        raise _no_occurrence_left(spec, new.policies)
+    return Job(
+        id=job_id,
+        owner=owner,
+        name=new.name or default_name(action),
+        kind=kind,
+        when=new.when,
+        schedule=spec,
+        action=action,
+        target=target,
+        created_at=now,
+        updated_at=now,
+        policies=new.policies,
+        session=new.session,
+        next_occurrence=first.occurrence,
+        next_fire_at=first.fire_at,
+        options=options,
+    )
+
+
+def create_jobs(
+    store: Store, news: Sequence[NewJob], *, owner: str, now: datetime, default_tz: str
+) -> list[Job]:
+    """Build every job first (a bad one refuses the batch, naming its index), then insert all
+    of them in one transaction."""
+    jobs = []
+    for index, new in enumerate(news):
+        try:
+            jobs.append(build_job(new, owner=owner, now=now, default_tz=default_tz))
+        except ValidationError as exc:
+            if len(news) == 1:
+                raise
+            raise ValidationError(
+                f"jobs[{index}].{exc.field}", exc.message, accepted=exc.accepted
+            ) from exc
+    with store.atomic():
+        store.insert_jobs(jobs)
+    return jobs
+
+
+# --- changes ----------------------------------------------------------------------------------
+
+
+def _refuse_terminal(job: Job, action: str) -> None:
+    if job.status.is_terminal:
+        raise ConflictError(f"job {job.id} is {job.status.value}: it cannot be {action}")
+
+
+@dataclass(frozen=True, slots=True)
+class JobChanges:
+    when: str | None = None
+    tz: str | None = None
+    name: str | None = None
+    action: dict[str, Any] | None = None
+    target: dict[str, Any] | None = None
+    policies: Policies | None = None
+    options: dict[str, Any] | None = None
+
+    @property
+    def reschedules(self) -> bool:
+        return self.when is not None or self.tz is not None or self.policies is not None
+
+
+def _rescheduled(job: Job, changes: JobChanges, now: datetime) -> dict[str, Any]:
+    policies = changes.policies or job.policies
+    if changes.when is not None or changes.tz is not None:
+        when = changes.when if changes.when is not None else job.when
+        spec = parse_when(when, now=now, tz=changes.tz or job.schedule.tz)
+        occurrence = spec.first_fire_time()
+    else:
+        when, spec, occurrence = job.when, job.schedule, job.next_occurrence
+        if occurrence is None:
+            raise ConflictError(f"job {job.id} has no occurrence left to reschedule")
+    upcoming = schedule_next(spec, job.id, occurrence, policies, job.run_count)
+    if upcoming.exhausted:
+        raise _no_occurrence_left(spec, policies)
+    return {
+        "when": when,
+        "schedule": spec,
+        "policies": policies,
+        "next_occurrence": upcoming.occurrence,
+        "next_fire_at": upcoming.fire_at,
+    }
+
+
+def update_job(store: Store, job_id: str, *, owner: str, now: datetime, changes: JobChanges) -> Job:
+    with store.atomic():
+        job = store.get_job(job_id, owner=owner)
+        updates: dict[str, Any] = {"updated_at": now}
+        if changes.reschedules:
+            _refuse_terminal(job, "rescheduled")
+            updates.update(_rescheduled(job, changes, now))
+        if changes.name is not None:
+            if not changes.name.strip():
+                raise ValidationError("name", "must not be empty")
+            updates["name"] = changes.name
+        if changes.action is not None or changes.target is not None or changes.options is not None:
+            action, target, options = _payloads(
+                changes.action if changes.action is not None else job.action,
+                changes.target if changes.target is not None else job.target,
+                changes.options if changes.options is not None else job.options,
+            )
+            updates.update(action=action, target=target, options=options)
+        job = job.evolve(**updates)
+        store.update_jobs([job])
+    return job
+
+
+def pause_job(store: Store, job_id: str, *, owner: str, now: datetime) -> Job:
+    with store.atomic():
+        job = store.get_job(job_id, owner=owner)
+        if job.status is JobStatus.PAUSED:
+            return job
+        _refuse_terminal(job, "paused")
+        job = job.evolve(status=JobStatus.PAUSED, updated_at=now)
+        store.update_jobs([job])
+    return job
+
+
+def resume_job(
+    store: Store, job_id: str, *, owner: str, now: datetime, catch_up: bool, in_flight: int
+) -> Job:
+    with store.atomic():
+        job = store.get_job(job_id, owner=owner)
+        if job.status is JobStatus.ACTIVE:
+            return job
+        _refuse_terminal(job, "resumed")
+        planned = job.next_occurrence
+        if not catch_up and not job.schedule.is_recurring and planned is not None and planned < now:
+            raise ConflictError(
+                f"job {job.id} was to run once at {planned.isoformat()}, which passed while it "
+                "was paused: resume with catch_up=true to run it now, or cancel it"
+            )
+        upcoming = plan_resume(
+            job.schedule,
+            job.id,
+            planned=planned,
+            now=now,
+            policies=job.policies,
+            run_count=job.run_count,
+            catch_up=catch_up,
+        )
+        job = _with_next(job, upcoming, now=now, in_flight=in_flight, status=JobStatus.ACTIVE)
+        store.update_jobs([job])
+    return job
+
+
+def _with_next(
+    job: Job, upcoming: NextFire, *, now: datetime, in_flight: int, status: JobStatus
+) -> Job:
+    if upcoming.exhausted and in_flight == 0:
+        status = exhausted_status(job.schedule.is_recurring, job.last_status)
+    return job.evolve(
+        status=status,
+        next_occurrence=upcoming.occurrence,
+        next_fire_at=upcoming.fire_at,
+        updated_at=now,
+    )
+
+
+def skip_job(
+    store: Store, job_id: str, *, owner: str, now: datetime, engine_id: str, in_flight: int
+) -> tuple[Job, Run | None]:
+    """Skip the next occurrence of a recurring job, recorded as a ``skipped`` run."""
+    with store.atomic():
+        job = store.get_job(job_id, owner=owner)
+        _refuse_terminal(job, "skipped")
+        if not job.schedule.is_recurring:
+            raise ConflictError(
+                f"job {job.id} runs only once: skipping it would end it; cancel it instead"
+            )
+        plan = plan_skip(
+            job.schedule,
+            job.id,
+            planned=job.next_occurrence,
+            now=now,
+            policies=job.policies,
+            run_count=job.run_count,
+        )
+        if plan is None:
+            raise ConflictError(f"job {job.id} has no occurrence left to skip")
+        row = Run(
+            id=new_id(),
+            job_id=job.id,
+            owner=job.owner,
+            scheduled_for=plan.skipped,
+            trigger=RunTrigger.MANUAL,
+            status=RunStatus.SKIPPED,
+            created_at=now,
+            finished_at=now,
+            error="skipped on request (skip next occurrence)",
+            engine_id=engine_id,
+        )
+        inserted = store.insert_runs([row])
+        job = _with_next(job, plan.next, now=now, in_flight=in_flight, status=job.status)
+        store.update_jobs([job])
+    return job, (inserted[0] if inserted else None)
+
+
+def cancel_job(store: Store, job_id: str, *, owner: str, now: datetime) -> Job:
+    with store.atomic():
+        job = store.get_job(job_id, owner=owner)
+        if job.status is JobStatus.CANCELLED:
+            return job
+        _refuse_terminal(job, "cancelled")
+        job = job.evolve(
+            status=JobStatus.CANCELLED, next_occurrence=None, next_fire_at=None, updated_at=now
+        )
+        store.update_jobs([job])
+    return job
+
+
+def trigger_job(
+    store: Store, job_id: str, *, owner: str, now: datetime, engine_id: str
+) -> tuple[Job, Run]:
+    """Record a manual run now; the schedule does not move."""
+    with store.atomic():
+        job = store.get_job(job_id, owner=owner)
+        if job.status is JobStatus.CANCELLED:
+            raise ConflictError(f"job {job.id} is cancelled: nothing more fires")
+        run = Run(
+            id=new_id(),
+            job_id=job.id,
+            owner=job.owner,
+            scheduled_for=now,
+            trigger=RunTrigger.MANUAL,
+            status=RunStatus.RUNNING,
+            created_at=now,
+            engine_id=engine_id,
+        )
+        # The key (job_id, scheduled_for) may be taken by an occurrence at this very instant.
+        while not store.insert_runs([run]):
+            run = run.evolve(scheduled_for=run.scheduled_for + TICK)
+        job = job.evolve(
+            last_run_at=now,
+            last_run_id=run.id,
+            last_status=RunStatus.RUNNING,
+            last_error=None,
+            updated_at=now,
+        )
+        store.update_jobs([job])
+    return job, run

@@ -1,0 +1,455 @@
+"""The Scheduler: the firing loop, the public API over jobs and runs, and the engine's lease.
+
+The loop sleeps until the earliest ``next_fire_at`` or a wake-up (a new or changed job), never
+on a fixed poll, and re-reads the clock at least every ``max_sleep`` seconds to notice jumps of
+the wall clock. Each pass fires one batch of due jobs in one transaction (``firing.fire_due``)
+and hands the runs to the ``Runner``; their ends are written in batches by the ``RunWriter``.
+
+Every store call goes through one worker thread (a ``CapacityLimiter(1)``) so that the event
+loop of the host (the Jupyter server's) never blocks on SQLite. Nothing here reads the time
+except through the injected ``Clock``. The firing model is described in ``docs/engine.md``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from contextlib import AsyncExitStack
+from datetime import datetime, timedelta
+from functools import partial
+from typing import Any, TypeVar
+
+import anyio
+from anyio.abc import TaskGroup
+
+from jupyter_recall.core.clock import Clock, SystemClock
+from jupyter_recall.core.errors import ConflictError
+from jupyter_recall.core.model import Job, Policies, Run, new_id
+from jupyter_recall.core.policy import earliest
+from jupyter_recall.engine import firing, jobs
+from jupyter_recall.engine.events import (
+    JOB_CREATED,
+    JOB_DELETED,
+    JOB_UPDATED,
+    RUN_FINISHED,
+    Event,
+    EventBus,
+    Listener,
+)
+from jupyter_recall.engine.executors import Executor
+from jupyter_recall.engine.jobs import JobChanges, NewJob
+from jupyter_recall.engine.runner import DELETED, SHUTDOWN, STOPPED, Runner
+from jupyter_recall.engine.writer import RunWriter
+from jupyter_recall.store.base import JobFilter, RunFilter, Store
+
+__all__ = ["Event", "NewJob", "Scheduler"]
+
+log = logging.getLogger("jupyter_recall.engine")
+
+T = TypeVar("T")
+
+ANY_JOB = JobFilter()
+ANY_RUN = RunFilter()
+
+ERROR_BACKOFF = 1.0
+"""Seconds before the loop tries again after the store failed (the host keeps running)."""
+
+
+class Scheduler:
+    """Fires jobs persisted in a Store through an Executor. Use as ``async with``."""
+
+    def __init__(
+        self,
+        store: Store,
+        executor: Executor,
+        *,
+        clock: Clock | None = None,
+        default_tz: str = "UTC",
+        engine_id: str | None = None,
+        max_concurrent_runs: int = 16,
+        per_target_limit: int = 4,
+        output_limit: int = 100_000,
+        max_sleep: float = 30.0,
+        lease_seconds: float = 30.0,
+        batch_size: int = 500,
+    ) -> None:
+        self.store = store
+        self.executor = executor
+        self.clock: Clock = clock or SystemClock()
+        self.default_tz = default_tz
+        self.engine_id = engine_id or f"engine-{new_id()}"
+        self.max_sleep = max_sleep
+        self.lease_seconds = lease_seconds
+        self.batch_size = batch_size
+        self._limiter = anyio.CapacityLimiter(1)
+        self._bus = EventBus()
+        self._writer = RunWriter(
+            self._in_store,
+            store,
+            self.clock,
+            output_limit=output_limit,
+            on_flushed=self._flushed,
+        )
+        self._runner = Runner(
+            executor,
+            self.clock,
+            self._bus,
+            self._writer,
+            max_concurrent_runs=max_concurrent_runs,
+            per_target_limit=per_target_limit,
+        )
+        self._wake = anyio.Event()
+        self._sleeping_until: datetime | None = None
+        self._planning = True
+        self._runs_ended = anyio.Event()
+        """Set (and replaced) each time ended runs are committed; waiters then re-read."""
+        self._stack: AsyncExitStack | None = None
+        self._loops: anyio.CancelScope | None = None
+        self._loops_done = anyio.Event()
+
+    # --- lifecycle --------------------------------------------------------------------------
+
+    async def __aenter__(self) -> Scheduler:
+        if self._stack is not None:
+            raise RuntimeError("this Scheduler is already running")
+        stack = AsyncExitStack()
+        tasks = await stack.enter_async_context(anyio.create_task_group())
+        try:
+            recovered = await self._in_store(
+                partial(
+                    firing.renew_and_recover,
+                    self.store,
+                    engine_id=self.engine_id,
+                    now=self.clock.now(),
+                    lease_seconds=self.lease_seconds,
+                    starting=True,
+                )
+            )
+        except BaseException:
+            tasks.cancel_scope.cancel()
+            await stack.aclose()
+            raise
+        self._stack = stack
+        self._announce_recovery(recovered)
+        self._runner.bind(tasks)
+        tasks.start_soon(self._writer.run)
+        tasks.start_soon(self._run_loops, tasks)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        """Stop firing; runs in flight end ``interrupted``; release the lease; no task is left."""
+        stack, self._stack = self._stack, None
+        if stack is None:
+            return
+        try:
+            if self._loops is not None:
+                self._loops.cancel()
+            await self._loops_done.wait()
+            self._runner.stop_all(SHUTDOWN)
+            await self._runner.wait_idle()
+            await self._writer.close()
+            with anyio.CancelScope(shield=True):
+                await self._in_store(partial(self.store.release_lease, self.engine_id))
+        finally:
+            await stack.aclose()
+
+    async def _run_loops(self, tasks: TaskGroup) -> None:
+        try:
+            with anyio.CancelScope() as self._loops:
+                async with anyio.create_task_group() as loops:
+                    loops.start_soon(self._fire_loop)
+                    loops.start_soon(self._lease_loop)
+        finally:
+            self._loops_done.set()
+
+    def _require_running(self) -> None:
+        if self._stack is None:
+            raise RuntimeError("the Scheduler is not running: use it as `async with scheduler:`")
+
+    async def _in_store(self, func: Callable[[], T]) -> T:
+        """Run ``func`` in the store thread; the event loop never waits on SQLite."""
+        return await anyio.to_thread.run_sync(func, limiter=self._limiter)
+
+    # --- events -----------------------------------------------------------------------------
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Call ``listener`` for every event; returns the function that unsubscribes it."""
+        return self._bus.subscribe(listener)
+
+    def _announce_recovery(self, recovered: firing.Recovery) -> None:
+        for run in recovered.runs:
+            log.warning("run %s of job %s: %s", run.id, run.job_id, run.error)
+            self._bus.run(RUN_FINISHED, run)
+        for job in recovered.jobs:
+            self._bus.job(JOB_UPDATED, job)
+
+    def _flushed(self, result: firing.FlushResult) -> None:
+        jobs_by_id = {job.id: job for job in result.jobs}
+        ended = False
+        for run in result.runs:
+            if run.status.is_final:
+                ended = True
+                self._bus.run(RUN_FINISHED, run, job=jobs_by_id.get(run.job_id))
+        for job in result.jobs:
+            self._bus.job(JOB_UPDATED, job)
+        if ended:
+            self._runs_ended.set()
+            self._runs_ended = anyio.Event()
+
+    # --- the firing loop -----------------------------------------------------------------------
+
+    def _poke(self, fire_at: datetime | None) -> None:
+        """Wake the loop if ``fire_at`` is earlier than what it sleeps towards."""
+        if fire_at is None:
+            return
+        if self._planning or self._sleeping_until is None or fire_at < self._sleeping_until:
+            self._wake.set()
+
+    async def _fire_loop(self) -> None:
+        while True:
+            self._planning = True
+            self._wake = anyio.Event()
+            try:
+                result = await self._fire_once()
+            except Exception:
+                log.exception("firing pass failed; trying again in %s s", ERROR_BACKOFF)
+                self._planning = False
+                await anyio.sleep(ERROR_BACKOFF)
+                continue
+            if result.full_batch:
+                await anyio.lowlevel.checkpoint()
+                continue
+            await self._sleep(result.next_fire_at)
+
+    async def _fire_once(self) -> firing.FireResult:
+        now = self.clock.now()
+        result = await self._in_store(
+            partial(
+                firing.fire_due,
+                self.store,
+                now=now,
+                engine_id=self.engine_id,
+                batch_size=self.batch_size,
+                in_flight=self._runner.in_flight(),
+            )
+        )
+        for fired in result.fired:
+            self._runner.start(fired.job, fired.run, lane=True, serial=fired.serial)
+        for run in result.recorded:
+            self._bus.run(RUN_FINISHED, run)
+        for job in result.jobs:
+            self._bus.job(JOB_UPDATED, job)
+        return result
+
+    async def _sleep(self, deadline: datetime | None) -> None:
+        """Until ``deadline`` (at most ``max_sleep``), or a wake-up, whichever comes first."""
+        now = self.clock.now()
+        if deadline is not None and deadline <= now:
+            return
+        target = deadline or now + timedelta(seconds=self.max_sleep)
+        self._sleeping_until = deadline
+        self._planning = False
+        if self._wake.is_set():
+            return
+        async with anyio.create_task_group() as sleeping:
+
+            async def sleep_then_stop() -> None:
+                await self.clock.sleep_until(target, max_sleep=self.max_sleep)
+                sleeping.cancel_scope.cancel()
+
+            sleeping.start_soon(sleep_then_stop)
+            await self._wake.wait()
+            sleeping.cancel_scope.cancel()
+
+    async def _lease_loop(self) -> None:
+        period = self.lease_seconds / 3
+        while True:
+            renew_at = self.clock.now() + timedelta(seconds=period)
+            await self.clock.sleep_until(renew_at, max_sleep=period)
+            try:
+                recovered = await self._in_store(
+                    partial(
+                        firing.renew_and_recover,
+                        self.store,
+                        engine_id=self.engine_id,
+                        now=self.clock.now(),
+                        lease_seconds=self.lease_seconds,
+                        starting=False,
+                    )
+                )
+            except Exception:
+                log.exception("could not renew the lease of engine %s", self.engine_id)
+                continue
+            self._announce_recovery(recovered)
+
+    # --- jobs -----------------------------------------------------------------------------------
+
+    async def add_job(self, new: NewJob, *, owner: str) -> Job:
+        (job,) = await self.add_jobs([new], owner=owner)
+        return job
+
+    async def add_jobs(self, news: Sequence[NewJob], *, owner: str) -> list[Job]:
+        """Create jobs in one transaction: all of them, or none (the error names the index)."""
+        self._require_running()
+        created = await self._in_store(
+            partial(
+                jobs.create_jobs,
+                self.store,
+                list(news),
+                owner=owner,
+                now=self.clock.now(),
+                default_tz=self.default_tz,
+            )
+        )
+        for job in created:
+            self._bus.job(JOB_CREATED, job)
+        self._poke(earliest([job.next_fire_at for job in created]))
+        return created
+
+    async def get_job(self, job_id: str, *, owner: str) -> Job:
+        return await self._in_store(partial(self.store.get_job, job_id, owner=owner))
+
+    async def list_jobs(self, *, owner: str, where: JobFilter = ANY_JOB) -> list[Job]:
+        return await self._in_store(partial(self.store.list_jobs, owner=owner, where=where))
+
+    def _changed(self, job: Job) -> Job:
+        self._bus.job(JOB_UPDATED, job)
+        self._poke(job.next_fire_at)
+        return job
+
+    async def update_job(
+        self,
+        job_id: str,
+        *,
+        owner: str,
+        when: str | None = None,
+        tz: str | None = None,
+        name: str | None = None,
+        action: dict[str, Any] | None = None,
+        target: dict[str, Any] | None = None,
+        policies: Policies | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> Job:
+        """Change a job. A new ``when``/``tz`` is parsed at the time of the update and the
+        schedule restarts from it; new policies apply from the next occurrence on."""
+        self._require_running()
+        changes = JobChanges(when, tz, name, action, target, policies, options)
+        job = await self._in_store(
+            partial(
+                jobs.update_job,
+                self.store,
+                job_id,
+                owner=owner,
+                now=self.clock.now(),
+                changes=changes,
+            )
+        )
+        return self._changed(job)
+
+    async def pause_job(self, job_id: str, *, owner: str) -> Job:
+        self._require_running()
+        job = await self._in_store(
+            partial(jobs.pause_job, self.store, job_id, owner=owner, now=self.clock.now())
+        )
+        return self._changed(job)
+
+    async def resume_job(self, job_id: str, *, owner: str, catch_up: bool = False) -> Job:
+        """Resume from now on; with ``catch_up`` the occurrences since the pause are due at once
+        and handled by the job's catch-up policy."""
+        self._require_running()
+        job = await self._in_store(
+            partial(
+                jobs.resume_job,
+                self.store,
+                job_id,
+                owner=owner,
+                now=self.clock.now(),
+                catch_up=catch_up,
+                in_flight=self._runner.held(job_id),
+            )
+        )
+        return self._changed(job)
+
+    async def skip_job(self, job_id: str, *, owner: str) -> Job:
+        """Skip the next occurrence of a recurring job (recorded as a ``skipped`` run)."""
+        self._require_running()
+        job, skipped = await self._in_store(
+            partial(
+                jobs.skip_job,
+                self.store,
+                job_id,
+                owner=owner,
+                now=self.clock.now(),
+                engine_id=self.engine_id,
+                in_flight=self._runner.held(job_id),
+            )
+        )
+        if skipped is not None:
+            self._bus.run(RUN_FINISHED, skipped, job=job)
+        return self._changed(job)
+
+    async def trigger_job(self, job_id: str, *, owner: str) -> Run:
+        """Run the job now (trigger ``manual``); its schedule does not move."""
+        self._require_running()
+        job, run = await self._in_store(
+            partial(
+                jobs.trigger_job,
+                self.store,
+                job_id,
+                owner=owner,
+                now=self.clock.now(),
+                engine_id=self.engine_id,
+            )
+        )
+        self._bus.job(JOB_UPDATED, job)
+        self._runner.start(job, run, lane=False, serial=False)
+        return run
+
+    async def cancel_job(self, job_id: str, *, owner: str) -> Job:
+        """Nothing more fires; runs already in flight finish (``stop_run`` stops them)."""
+        self._require_running()
+        job = await self._in_store(
+            partial(jobs.cancel_job, self.store, job_id, owner=owner, now=self.clock.now())
+        )
+        return self._changed(job)
+
+    async def delete_job(self, job_id: str, *, owner: str) -> None:
+        """Delete a job and its runs; its runs in flight are cancelled."""
+        self._require_running()
+        job = await self.get_job(job_id, owner=owner)
+        self._runner.stop_job(job_id, DELETED)
+        await self._in_store(partial(self.store.delete_job, job_id, owner=owner))
+        self._bus.job(JOB_DELETED, job)
+
+    # --- runs -------------------------------------------------------------------------------------
+
+    async def get_run(self, run_id: str, *, owner: str) -> Run:
+        return await self._in_store(partial(self.store.get_run, run_id, owner=owner))
+
+    async def list_runs(self, *, owner: str, where: RunFilter = ANY_RUN) -> list[Run]:
+        return await self._in_store(partial(self.store.list_runs, owner=owner, where=where))
+
+    async def stop_run(self, run_id: str, *, owner: str) -> Run:
+        """Cancel a run in flight (executing or waiting its turn): it ends ``cancelled``."""
+        self._require_running()
+        run = await self.get_run(run_id, owner=owner)
+        if run.status.is_final:
+            raise ConflictError(f"run {run_id} already ended: {run.status.value}")
+        if not self._runner.stop(run_id, STOPPED):
+            raise ConflictError(
+                f"run {run_id} is held by engine {run.engine_id}, not by this one "
+                f"({self.engine_id}); it can only be stopped there"
+            )
+        return await self.wait_run(run_id, owner=owner, timeout=float("inf"))
+
+    async def wait_run(self, run_id: str, *, owner: str, timeout: float) -> Run:
+        """The run once it is final, or as it is when ``timeout`` seconds have passed."""
+        with anyio.move_on_after(timeout):
+            while True:
+                # Taken before the read: an end committed after the read sets this very event.
+                ended = self._runs_ended
+                run = await self.get_run(run_id, owner=owner)
+                if run.status.is_final:
+                    return run
+                await ended.wait()
+        return await self.get_run(run_id, owner=owner)

@@ -1,0 +1,146 @@
+"""Batched persistence of what runs do while and after they execute.
+
+A run's start, its output and its end are queued here and written together, one transaction
+per batch: thousands of completions per second become a few dozen transactions. Ends are
+written as soon as the store thread is free (a batch grows by itself while the previous one is
+being written); output alone waits up to ``output_interval`` so that a chatty run does not
+turn every line into a transaction. Listeners hear of an end only after it is committed, so
+whatever they read back from the store is already final.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from functools import partial
+
+import anyio
+
+from jupyter_recall.core.clock import Clock
+from jupyter_recall.core.model import Run
+from jupyter_recall.engine.firing import Ended, FlushResult, flush
+from jupyter_recall.store.base import Store
+
+log = logging.getLogger("jupyter_recall.engine")
+
+RETRY_DELAY = 1.0
+"""Seconds before writing a batch again after the store refused it (e.g. a locked file)."""
+
+CLOSING_ATTEMPTS = 3
+"""At shutdown, attempts per batch before it is given up (logged) so that stopping ends."""
+
+
+class RunWriter:
+    def __init__(
+        self,
+        call: Callable[[Callable[[], FlushResult]], Awaitable[FlushResult]],
+        store: Store,
+        clock: Clock,
+        *,
+        output_limit: int,
+        on_flushed: Callable[[FlushResult], None],
+        output_interval: float = 0.25,
+        max_batch: int = 200,
+    ) -> None:
+        self._call = call
+        self._store = store
+        self._clock = clock
+        self._output_limit = output_limit
+        self._on_flushed = on_flushed
+        self._output_interval = output_interval
+        self._max_batch = max_batch
+        self._updates: dict[str, Run] = {}
+        self._ended: list[Ended] = []
+        self._outputs: dict[str, list[str]] = {}
+        self._work = anyio.Event()
+        self._urgent = anyio.Event()
+        self._closing = False
+        self._stopped = anyio.Event()
+        self._failures = 0
+
+    # --- producers (called from the event loop, never block) -------------------------------
+
+    def started(self, run: Run) -> None:
+        self._updates[run.id] = run
+        self._work.set()
+
+    def output(self, run_id: str, text: str) -> None:
+        self._outputs.setdefault(run_id, []).append(text)
+        self._work.set()
+
+    def ended(self, item: Ended) -> None:
+        self._updates[item.run.id] = item.run
+        self._ended.append(item)
+        self._work.set()
+        self._urgent.set()
+
+    @property
+    def pending(self) -> bool:
+        return bool(self._updates or self._ended or self._outputs)
+
+    # --- the loop ---------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        try:
+            while not (self._closing and not self.pending):
+                await self._work.wait()
+                if not self._urgent.is_set() and not self._closing:
+                    with anyio.move_on_after(self._output_interval):
+                        await self._urgent.wait()
+                # Fresh events before taking the batch: anything queued from here on sets
+                # them again, so no wake-up is lost.
+                self._work = anyio.Event()
+                self._urgent = anyio.Event()
+                while self.pending:
+                    await self._write_batch()
+        finally:
+            self._stopped.set()
+
+    async def close(self) -> None:
+        """Write what is queued, then stop the loop."""
+        self._closing = True
+        self._work.set()
+        self._urgent.set()
+        await self._stopped.wait()
+
+    def _take(self) -> tuple[list[Run], list[Ended], dict[str, str]]:
+        ended, self._ended = self._ended[: self._max_batch], self._ended[self._max_batch :]
+        updates = [self._updates.pop(item.run.id) for item in ended if item.run.id in self._updates]
+        while self._updates and len(updates) < self._max_batch:
+            run_id = next(iter(self._updates))
+            updates.append(self._updates.pop(run_id))
+        outputs = {run_id: "".join(chunks) for run_id, chunks in self._outputs.items()}
+        self._outputs = {}
+        return updates, ended, outputs
+
+    def _requeue(self, updates: list[Run], ended: list[Ended], outputs: dict[str, str]) -> None:
+        for run in updates:
+            self._updates.setdefault(run.id, run)
+        self._ended[:0] = ended
+        for run_id, text in outputs.items():
+            self._outputs.setdefault(run_id, []).insert(0, text)
+
+    async def _write_batch(self) -> None:
+        updates, ended, outputs = self._take()
+        job = partial(
+            flush,
+            self._store,
+            updates=updates,
+            ended=ended,
+            outputs=outputs,
+            output_limit=self._output_limit,
+            now=self._clock.now(),
+        )
+        try:
+            result = await self._call(job)
+        except Exception:
+            self._failures += 1
+            if self._closing and self._failures >= CLOSING_ATTEMPTS:
+                log.exception("gave up recording %d run changes at shutdown", len(updates))
+                return
+            log.exception("could not record %d run changes; retrying", len(updates))
+            self._requeue(updates, ended, outputs)
+            await anyio.sleep(RETRY_DELAY)
+            return
+        self._failures = 0
+        self._on_flushed(result)
