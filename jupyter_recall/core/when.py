@@ -48,6 +48,9 @@ ACCEPTED_FORMS: tuple[str, ...] = (
 MAX_TEXT_LENGTH = 200
 """Longer texts are refused before any matching: no time expression is that long."""
 
+MAX_DURATION_SECONDS = 36525 * 86400
+"""Durations (relative times and intervals) up to 100 years: beyond that, datetimes overflow."""
+
 DEFAULT_TIME_OF_DAY = time(9, 0)
 """The time of forms that name a day but no time (``tomorrow``, ``on 2026-06-01``, ``daily``)."""
 
@@ -266,6 +269,8 @@ class _Context:
     def interval(self, seconds: int) -> ScheduleSpec:
         if seconds <= 0:
             raise self.fail(f"an interval must be positive, got {seconds} s")
+        if seconds > MAX_DURATION_SECONDS:
+            raise self.fail(f"an interval must be at most {MAX_DURATION_SECONDS // 86400} days")
         return ScheduleSpec(
             kind="interval",
             canonical=f"every {_compact_seconds(seconds)}",
@@ -302,16 +307,21 @@ def parse_when(text: str, *, now: datetime, tz: str) -> ScheduleSpec:
     if not isinstance(text, str):
         raise _Context(repr(text), now, name, zone).fail("a time expression must be a string")
     stripped = text.strip()
-    # The ISO path comes first and builds no context: it is the hot path of bulk job creation.
-    if len(stripped) > 10 and stripped[:4].isdigit():
-        local = _iso_local(stripped, zone)
-        if local is not None and local >= now:
-            return ScheduleSpec("once", local.isoformat(), name, OnceTrigger(local.astimezone(UTC)))
-    ctx = _Context(text, now, name, zone)
-    iso = _parse_iso(stripped, ctx)
-    if iso is not None:
-        return iso
-    return _parse_words(" ".join(stripped.lower().split()), ctx)
+    try:
+        # The ISO path comes first and builds no context: it is the hot path of bulk job creation.
+        if len(stripped) > 10 and stripped[:4].isdigit():
+            local = _iso_local(stripped, zone)
+            if local is not None and local >= now:
+                instant = local.astimezone(UTC)
+                return ScheduleSpec("once", local.isoformat(), name, OnceTrigger(instant))
+        ctx = _Context(text, now, name, zone)
+        iso = _parse_iso(stripped, ctx)
+        if iso is not None:
+            return iso
+        return _parse_words(" ".join(stripped.lower().split()), ctx)
+    except OverflowError:
+        reason = "the time is outside the supported range (years 1 to 9999)"
+        raise _Context(text, now, name, zone).fail(reason) from None
 
 
 def _iso_local(stripped: str, zone: tzinfo) -> datetime | None:
@@ -492,6 +502,8 @@ def _relative(match: re.Match[str], ctx: _Context) -> ScheduleSpec:
     seconds = _duration_seconds(match["duration"])
     if seconds <= 0:
         raise ctx.fail(f"a relative time must be in the future, got {seconds} s")
+    if seconds > MAX_DURATION_SECONDS:
+        raise ctx.fail(f"a relative time must be at most {MAX_DURATION_SECONDS // 86400} days")
     return ctx.once(ctx.now + timedelta(seconds=seconds))
 
 

@@ -58,6 +58,7 @@ ONCE_CASES = [
     ("in 1 hour, 5 minutes", PARIS, "2026-05-10T11:05:00+02:00"),
     ("10 minutes from now", PARIS, "2026-05-10T10:10:00+02:00"),
     ("in 3 hrs", PARIS, "2026-05-10T13:00:00+02:00"),
+    ("9h", PARIS, "2026-05-10T19:00:00+02:00"),
     # absolute: today if still ahead, else tomorrow
     ("at 17:00", PARIS, "2026-05-10T17:00:00+02:00"),
     ("at 9:00", PARIS, "2026-05-11T09:00:00+02:00"),
@@ -317,6 +318,9 @@ ERROR_CASES = [
     ("on 2026-02-30", "not a calendar date"),
     ("every day at 9:00:30", "minute precision"),
     ("x" * 300, "longer than 200 characters"),
+    ("in 5300 weeks", "at most 36525 days"),
+    ("every 99999999 days", "at most 36525 days"),
+    ("9999-12-31T23:59:59-05:00", "outside the supported range"),
 ]
 
 
