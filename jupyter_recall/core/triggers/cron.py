@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timezone, tzinfo
+from functools import lru_cache
 from typing import Any
 
 from croniter import CroniterBadDateError, croniter
@@ -38,26 +39,7 @@ class CronTrigger:
         object.__setattr__(self, "zone", resolve_tz(self.tz))
 
     def next_after(self, after: datetime) -> datetime | None:
-        # Wall times before the wall time of `after` map to instants <= after (monotonic mapping),
-        # so the walk can start there; only a repeated hour needs a few more steps.
-        start = instant_to_wall(after, self.zone)
-        walker = croniter(
-            self.expression,
-            start,
-            ret_type=datetime,
-            day_or=True,
-            max_years_between_matches=_MAX_YEARS,
-        )
-        for _ in range(_MAX_STEPS):
-            try:
-                wall = walker.get_next(datetime)
-            except CroniterBadDateError:
-                return None
-            instant = wall_to_instant(wall, self.zone)
-            if instant > after:
-                return instant
-        # Unreachable: a repeated hour holds far fewer wall occurrences than _MAX_STEPS.
-        raise RuntimeError(f"cron {self.expression!r} found no occurrence in {_MAX_STEPS} steps")
+        return _next_after(self.expression, self.tz, after)
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": "cron", "expression": self.expression, "tz": self.tz}
@@ -65,3 +47,29 @@ class CronTrigger:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CronTrigger:
         return cls(str(data["expression"]), str(data["tz"]))
+
+
+# Pure in its arguments, so cached: creating many jobs with one expression at one instant (bulk
+# creation, previews, planning) asks the same question many times, and croniter is slow to build.
+@lru_cache(maxsize=4096)
+def _next_after(expression: str, tz: str, after: datetime) -> datetime | None:
+    zone = resolve_tz(tz)
+    # Wall times before the wall time of `after` map to instants <= after (monotonic mapping),
+    # so the walk can start there; only a repeated hour needs a few more steps.
+    walker = croniter(
+        expression,
+        instant_to_wall(after, zone),
+        ret_type=datetime,
+        day_or=True,
+        max_years_between_matches=_MAX_YEARS,
+    )
+    for _ in range(_MAX_STEPS):
+        try:
+            wall = walker.get_next(datetime)
+        except CroniterBadDateError:
+            return None
+        instant = wall_to_instant(wall, zone)
+        if instant > after:
+            return instant
+    # Unreachable: a repeated hour holds far fewer wall occurrences than _MAX_STEPS.
+    raise RuntimeError(f"cron {expression!r} found no occurrence in {_MAX_STEPS} steps")
