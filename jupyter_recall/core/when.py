@@ -61,29 +61,31 @@ DEFAULT_WEEKDAY = 1
 # Vocabulary
 # --------------------------------------------------------------------------------------------
 
-_UNIT_SECONDS: dict[str, int] = {}
-_unit_names: tuple[str, ...]
-for _unit_names, _seconds in (
-    (("s", "sec", "secs", "second", "seconds", "seconde", "secondes"), 1),
-    (("m", "min", "mins", "minute", "minutes"), 60),
-    (("h", "hr", "hrs", "hour", "hours", "heure", "heures"), 3600),
-    (("d", "day", "days", "j", "jour", "jours"), 86400),
-    (("w", "wk", "wks", "week", "weeks", "semaine", "semaines"), 604800),
-):
-    _UNIT_SECONDS.update(dict.fromkeys(_unit_names, _seconds))
+_UNIT_SECONDS: dict[str, int] = {
+    name: seconds
+    for names, seconds in (
+        (("s", "sec", "secs", "second", "seconds", "seconde", "secondes"), 1),
+        (("m", "min", "mins", "minute", "minutes"), 60),
+        (("h", "hr", "hrs", "hour", "hours", "heure", "heures"), 3600),
+        (("d", "day", "days", "j", "jour", "jours"), 86400),
+        (("w", "wk", "wks", "week", "weeks", "semaine", "semaines"), 604800),
+    )
+    for name in names
+}
 
-_WEEKDAYS: dict[str, int] = {}
-_day_names: tuple[str, ...]
-for _day_names, _cron_day in (
-    (("monday", "mon", "lundi"), 1),
-    (("tuesday", "tue", "tues", "mardi"), 2),
-    (("wednesday", "wed", "weds", "mercredi"), 3),
-    (("thursday", "thu", "thur", "thurs", "jeudi"), 4),
-    (("friday", "fri", "vendredi"), 5),
-    (("saturday", "sat", "samedi"), 6),
-    (("sunday", "sun", "dimanche"), 0),
-):
-    _WEEKDAYS.update(dict.fromkeys(_day_names, _cron_day))
+_WEEKDAYS: dict[str, int] = {
+    name: cron_day
+    for names, cron_day in (
+        (("monday", "mon", "lundi"), 1),
+        (("tuesday", "tue", "tues", "mardi"), 2),
+        (("wednesday", "wed", "weds", "mercredi"), 3),
+        (("thursday", "thu", "thur", "thurs", "jeudi"), 4),
+        (("friday", "fri", "vendredi"), 5),
+        (("saturday", "sat", "samedi"), 6),
+        (("sunday", "sun", "dimanche"), 0),
+    )
+    for name in names
+}
 
 _DAY_NAMES = ("Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday")
 
