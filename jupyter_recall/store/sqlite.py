@@ -78,24 +78,27 @@ def truncation_marker(dropped: int) -> str:
     return f"\n[... output truncated: {dropped} characters dropped]"
 
 
-def bounded_output(head: str, dropped: int, text: str, limit: int) -> tuple[str, int]:
-    """Append ``text`` to an output of which ``dropped`` characters were already cut.
+# Room kept for the marker whatever count it will show, so the head never moves once cut.
+_MARKER_ROOM = len(truncation_marker(10**15))
 
-    Returns the new stored text (the head, then the marker when anything was cut) and the new
-    count of cut characters; the result is at most ``limit`` characters unless the marker alone
-    is longer.
+
+def bounded_output(stored: str, dropped: int, text: str, limit: int) -> tuple[str, int]:
+    """Append ``text`` to a stored output of which ``dropped`` characters were already cut.
+
+    Returns the new stored text and count of cut characters. Once over ``limit``, the stored
+    text is a fixed head and a marker with the count; it never exceeds ``limit`` unless the
+    limit is shorter than the marker itself.
     """
     if dropped:
-        head = head[: len(head) - len(truncation_marker(dropped))]
-    total = len(head) + dropped + len(text)
+        head = stored[: len(stored) - len(truncation_marker(dropped))]
+        dropped += len(text)
+        return head + truncation_marker(dropped), dropped
+    total = len(stored) + len(text)
     if total <= limit:
-        return head + text, 0
-    # The marker's length depends on the count it shows; two rounds reach the fixed point.
-    keep = limit
-    for _ in range(2):
-        keep = max(0, limit - len(truncation_marker(total - keep)))
-    combined = head[:keep] if len(head) >= keep else head + text[: keep - len(head)]
-    return combined + truncation_marker(total - keep), total - keep
+        return stored + text, 0
+    keep = max(0, limit - _MARKER_ROOM)
+    head = stored[:keep] if len(stored) >= keep else stored + text[: keep - len(stored)]
+    return head + truncation_marker(total - keep), total - keep
 
 
 class SQLiteStore:

@@ -1,0 +1,693 @@
+"""The Store contract: behaviour every store implementation must have.
+
+Written only against the ``Store`` protocol. A store's test module subclasses ``StoreContract``
+and provides the ``open_store`` fixture: a callable that opens a new store object on the same
+database each time it is called (for restart and concurrency tests), closing them at teardown.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import pytest
+
+from jupyter_recall.core.errors import ConflictError, NotFoundError
+from jupyter_recall.core.model import (
+    Coalesce,
+    Job,
+    JobKind,
+    JobStatus,
+    Overlap,
+    Policies,
+    Run,
+    RunStatus,
+    RunTrigger,
+    new_id,
+)
+from jupyter_recall.core.when import parse_when
+from jupyter_recall.store.base import JobFilter, RunFilter, Store
+
+UTC = timezone.utc
+T0 = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
+
+OpenStore = Callable[[], Store]
+
+
+class Midway(Exception):
+    """Raised by a test in the middle of a transaction."""
+
+
+def make_job(
+    *,
+    owner: str = "alice",
+    kind: JobKind = JobKind.JOB,
+    when: str = "in 30m",
+    created_at: datetime = T0,
+    **changes: Any,
+) -> Job:
+    """A valid job as the outer layers would build it: schedule parsed at ``created_at``."""
+    spec = parse_when(when, now=created_at, tz="UTC")
+    first = spec.first_fire_time()
+    if kind is JobKind.RECALL:
+        action: dict[str, Any] = {"type": "instruction", "instruction": "check the training log"}
+    else:
+        action = {"type": "code", "code": "print('hello')"}
+    job = Job(
+        id=new_id(),
+        owner=owner,
+        name=f"{kind.value} {when}",
+        kind=kind,
+        when=when,
+        schedule=spec,
+        action=action,
+        target={"type": "kernel", "notebook": "analysis.ipynb"},
+        created_at=created_at,
+        updated_at=created_at,
+        next_occurrence=first,
+        next_fire_at=first,
+    )
+    return job.evolve(**changes)
+
+
+def make_recall(session: str, *, owner: str = "alice", **changes: Any) -> Job:
+    return make_job(kind=JobKind.RECALL, owner=owner, session=session, **changes)
+
+
+def make_run(
+    job: Job,
+    scheduled_for: datetime,
+    *,
+    status: RunStatus = RunStatus.RUNNING,
+    created_at: datetime | None = None,
+    **changes: Any,
+) -> Run:
+    run = Run(
+        id=new_id(),
+        job_id=job.id,
+        owner=job.owner,
+        scheduled_for=scheduled_for,
+        trigger=RunTrigger.SCHEDULE,
+        status=status,
+        created_at=created_at or scheduled_for,
+        started_at=scheduled_for,
+    )
+    return run.evolve(**changes)
+
+
+def minutes(n: float) -> timedelta:
+    return timedelta(minutes=n)
+
+
+def ids(records: list[Job] | list[Run]) -> list[str]:
+    return [record.id for record in records]
+
+
+class StoreContract:
+    @pytest.fixture
+    def open_store(self) -> OpenStore:
+        raise NotImplementedError("a store's test module provides open_store")
+
+    @pytest.fixture
+    def store(self, open_store: OpenStore) -> Store:
+        return open_store()
+
+    @pytest.fixture
+    def job(self, store: Store) -> Job:
+        job = make_job(when="every 5m")
+        store.insert_jobs([job])
+        return job
+
+    # --- jobs: round trip ------------------------------------------------------------------
+
+    def test_a_job_comes_back_equal_with_every_field(self, store: Store) -> None:
+        job = make_job(
+            when="every 5m",
+            session="analysis.ipynb",
+            policies=Policies(
+                catchup_window=None,
+                coalesce=Coalesce.ALL,
+                overlap=Overlap.BUFFER_ONE,
+                max_runs=7,
+                end_at=T0 + timedelta(days=3),
+                jitter=2.5,
+            ),
+            status=JobStatus.PAUSED,
+            run_count=3,
+            failure_count=1,
+            last_run_at=T0 - minutes(5),
+            last_run_id="abc123",
+            last_status=RunStatus.FAILED,
+            last_error="ZeroDivisionError: division by zero",
+            options={"exclusive": True, "output_channel": "ui", "tags": ["ä", 1, None]},
+        )
+        store.insert_jobs([job])
+        assert store.get_job(job.id, owner="alice") == job
+
+    def test_instants_come_back_as_aware_utc(self, store: Store) -> None:
+        paris_noon = datetime(2030, 6, 1, 12, 0, 0, 123456, tzinfo=timezone(timedelta(hours=2)))
+        job = make_job(created_at=T0).evolve(updated_at=paris_noon, last_run_at=paris_noon)
+        store.insert_jobs([job])
+        stored = store.get_job(job.id, owner=None)
+        assert stored.updated_at == paris_noon
+        assert stored.updated_at.utcoffset() == timedelta(0)
+        assert stored.updated_at.microsecond == 123456
+        assert stored.last_run_at is not None
+        assert stored.last_run_at.tzinfo is not None
+        assert stored.last_run_at.utcoffset() == timedelta(0)
+
+    def test_unknown_job_is_not_found(self, store: Store) -> None:
+        with pytest.raises(NotFoundError, match="nosuchjob"):
+            store.get_job("nosuchjob", owner=None)
+
+    def test_a_duplicate_id_is_refused_by_name_and_the_batch_with_it(self, store: Store) -> None:
+        first = make_job()
+        store.insert_jobs([first])
+        newcomer = make_job()
+        with pytest.raises(ConflictError, match=first.id):
+            store.insert_jobs([newcomer, first.evolve(name="again")])
+        assert store.count_jobs(owner=None) == 1
+        assert store.get_job(first.id, owner=None).name == first.name
+
+    def test_the_same_id_twice_in_one_batch_is_refused(self, store: Store) -> None:
+        job = make_job()
+        with pytest.raises(ConflictError, match=job.id):
+            store.insert_jobs([job, job.evolve(name="twin")])
+        assert store.count_jobs(owner=None) == 0
+
+    def test_update_replaces_the_stored_job(self, store: Store, job: Job) -> None:
+        changed = job.evolve(
+            name="renamed",
+            status=JobStatus.PAUSED,
+            next_occurrence=T0 + minutes(10),
+            next_fire_at=T0 + minutes(10),
+            run_count=1,
+            last_status=RunStatus.SUCCEEDED,
+            options={"exclusive": False},
+            updated_at=T0 + minutes(1),
+        )
+        store.update_jobs([changed])
+        assert store.get_job(job.id, owner="alice") == changed
+
+    def test_update_of_an_unknown_job_is_refused_and_changes_nothing(
+        self, store: Store, job: Job
+    ) -> None:
+        ghost = make_job()
+        with pytest.raises(NotFoundError, match=ghost.id):
+            store.update_jobs([job.evolve(name="renamed"), ghost])
+        assert store.get_job(job.id, owner=None).name == job.name
+
+    def test_update_keeps_the_owner(self, store: Store, job: Job) -> None:
+        store.update_jobs([job.evolve(owner="mallory", name="renamed")])
+        assert store.get_job(job.id, owner="alice").name == "renamed"
+        with pytest.raises(NotFoundError):
+            store.get_job(job.id, owner="mallory")
+
+    def test_delete_removes_the_job_and_its_runs(self, store: Store, job: Job) -> None:
+        other = make_job()
+        store.insert_jobs([other])
+        assert job.next_occurrence is not None
+        store.insert_runs([make_run(job, job.next_occurrence), make_run(other, T0)])
+        store.delete_job(job.id, owner="alice")
+        with pytest.raises(NotFoundError):
+            store.get_job(job.id, owner=None)
+        assert store.list_runs(owner=None, where=RunFilter(job_id=job.id)) == []
+        assert len(store.list_runs(owner=None)) == 1
+
+    def test_delete_of_an_unknown_job_is_not_found(self, store: Store) -> None:
+        with pytest.raises(NotFoundError, match="nosuchjob"):
+            store.delete_job("nosuchjob", owner=None)
+
+    # --- owner scoping -----------------------------------------------------------------------
+
+    def test_another_owner_cannot_see_or_touch_a_job(self, store: Store, job: Job) -> None:
+        assert job.next_occurrence is not None
+        run = make_run(job, job.next_occurrence)
+        store.insert_runs([run])
+        with pytest.raises(NotFoundError):
+            store.get_job(job.id, owner="bob")
+        with pytest.raises(NotFoundError):
+            store.delete_job(job.id, owner="bob")
+        with pytest.raises(NotFoundError):
+            store.get_run(run.id, owner="bob")
+        assert store.list_jobs(owner="bob") == []
+        assert store.list_runs(owner="bob") == []
+        assert store.count_jobs(owner="bob") == 0
+        assert store.get_job(job.id, owner="alice") == job
+        assert store.get_run(run.id, owner="alice") == run
+
+    def test_system_access_sees_every_owner(self, store: Store) -> None:
+        jobs = [make_job(owner="alice"), make_job(owner="bob"), make_job(owner="bob")]
+        store.insert_jobs(jobs)
+        assert store.count_jobs(owner=None) == 3
+        assert store.count_jobs(owner="bob") == 2
+        assert sorted(ids(store.list_jobs(owner=None))) == sorted(ids(jobs))
+        assert sorted(ids(store.list_jobs(owner="bob"))) == sorted(ids(jobs[1:]))
+
+    # --- listing and filters -------------------------------------------------------------------
+
+    def test_list_jobs_is_newest_first(self, store: Store) -> None:
+        jobs = [make_job(created_at=T0 + minutes(i)) for i in (2, 0, 1)]
+        store.insert_jobs(jobs)
+        listed = store.list_jobs(owner="alice")
+        assert ids(listed) == [jobs[0].id, jobs[2].id, jobs[1].id]
+        assert ids(store.list_jobs(owner="alice", where=JobFilter(limit=2))) == ids(listed[:2])
+
+    def test_job_filters(self, store: Store) -> None:
+        active = make_job(when="every 5m")
+        paused = make_job(when="0 9 * * *", status=JobStatus.PAUSED)
+        done = make_job(status=JobStatus.COMPLETED, next_occurrence=None, next_fire_at=None)
+        recall = make_recall("analysis.ipynb")
+        old_recall = make_recall("analysis.ipynb", status=JobStatus.CANCELLED)
+        other_session = make_recall("other.ipynb", next_occurrence=None, next_fire_at=None)
+        store.insert_jobs([active, paused, done, recall, old_recall, other_session])
+
+        def listed(**fields: Any) -> set[str]:
+            return set(ids(store.list_jobs(owner="alice", where=JobFilter(**fields))))
+
+        assert listed(status=[JobStatus.PAUSED]) == {paused.id}
+        assert listed(status=[JobStatus.COMPLETED, JobStatus.CANCELLED]) == {
+            done.id,
+            old_recall.id,
+        }
+        assert listed(kind=[JobKind.RECALL]) == {recall.id, old_recall.id, other_session.id}
+        assert listed(kind=[JobKind.JOB, JobKind.WATCHER]) == {active.id, paused.id, done.id}
+        assert listed(session="analysis.ipynb") == {recall.id, old_recall.id}
+        assert listed(schedule_kind="interval") == {active.id}
+        assert listed(schedule_kind="cron") == {paused.id}
+        assert listed(pending_recalls_only=True) == {recall.id}
+        assert listed(kind=[JobKind.RECALL], status=[JobStatus.ACTIVE]) == {
+            recall.id,
+            other_session.id,
+        }
+
+    # --- due jobs ---------------------------------------------------------------------------
+
+    def test_due_jobs_are_active_earliest_first_within_the_limit(self, store: Store) -> None:
+        def at(offset: float, **changes: Any) -> Job:
+            instant = T0 + minutes(offset)
+            return make_job(next_occurrence=instant, next_fire_at=instant, **changes)
+
+        late, early, middle, exact = at(-1), at(-30), at(-10), at(0)
+        future = at(1)
+        paused = at(-20, status=JobStatus.PAUSED)
+        cancelled = at(-20, status=JobStatus.CANCELLED)
+        finished = make_job(status=JobStatus.ACTIVE, next_occurrence=None, next_fire_at=None)
+        store.insert_jobs([late, early, middle, exact, future, paused, cancelled, finished])
+
+        assert ids(store.due_jobs(T0, limit=10)) == [early.id, middle.id, late.id, exact.id]
+        assert ids(store.due_jobs(T0, limit=2)) == [early.id, middle.id]
+        assert store.due_jobs(T0 - minutes(31), limit=10) == []
+
+    def test_due_jobs_of_every_owner(self, store: Store) -> None:
+        jobs = [make_job(owner=owner, when="now") for owner in ("alice", "bob")]
+        store.insert_jobs(jobs)
+        assert sorted(ids(store.due_jobs(T0, limit=10))) == sorted(ids(jobs))
+
+    def test_next_fire_at_is_the_earliest_active(self, store: Store) -> None:
+        assert store.next_fire_at() is None
+        soon = make_job(when="in 10m")
+        later = make_job(when="in 2h")
+        paused = make_job(when="in 1m", status=JobStatus.PAUSED)
+        store.insert_jobs([later, soon, paused])
+        assert store.next_fire_at() == T0 + minutes(10)
+        store.update_jobs([soon.evolve(status=JobStatus.COMPLETED)])
+        assert store.next_fire_at() == T0 + minutes(120)
+
+    # --- at most one pending recall per session -----------------------------------------------
+
+    def test_a_second_pending_recall_in_a_session_is_refused(self, store: Store) -> None:
+        pending = make_recall("analysis.ipynb")
+        store.insert_jobs([pending])
+        with pytest.raises(ConflictError) as caught:
+            store.insert_jobs([make_recall("analysis.ipynb", when="in 1h")])
+        message = str(caught.value)
+        assert "'analysis.ipynb'" in message
+        assert pending.id in message
+        assert f"%recall cancel {pending.id}" in message
+        assert [j.id for j in store.list_jobs(owner="alice")] == [pending.id]
+
+    def test_a_paused_recall_is_still_pending(self, store: Store) -> None:
+        store.insert_jobs([make_recall("nb.ipynb", status=JobStatus.PAUSED)])
+        with pytest.raises(ConflictError):
+            store.insert_jobs([make_recall("nb.ipynb")])
+
+    def test_a_recall_without_next_occurrence_is_not_pending(self, store: Store) -> None:
+        spent = make_recall("nb.ipynb", next_occurrence=None, next_fire_at=None)
+        store.insert_jobs([spent])
+        store.insert_jobs([make_recall("nb.ipynb")])
+        assert store.count_jobs(owner="alice") == 2
+
+    def test_a_cancelled_or_completed_recall_is_not_pending(self, store: Store) -> None:
+        store.insert_jobs(
+            [
+                make_recall("nb.ipynb", status=JobStatus.CANCELLED),
+                make_recall("nb.ipynb", status=JobStatus.COMPLETED),
+            ]
+        )
+        store.insert_jobs([make_recall("nb.ipynb")])
+        assert store.count_jobs(owner="alice") == 3
+
+    def test_sessions_and_owners_are_independent(self, store: Store) -> None:
+        store.insert_jobs(
+            [
+                make_recall("one.ipynb"),
+                make_recall("two.ipynb"),
+                make_recall("one.ipynb", owner="bob"),
+                make_job(session="one.ipynb"),
+            ]
+        )
+        assert store.count_jobs(owner=None) == 4
+
+    def test_two_pending_recalls_in_one_batch_are_refused(self, store: Store) -> None:
+        first = make_recall("nb.ipynb")
+        with pytest.raises(ConflictError, match=first.id):
+            store.insert_jobs([first, make_recall("nb.ipynb")])
+        assert store.count_jobs(owner=None) == 0
+
+    def test_an_update_cannot_make_a_second_pending_recall(self, store: Store) -> None:
+        pending = make_recall("nb.ipynb")
+        spent = make_recall("nb.ipynb", status=JobStatus.COMPLETED, next_occurrence=None)
+        store.insert_jobs([pending, spent])
+        revived = spent.evolve(status=JobStatus.ACTIVE, next_occurrence=T0 + minutes(5))
+        with pytest.raises(ConflictError, match=pending.id):
+            store.update_jobs([revived])
+        assert store.get_job(spent.id, owner=None).status is JobStatus.COMPLETED
+        # Cancelling the pending one first makes room.
+        store.update_jobs([pending.evolve(status=JobStatus.CANCELLED), revived])
+        assert store.get_job(spent.id, owner=None) == revived
+
+    # --- runs -----------------------------------------------------------------------------
+
+    def test_a_run_comes_back_equal(self, store: Store, job: Job) -> None:
+        run = make_run(
+            job,
+            T0,
+            status=RunStatus.FAILED,
+            finished_at=T0 + timedelta(seconds=3),
+            error="boom",
+            engine_id="engine-1",
+            trigger=RunTrigger.CATCHUP,
+        )
+        assert store.insert_runs([run]) == [run]
+        assert store.get_run(run.id, owner="alice") == run
+
+    def test_an_occurrence_is_inserted_once(self, store: Store, job: Job) -> None:
+        first = make_run(job, T0)
+        assert store.insert_runs([first]) == [first]
+        again = make_run(job, T0, engine_id="second-engine")
+        assert store.insert_runs([again]) == []
+        assert ids(store.list_runs(owner=None)) == [first.id]
+        assert store.get_run(first.id, owner=None).engine_id is None
+
+    def test_insert_runs_reports_which_were_inserted(self, store: Store, job: Job) -> None:
+        existing = make_run(job, T0)
+        store.insert_runs([existing])
+        fresh = [make_run(job, T0 + minutes(5)), make_run(job, T0 + minutes(10))]
+        duplicate = make_run(job, T0)
+        twin = make_run(job, T0 + minutes(5))
+        inserted = store.insert_runs([fresh[0], duplicate, twin, fresh[1]])
+        assert ids(inserted) == ids(fresh)
+        assert len(store.list_runs(owner=None)) == 3
+
+    def test_large_run_batches(self, store: Store, job: Job) -> None:
+        first = [make_run(job, T0 + minutes(i)) for i in range(0, 3000, 2)]
+        assert len(store.insert_runs(first)) == 1500
+        second = [make_run(job, T0 + minutes(i)) for i in range(1500, 4500)]
+        inserted = store.insert_runs(second)
+        expected = [run for run in second if (run.scheduled_for - T0) >= minutes(3000)]
+        expected += [
+            run
+            for run in second
+            if minutes(1500) <= run.scheduled_for - T0 < minutes(3000)
+            and (run.scheduled_for - T0) // minutes(1) % 2 == 1
+        ]
+        assert sorted(ids(inserted)) == sorted(ids(expected))
+
+    def test_a_run_of_an_unknown_job_is_refused(self, store: Store) -> None:
+        ghost = make_job()
+        with pytest.raises(NotFoundError, match=ghost.id):
+            store.insert_runs([make_run(ghost, T0)])
+
+    def test_a_duplicate_run_id_is_refused(self, store: Store, job: Job) -> None:
+        run = make_run(job, T0)
+        store.insert_runs([run])
+        with pytest.raises(ConflictError, match=run.id):
+            store.insert_runs([run.evolve(scheduled_for=T0 + minutes(1))])
+
+    def test_update_runs_replaces_all_but_the_output(self, store: Store, job: Job) -> None:
+        run = make_run(job, T0, engine_id="e1")
+        store.insert_runs([run])
+        store.append_output(run.id, "streamed\n", limit=1000)
+        finished = run.evolve(
+            status=RunStatus.SUCCEEDED, finished_at=T0 + minutes(1), error=None, output=""
+        )
+        store.update_runs([finished])
+        stored = store.get_run(run.id, owner="alice")
+        assert stored == finished.evolve(output="streamed\n")
+
+    def test_update_of_an_unknown_run_is_not_found(self, store: Store, job: Job) -> None:
+        with pytest.raises(NotFoundError, match="nosuchrun"):
+            store.update_runs([make_run(job, T0, id="nosuchrun")])
+
+    def test_append_output_accumulates(self, store: Store, job: Job) -> None:
+        run = make_run(job, T0)
+        store.insert_runs([run])
+        store.append_output(run.id, "one\n", limit=100)
+        store.append_output(run.id, "two\n", limit=100)
+        assert store.get_run(run.id, owner=None).output == "one\ntwo\n"
+
+    def test_append_output_keeps_the_head_and_counts_what_it_drops(
+        self, store: Store, job: Job
+    ) -> None:
+        run = make_run(job, T0)
+        store.insert_runs([run])
+        store.append_output(run.id, "a" * 150, limit=100)
+        first = store.get_run(run.id, owner=None).output
+        assert len(first) <= 100
+        head, marker = first.split("\n", 1)
+        assert set(head) == {"a"}
+        dropped = 150 - len(head)
+        assert marker == f"[... output truncated: {dropped} characters dropped]"
+
+        store.append_output(run.id, "b" * 1000, limit=100)
+        second = store.get_run(run.id, owner=None).output
+        assert len(second) <= 100
+        assert second.startswith(head)
+        assert second.endswith(f"[... output truncated: {1150 - len(head)} characters dropped]")
+
+    def test_append_output_to_an_unknown_run_is_not_found(self, store: Store) -> None:
+        with pytest.raises(NotFoundError, match="nosuchrun"):
+            store.append_output("nosuchrun", "text", limit=100)
+
+    def test_list_runs_newest_first_with_filters(self, store: Store, job: Job) -> None:
+        other = make_job()
+        store.insert_jobs([other])
+        old = make_run(job, T0, status=RunStatus.SUCCEEDED)
+        new = make_run(job, T0 + minutes(10), status=RunStatus.FAILED)
+        mid = make_run(other, T0 + minutes(5), status=RunStatus.SUCCEEDED)
+        store.insert_runs([old, new, mid])
+
+        def listed(**fields: Any) -> list[str]:
+            return ids(store.list_runs(owner="alice", where=RunFilter(**fields)))
+
+        assert listed() == [new.id, mid.id, old.id]
+        assert listed(job_id=job.id) == [new.id, old.id]
+        assert listed(status=[RunStatus.SUCCEEDED]) == [mid.id, old.id]
+        assert listed(limit=1) == [new.id]
+
+    def test_list_runs_since_finds_runs_created_or_finished_since(
+        self, store: Store, job: Job
+    ) -> None:
+        created_before_finished_after = make_run(
+            job, T0, created_at=T0, status=RunStatus.SUCCEEDED, finished_at=T0 + minutes(20)
+        )
+        created_before_still_running = make_run(job, T0 + minutes(1), created_at=T0 + minutes(1))
+        created_after = make_run(job, T0 + minutes(15), created_at=T0 + minutes(15))
+        created_at_since = make_run(job, T0 + minutes(10), created_at=T0 + minutes(10))
+        store.insert_runs(
+            [
+                created_before_finished_after,
+                created_before_still_running,
+                created_after,
+                created_at_since,
+            ]
+        )
+        since = ids(store.list_runs(owner="alice", where=RunFilter(since=T0 + minutes(10))))
+        assert sorted(since) == sorted(
+            [created_before_finished_after.id, created_after.id, created_at_since.id]
+        )
+
+    def test_running_runs(self, store: Store, job: Job) -> None:
+        other = make_job(owner="bob")
+        store.insert_jobs([other])
+        running = make_run(job, T0)
+        done = make_run(job, T0 + minutes(5), status=RunStatus.SUCCEEDED)
+        elsewhere = make_run(other, T0)
+        store.insert_runs([running, done, elsewhere])
+        assert sorted(ids(store.running_runs())) == sorted([running.id, elsewhere.id])
+        assert ids(store.running_runs(job_id=job.id)) == [running.id]
+
+    # --- leases and orphaned runs -----------------------------------------------------------
+
+    def test_orphaned_runs_are_interrupted_and_live_ones_left_alone(
+        self, store: Store, job: Job
+    ) -> None:
+        now = T0 + minutes(30)
+        store.renew_lease("alive", now=T0, until=now + minutes(1))
+        store.renew_lease("expired", now=T0, until=now - minutes(1))
+        store.renew_lease("me", now=T0, until=now + minutes(1))
+        runs = {
+            engine: make_run(job, T0 + minutes(i), engine_id=engine)
+            for i, engine in enumerate(["alive", "expired", "gone", "me"])
+        }
+        finished = make_run(job, T0 + minutes(9), status=RunStatus.SUCCEEDED, engine_id="gone")
+        store.insert_runs([*runs.values(), finished])
+
+        orphans = store.interrupt_orphaned_runs(now=now, engine_id="me")
+
+        interrupted = {"expired", "gone", "me"}
+        assert sorted(ids(orphans)) == sorted(runs[e].id for e in interrupted)
+        for run in orphans:
+            assert run.status is RunStatus.INTERRUPTED
+            assert run.finished_at == now
+            assert run.engine_id is not None
+            assert run.error is not None
+            assert run.engine_id in run.error
+            assert store.get_run(run.id, owner=None) == run
+        assert store.get_run(runs["alive"].id, owner=None).status is RunStatus.RUNNING
+        assert store.get_run(finished.id, owner=None).status is RunStatus.SUCCEEDED
+        assert store.interrupt_orphaned_runs(now=now, engine_id="me") == []
+
+    def test_a_renewed_lease_keeps_runs_and_a_released_one_does_not(
+        self, store: Store, job: Job
+    ) -> None:
+        store.renew_lease("e1", now=T0, until=T0 + minutes(1))
+        store.renew_lease("e1", now=T0 + minutes(1), until=T0 + minutes(10))
+        run = make_run(job, T0, engine_id="e1")
+        store.insert_runs([run])
+        assert store.interrupt_orphaned_runs(now=T0 + minutes(5), engine_id="e2") == []
+        store.release_lease("e1")
+        assert ids(store.interrupt_orphaned_runs(now=T0 + minutes(5), engine_id="e2")) == [run.id]
+
+    # --- transactions ---------------------------------------------------------------------
+
+    def test_atomic_rolls_back_everything_on_error(self, store: Store) -> None:
+        job = make_job()
+
+        def write_then_fail() -> None:
+            with store.atomic():
+                store.insert_jobs([job])
+                store.insert_runs([make_run(job, T0)])
+                store.renew_lease("e1", now=T0, until=T0 + minutes(1))
+                raise Midway
+
+        with pytest.raises(Midway):
+            write_then_fail()
+        assert store.count_jobs(owner=None) == 0
+        assert store.list_runs(owner=None) == []
+        assert store.running_runs() == []
+
+    def test_a_failed_nested_block_rolls_back_only_itself(self, store: Store) -> None:
+        kept, dropped = make_job(), make_job()
+
+        def write_then_fail() -> None:
+            with store.atomic():
+                store.insert_jobs([dropped])
+                raise Midway
+
+        with store.atomic():
+            store.insert_jobs([kept])
+            with pytest.raises(Midway):
+                write_then_fail()
+            store.insert_runs([make_run(kept, T0)])
+        assert ids(store.list_jobs(owner=None)) == [kept.id]
+        assert len(store.list_runs(owner=None)) == 1
+
+    def test_a_refused_batch_inside_atomic_leaves_nothing_behind(self, store: Store) -> None:
+        first = make_job()
+        newcomer = make_job()
+        with store.atomic():
+            store.insert_jobs([first])
+            with pytest.raises(ConflictError):
+                store.insert_jobs([newcomer, first])
+        assert ids(store.list_jobs(owner=None)) == [first.id]
+
+    def test_reads_inside_atomic_see_its_writes(self, store: Store) -> None:
+        job = make_job(when="now")
+        with store.atomic():
+            store.insert_jobs([job])
+            assert ids(store.due_jobs(T0, limit=5)) == [job.id]
+            assert store.get_job(job.id, owner="alice") == job
+
+    # --- persistence and concurrency ----------------------------------------------------------
+
+    def test_everything_is_there_after_a_restart(self, open_store: OpenStore) -> None:
+        first = open_store()
+        job = make_job(when="every 5m")
+        recall = make_recall("nb.ipynb")
+        run = make_run(job, T0, engine_id="e1")
+        first.insert_jobs([job, recall])
+        first.insert_runs([run])
+        first.append_output(run.id, "hello\n", limit=100)
+        first.renew_lease("e1", now=T0, until=T0 + minutes(1))
+        first.close()
+
+        second = open_store()
+        assert second.get_job(job.id, owner="alice") == job
+        assert second.get_job(recall.id, owner="alice") == recall
+        assert second.get_run(run.id, owner="alice") == run.evolve(output="hello\n")
+        assert second.interrupt_orphaned_runs(now=T0, engine_id="e2") == []
+        with pytest.raises(ConflictError):
+            second.insert_jobs([make_recall("nb.ipynb")])
+
+    def test_two_store_objects_in_two_threads_lose_no_writes(self, open_store: OpenStore) -> None:
+        stores = [open_store(), open_store()]
+        job = make_job()
+        stores[0].insert_jobs([job])
+        run = make_run(job, T0)
+        stores[0].insert_runs([run])
+        errors: list[BaseException] = []
+
+        def work(store: Store, worker: int) -> None:
+            try:
+                for i in range(40):
+                    with store.atomic():
+                        store.insert_jobs([make_job(name=f"w{worker}-{i}")])
+                        store.append_output(run.id, f"{worker}", limit=10_000)
+            except BaseException as exc:  # reported to the main thread below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=work, args=(s, n)) for n, s in enumerate(stores)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert errors == []
+        assert stores[1].count_jobs(owner=None) == 81
+        output = stores[0].get_run(run.id, owner=None).output
+        assert sorted(output) == ["0"] * 40 + ["1"] * 40
+
+    def test_one_store_object_shared_by_threads(self, store: Store) -> None:
+        job = make_job()
+        store.insert_jobs([job])
+        errors: list[BaseException] = []
+
+        def work(worker: int) -> None:
+            try:
+                for i in range(30):
+                    with store.atomic():
+                        store.insert_runs([make_run(job, T0 + minutes(worker * 100 + i))])
+                        store.list_runs(owner=None, where=RunFilter(limit=1))
+            except BaseException as exc:  # reported to the main thread below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=work, args=(n,)) for n in range(3)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert errors == []
+        assert len(store.list_runs(owner=None)) == 90

@@ -1,0 +1,303 @@
+"""The SQLite store: the store contract, plus what only SQLite has (pragmas, migrations, plans)."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from jupyter_recall.core.errors import StoreError, ValidationError
+from jupyter_recall.store.migrations import latest_version
+from jupyter_recall.store.sqlite import SQLiteStore, bounded_output, truncation_marker
+from tests.store.contract import T0, OpenStore, StoreContract, make_job, make_run
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "recall.db"
+
+
+@pytest.fixture
+def open_sqlite(db_path: Path) -> Iterator[OpenStore]:
+    opened: list[SQLiteStore] = []
+
+    def open_store() -> SQLiteStore:
+        store = SQLiteStore(db_path)
+        opened.append(store)
+        return store
+
+    yield open_store
+    for store in opened:
+        store.close()
+
+
+class TestSQLiteStoreContract(StoreContract):
+    @pytest.fixture
+    def open_store(self, open_sqlite: OpenStore) -> OpenStore:
+        return open_sqlite
+
+
+@pytest.fixture
+def store(open_sqlite: OpenStore) -> SQLiteStore:
+    store = open_sqlite()
+    assert isinstance(store, SQLiteStore)
+    return store
+
+
+def raw(store: SQLiteStore, sql: str, *params: object) -> list[tuple[object, ...]]:
+    return list(store.db.execute(sql, params).fetchall())
+
+
+# --- connection settings -----------------------------------------------------------------------
+
+
+def test_wal_synchronous_normal_and_busy_timeout(db_path: Path) -> None:
+    store = SQLiteStore(db_path, busy_timeout=2.5)
+    try:
+        assert store.db.journal_mode == "wal"
+        assert raw(store, "PRAGMA synchronous") == [(1,)]  # NORMAL
+        assert raw(store, "PRAGMA busy_timeout") == [(2500,)]
+        assert raw(store, "PRAGMA foreign_keys") == [(1,)]
+    finally:
+        store.close()
+
+
+def test_an_in_memory_store_works() -> None:
+    store = SQLiteStore(":memory:")
+    job = make_job()
+    store.insert_jobs([job])
+    assert store.get_job(job.id, owner="alice") == job
+    store.close()
+
+
+def test_an_unopenable_path_is_a_store_error(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="missing-dir"):
+        SQLiteStore(tmp_path / "missing-dir" / "recall.db")
+
+
+# --- migrations --------------------------------------------------------------------------------
+
+
+def test_migrations_are_recorded_and_applied_once(open_sqlite: OpenStore, db_path: Path) -> None:
+    first = open_sqlite()
+    assert isinstance(first, SQLiteStore)
+    assert [m.version for m in first.applied_migrations] == list(range(1, latest_version() + 1))
+    rows = raw(first, "SELECT version, name, applied_at FROM migrations ORDER BY version")
+    assert [row[0] for row in rows] == list(range(1, latest_version() + 1))
+    for _, name, applied_at in rows:
+        assert name
+        assert datetime.fromisoformat(str(applied_at)).tzinfo is not None
+    assert {"jobs", "runs", "leases", "migrations"} <= set(first.db.table_names())
+
+    second = open_sqlite()
+    assert isinstance(second, SQLiteStore)
+    assert second.applied_migrations == []
+    assert raw(second, "SELECT version, name, applied_at FROM migrations ORDER BY version") == rows
+
+
+def test_stores_opening_a_new_file_at_once_migrate_it_once(db_path: Path) -> None:
+    stores: list[SQLiteStore] = []
+    errors: list[BaseException] = []
+
+    def open_one() -> None:
+        try:
+            stores.append(SQLiteStore(db_path))
+        except BaseException as exc:  # reported to the main thread below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=open_one) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    try:
+        assert errors == []
+        assert sum(len(store.applied_migrations) for store in stores) == latest_version()
+        assert raw(stores[0], "SELECT count(*) FROM migrations") == [(latest_version(),)]
+    finally:
+        for store in stores:
+            store.close()
+
+
+def test_a_database_from_a_newer_release_is_refused(db_path: Path) -> None:
+    SQLiteStore(db_path).close()
+    with sqlite3.connect(db_path) as conn:
+        conn.execute(
+            "INSERT INTO migrations (version, name, applied_at) VALUES (?, ?, ?)",
+            (latest_version() + 1, "from the future", T0.isoformat()),
+        )
+    conn.close()
+    with pytest.raises(StoreError, match=f"schema version {latest_version() + 1}"):
+        SQLiteStore(db_path)
+
+
+# --- storage format ----------------------------------------------------------------------------
+
+
+def test_instants_are_integer_microseconds_and_payloads_carry_a_version(
+    store: SQLiteStore,
+) -> None:
+    job = make_job(options={"exclusive": True})
+    store.insert_jobs([job])
+    row = raw(store, "SELECT created_at, action, options, schedule, version FROM jobs")[0]
+    created_at, action, options, schedule, version = row
+    assert created_at == int(T0.timestamp()) * 1_000_000
+    assert str(action).startswith('{"version":1,"type":"code"')
+    assert options == '{"version":1,"exclusive":true}'
+    assert '"version":' in str(schedule)
+    assert version == job.version
+    assert "version" not in store.get_job(job.id, owner=None).action
+
+
+def test_a_payload_may_not_use_the_reserved_version_key(store: SQLiteStore) -> None:
+    with pytest.raises(ValidationError, match=r"options\.version"):
+        store.insert_jobs([make_job(options={"version": 2})])
+
+
+def test_a_naive_instant_is_refused_by_field_name(store: SQLiteStore) -> None:
+    naive = datetime(2030, 1, 1, 12, 0)
+    with pytest.raises(ValidationError, match="last_run_at"):
+        store.insert_jobs([make_job(last_run_at=naive)])
+    job = make_job()
+    store.insert_jobs([job])
+    with pytest.raises(ValidationError, match="finished_at"):
+        store.insert_runs([make_run(job, T0, finished_at=naive)])
+    assert store.list_runs(owner=None) == []
+
+
+def test_a_payload_that_is_not_json_is_refused(store: SQLiteStore) -> None:
+    with pytest.raises(ValidationError, match="options"):
+        store.insert_jobs([make_job(options={"when": T0})])
+
+
+# --- indexes -----------------------------------------------------------------------------------
+
+
+def plan(store: SQLiteStore, sql: str, *params: object) -> str:
+    return " | ".join(str(row[-1]) for row in raw(store, f"EXPLAIN QUERY PLAN {sql}", *params))
+
+
+def test_due_jobs_and_next_fire_at_search_the_partial_index(store: SQLiteStore) -> None:
+    store.insert_jobs([make_job(when="now") for _ in range(50)])
+    for sql, params in [
+        (
+            "SELECT id FROM jobs WHERE status = 'active' AND next_fire_at <= ? "
+            "ORDER BY next_fire_at, id LIMIT ?",
+            (0, 10),
+        ),
+        (
+            "SELECT next_fire_at FROM jobs WHERE status = 'active' "
+            "AND next_fire_at IS NOT NULL ORDER BY next_fire_at LIMIT 1",
+            (),
+        ),
+    ]:
+        query_plan = plan(store, sql, *params)
+        assert "USING INDEX jobs_due" in query_plan
+        assert "TEMP B-TREE" not in query_plan
+    # The statements the store runs are the ones checked above.
+    traced: list[str] = []
+    store.db.conn.set_trace_callback(traced.append)
+    store.due_jobs(T0, limit=10)
+    store.next_fire_at()
+    store.db.conn.set_trace_callback(None)
+    for statement in traced:
+        assert "USING INDEX jobs_due" in plan(store, statement)
+
+
+def test_the_declared_indexes_exist(store: SQLiteStore) -> None:
+    jobs = {index.name: index for index in store.db.table("jobs").indexes}
+    runs = {index.name: index for index in store.db.table("runs").indexes}
+    assert jobs["jobs_due"].columns == ["next_fire_at", "id"]
+    assert jobs["jobs_one_pending_recall"].unique
+    assert jobs["jobs_by_owner"].columns == ["owner", "created_at"]
+    assert runs["runs_one_per_occurrence"].unique
+    assert runs["runs_one_per_occurrence"].columns == ["job_id", "scheduled_for"]
+    assert runs["runs_by_owner"].columns == ["owner", "created_at"]
+
+
+# --- locking -----------------------------------------------------------------------------------
+
+
+def test_a_writer_waits_for_another_connection_within_the_busy_timeout(
+    db_path: Path,
+) -> None:
+    holder, waiter = SQLiteStore(db_path), SQLiteStore(db_path, busy_timeout=5.0)
+    holding = threading.Event()
+
+    def hold() -> None:
+        with holder.atomic():
+            holder.insert_jobs([make_job()])
+            holding.set()
+            time.sleep(0.3)
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    holding.wait()
+    started = time.monotonic()
+    waiter.insert_jobs([make_job()])
+    waited = time.monotonic() - started
+    thread.join()
+    try:
+        assert waited >= 0.1
+        assert waiter.count_jobs(owner=None) == 2
+    finally:
+        holder.close()
+        waiter.close()
+
+
+def test_a_lock_held_past_the_busy_timeout_is_a_store_error(db_path: Path) -> None:
+    holder, waiter = SQLiteStore(db_path), SQLiteStore(db_path, busy_timeout=0.05)
+    try:
+        with holder.atomic():
+            holder.insert_jobs([make_job()])
+            with pytest.raises(StoreError, match="locked"):
+                waiter.insert_jobs([make_job()])
+        assert waiter.count_jobs(owner=None) == 1
+    finally:
+        holder.close()
+        waiter.close()
+
+
+def test_a_closed_store_reports_a_store_error(store: SQLiteStore) -> None:
+    store.close()
+    with pytest.raises(StoreError):
+        store.count_jobs(owner=None)
+
+
+# --- bounded output ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("chunks", "limit"),
+    [
+        (["x" * 100], 100),
+        (["x" * 101], 100),
+        (["abc"] * 40, 100),
+        (["a" * 99, "b" * 2, "c" * 10_000], 100),
+        (["é" * 500, "ü" * 5], 80),
+    ],
+)
+def test_bounded_output_never_exceeds_the_limit_and_counts_every_character(
+    chunks: list[str], limit: int
+) -> None:
+    output, dropped = "", 0
+    for chunk in chunks:
+        output, dropped = bounded_output(output, dropped, chunk, limit)
+        assert len(output) <= limit
+    full = "".join(chunks)
+    if dropped:
+        head = output.removesuffix(truncation_marker(dropped))
+        assert full.startswith(head)
+        assert len(head) + dropped == len(full)
+    else:
+        assert output == full
+
+
+def test_a_limit_shorter_than_the_marker_keeps_only_the_marker() -> None:
+    assert bounded_output("", 0, "x" * 100, 5) == (truncation_marker(100), 100)
+    assert bounded_output("xyz", 0, "", 5) == ("xyz", 0)
