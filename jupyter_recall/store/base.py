@@ -52,7 +52,9 @@ class Store(Protocol):
         ...
 
     def update_jobs(self, jobs: Sequence[Job]) -> None:
-        """Replace stored jobs by id (all fields). NotFoundError for an unknown id."""
+        """Replace stored jobs by id (all fields but the identity: id, owner, kind and
+        created_at are fixed at insert). NotFoundError for an unknown id, ConflictError as for
+        insert_jobs; the whole batch is refused."""
         ...
 
     def get_job(self, job_id: str, *, owner: str | None) -> Job:
@@ -83,7 +85,11 @@ class Store(Protocol):
         Returns the runs that were inserted."""
         ...
 
-    def update_runs(self, runs: Sequence[Run]) -> None: ...
+    def update_runs(self, runs: Sequence[Run]) -> None:
+        """Replace stored runs by id, all fields but ``output``: only append_output writes it,
+        since the engine's copy of a run does not hold what was streamed into the store.
+        NotFoundError for an unknown id."""
+        ...
 
     def append_output(self, run_id: str, text: str, *, limit: int) -> None:
         """Append to a run's output, keeping at most ``limit`` characters (the head and a
