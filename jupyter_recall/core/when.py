@@ -213,20 +213,37 @@ def _spec_from_dict(data: dict[str, Any]) -> ScheduleSpec:
             "schedule.version", f"unsupported version {version!r}", accepted=[str(SPEC_VERSION)]
         )
     kind = data["kind"]
-    loader = _TRIGGER_LOADERS.get(data["trigger"]["type"])
-    if kind not in _KINDS or loader is None:
+    if kind not in _TRIGGER_TYPE_OF_KIND:
         raise ValidationError("schedule.kind", f"unknown kind {kind!r}", accepted=_KINDS)
+    trigger_data = data["trigger"]
+    expected_type = _TRIGGER_TYPE_OF_KIND[kind]
+    if trigger_data["type"] != expected_type:
+        raise ValidationError(
+            "schedule.trigger.type",
+            f"a {kind} schedule has a {expected_type!r} trigger, got {trigger_data['type']!r}",
+            accepted=[expected_type],
+        )
     anchor_text = data.get("anchor")
     anchor = None if anchor_text is None else datetime.fromisoformat(anchor_text).astimezone(UTC)
+    if (anchor is None) == (kind in ("interval", "cron")):
+        raise ValidationError(
+            "schedule.anchor", "an anchor goes with interval and cron schedules only"
+        )
     return ScheduleSpec(
         kind=kind,
         canonical=str(data["canonical"]),
         tz=normalize_tz(data["tz"]),
-        trigger=loader(data["trigger"]),
+        trigger=_TRIGGER_LOADERS[expected_type](trigger_data),
         anchor=anchor,
     )
 
 
+_TRIGGER_TYPE_OF_KIND: dict[str, str] = {
+    "once": "once",
+    "immediate": "once",
+    "interval": "interval",
+    "cron": "cron",
+}
 _KINDS: tuple[ScheduleKind, ...] = ("once", "interval", "cron", "immediate")
 _TRIGGER_LOADERS: dict[str, Callable[[dict[str, Any]], Trigger]] = {
     "once": OnceTrigger.from_dict,

@@ -605,7 +605,10 @@ def test_from_dict_keeps_a_one_shot_that_is_now_in_the_past():
         ({"kind": "sometimes"}, "schedule.kind"),
         ({"tz": "Mars/Olympus"}, "tz"),
         ({"trigger": {"type": "cron", "expression": "0 9 * * *"}}, "schedule"),
-        ({"trigger": {"type": "random"}}, "schedule.kind"),
+        ({"trigger": {"type": "random"}}, "schedule.trigger.type"),
+        ({"trigger": {"type": "once", "at": "2026-06-01T00:00:00+00:00"}}, "schedule.trigger.type"),
+        ({"anchor": None}, "schedule.anchor"),
+        ({"trigger": {"type": "cron", "expression": "0 9 * * *", "tz": "Mars/Olympus"}}, "tz"),
         ({"anchor": "yesterday"}, "schedule"),
     ],
 )
