@@ -409,20 +409,30 @@ def _leftover_reason(normal: str) -> str:
     return "not a recognised time expression"
 
 
+# Words after which the fallback is not consulted: recurring phrases must never become one-shots,
+# and parsedatetime resolves "this <part of day>" months away (2.6: "this evening" in November).
+_NO_FALLBACK_WORDS = frozenset({"every", "each", "tous", "toutes", "chaque", "this"})
+
+
 def _parse_natural(normal: str, ctx: _Context) -> ScheduleSpec | None:
-    """parsedatetime as a last resort, only when it understands the whole text as one date."""
-    if normal.split(maxsplit=1)[0] in ("every", "each", "tous", "toutes", "chaque"):
+    """parsedatetime as a last resort, only when it understands the whole text as one date.
+
+    Texts without a letter are refused: "2026" could be a year or 20:26.
+    """
+    words = normal.split()
+    if _NO_FALLBACK_WORDS.intersection(words) or not any(c.isalpha() for c in normal):
         return None
     import parsedatetime
 
     calendar = parsedatetime.Calendar(version=parsedatetime.VERSION_CONTEXT_STYLE)
-    source = instant_to_wall(ctx.now, ctx.zone)
-    found = calendar.nlp(normal, sourceTime=source)
+    found = calendar.nlp(normal, sourceTime=instant_to_wall(ctx.now, ctx.zone))
     if not found or len(found) != 1:
         return None
     wall, context, start, end, _ = found[0]
     if start != 0 or end != len(normal) or not context.hasDateOrTime:
         return None
+    if not context.hasTime:
+        wall = datetime.combine(wall.date(), DEFAULT_TIME_OF_DAY)
     return ctx.once(wall_to_instant(wall, ctx.zone))
 
 

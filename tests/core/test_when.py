@@ -113,6 +113,10 @@ ONCE_CASES = [
     ("le 2026-06-01 à 12h", PARIS, "2026-06-01T12:00:00+02:00"),
     # parsedatetime fallback, only because it understands the whole text
     ("next friday at 5pm", PARIS, "2026-05-15T17:00:00+02:00"),
+    ("june 3rd at 4pm", PARIS, "2026-06-03T16:00:00+02:00"),
+    ("friday", PARIS, "2026-05-15T09:00:00+02:00"),
+    ("dec 25", PARIS, "2026-12-25T09:00:00+01:00"),
+    ("tonight", PARIS, "2026-05-10T21:00:00+02:00"),
 ]
 
 
@@ -292,6 +296,10 @@ ERROR_CASES = [
     ("asdf", "not a recognised time expression"),
     ("banana now", "not a recognised time expression"),
     ("the day after tomorrow", "not a recognised time expression"),
+    ("this evening", "not a recognised time expression"),
+    ("every other day", "not a recognised time expression"),
+    ("2026", "not a recognised time expression"),
+    ("1234", "not a recognised time expression"),
     ("in 30m banana", "unexpected 'banana' after 'in 30m'"),
     ("every 30m please", "unexpected 'please' after 'every 30m'"),
     ("now please", "unexpected 'please' after 'now'"),
