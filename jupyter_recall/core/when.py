@@ -160,8 +160,14 @@ class ScheduleSpec:
         return self.trigger.next_after(self.anchor)
 
     def next_after(self, after: datetime) -> datetime | None:
-        """The earliest fire time strictly after ``after`` (aware UTC), or None if none remain."""
-        return self.trigger.next_after(_aware("after", after))
+        """The earliest fire time strictly after ``after`` (aware UTC), or None if none remain.
+
+        A recurring schedule has no occurrence at or before its anchor (the parse-time ``now``).
+        """
+        _aware("after", after)
+        if self.anchor is not None and after < self.anchor:
+            after = self.anchor
+        return self.trigger.next_after(after)
 
     def next_fire_times(self, n: int, after: datetime | None = None) -> list[datetime]:
         """Up to ``n`` fire times: from the first fire time, or strictly after ``after``."""

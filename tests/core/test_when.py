@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import time
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
@@ -541,6 +541,14 @@ def test_interval_next_after_is_arithmetic_even_far_ahead():
     far = iso("2999-01-01T00:00:00.5+00:00")
     assert spec.next_after(far) == iso("2999-01-01T00:00:01+00:00")
     assert time.perf_counter() - started < 0.05
+
+
+@pytest.mark.parametrize("text", ["every day at 9:00", "*/15 * * * *", "every 5m"])
+def test_recurring_schedules_have_no_occurrence_before_their_anchor(text):
+    spec = parse_when(text, now=NOW, tz=PARIS)
+    long_before = NOW - timedelta(days=10)
+    assert spec.next_after(long_before) == spec.first_fire_time()
+    assert spec.next_fire_times(2, after=long_before) == spec.next_fire_times(2)
 
 
 def test_next_fire_times_zero_is_empty():
