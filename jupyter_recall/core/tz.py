@@ -42,23 +42,22 @@ def _fixed_offset(text: str, sign: str, hours: str, minutes: str | None) -> tupl
 
 
 def _iana(text: str) -> tuple[str, tzinfo]:
-    name = text
-    if not name or name.startswith(("/", ".")) or ".." in name:
+    # Only names from the zone database: no paths, no directories, and no host-dependent aliases.
+    # The lookup ignores case: zone files are case-sensitive, users type "europe/paris" too.
+    name = _zone_names_by_folded_case().get(text.lower())
+    if name is None:
         raise _bad_tz(text, "unknown time zone")
-    try:
-        zone = zoneinfo.ZoneInfo(name)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-        # Zone files are looked up case-sensitively; users type "europe/paris" too.
-        name = _zone_names_by_folded_case().get(text.lower(), "")
-        if not name:
-            raise _bad_tz(text, "unknown time zone") from None
-        zone = zoneinfo.ZoneInfo(name)
+    zone = zoneinfo.ZoneInfo(name)
     return zone.key, zone
+
+
+_HOST_ALIASES = frozenset({"localtime", "posixrules"})
 
 
 @lru_cache(maxsize=1)
 def _zone_names_by_folded_case() -> dict[str, str]:
-    return {name.lower(): name for name in zoneinfo.available_timezones()}
+    names = zoneinfo.available_timezones() - _HOST_ALIASES
+    return {name.lower(): name for name in names}
 
 
 def resolve_tz(text: str) -> tzinfo:

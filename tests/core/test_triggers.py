@@ -215,7 +215,21 @@ def test_zone_lookups_are_cached():
 
 
 @pytest.mark.parametrize(
-    "text", ["Mars/Olympus", "", "+24:00", "+05:60", "5:30", "Europe/", "../../etc/passwd", None]
+    "text",
+    [
+        "Mars/Olympus",
+        "",
+        "+24:00",
+        "+05:60",
+        "5:30",
+        "Europe/",
+        "Europe",
+        "localtime",
+        "../../etc/passwd",
+        "/usr/share/zoneinfo/UTC",
+        "Europe/Paris\x00",
+        None,
+    ],
 )
 def test_bad_time_zones_name_the_field_and_the_accepted_forms(text):
     with pytest.raises(ValidationError) as caught:
