@@ -32,11 +32,13 @@ class RecallApp(ExtensionApp):
     db_path = Unicode(
         "",
         config=True,
-        help="SQLite file holding jobs and runs (default: <jupyter data dir>/jupyter_recall.sqlite).",
+        help="SQLite file of jobs and runs (default: <jupyter data dir>/jupyter_recall.sqlite).",
     )
     default_timezone = Unicode(
-        "", config=True, help="IANA zone or ±HH:MM offset for schedules that name none "
-        "(default: the server's local zone)."
+        "",
+        config=True,
+        help="IANA zone or ±HH:MM offset for schedules that name none "
+        "(default: the server's local zone).",
     )
     max_concurrent_runs = Integer(16, config=True, help="Runs executing at once, server-wide.")
     per_kernel_limit = Integer(2, config=True, help="Runs executing at once in one kernel.")
@@ -122,8 +124,9 @@ class RecallApp(ExtensionApp):
             jupyter_recall_default_tz=self.default_timezone,
             jupyter_recall_heartbeat=self.sse_heartbeat,
         )
-        self.log.info("jupyter_recall: jobs in %s, default zone %s", self.db_path,
-                      self.default_timezone)
+        self.log.info(
+            "jupyter_recall: jobs in %s, default zone %s", self.db_path, self.default_timezone
+        )
 
     def _make_executor(self) -> Executor:
         from jupyter_recall.server.wiring import make_server_executor

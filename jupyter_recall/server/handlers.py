@@ -35,7 +35,7 @@ JOB_ACTIONS = ("pause", "resume", "skip", "trigger")
 PREVIEW_COUNT = 5
 
 
-class RecallHandler(ExtensionHandlerMixin, APIHandler):  # type: ignore[misc]
+class RecallHandler(ExtensionHandlerMixin, APIHandler):
     auth_resource = AUTH_RESOURCE
 
     @property
@@ -72,7 +72,9 @@ class RecallHandler(ExtensionHandlerMixin, APIHandler):  # type: ignore[misc]
 
     def log_exception(self, typ: Any, value: Any, tb: Any) -> None:
         if isinstance(value, RecallError):
-            self.log.info("jupyter_recall: %s %s -> %s", self.request.method, self.request.uri, value)
+            self.log.info(
+                "jupyter_recall: %s %s -> %s", self.request.method, self.request.uri, value
+            )
             return
         super().log_exception(typ, value, tb)
 
@@ -240,6 +242,7 @@ class InfoHandler(RecallHandler):
 
 
 _ID = r"(?P<{}>[A-Za-z0-9_-]+)"
+
 
 def route_table() -> list[tuple[str, type[RecallHandler]]]:
     from jupyter_recall.server.sse import EventsHandler

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from jupyter_recall.core.errors import ValidationError
-from jupyter_recall.core.model import JobKind, Job, Policies, Run
+from jupyter_recall.core.model import Job, JobKind, Policies, Run
 from jupyter_recall.core.payloads import (
     check_action_fits_target,
     validate_action,
@@ -16,7 +16,17 @@ from jupyter_recall.core.payloads import (
 )
 from jupyter_recall.engine.scheduler import NewJob
 
-NEW_JOB_FIELDS = ("when", "action", "target", "name", "kind", "tz", "session", "policies", "options")
+NEW_JOB_FIELDS = (
+    "when",
+    "action",
+    "target",
+    "name",
+    "kind",
+    "tz",
+    "session",
+    "policies",
+    "options",
+)
 PATCH_FIELDS = ("when", "tz", "name", "action", "target", "policies", "options")
 USER_KINDS = (JobKind.JOB.value, JobKind.RECALL.value)
 
@@ -115,14 +125,16 @@ def new_job_from_json(body: Mapping[str, Any]) -> NewJob:
     if kind.value not in USER_KINDS:
         raise ValidationError("kind", f"cannot create {kind.value!r} here", accepted=USER_KINDS)
     if kind is JobKind.RECALL and action["type"] != "instruction":
-        raise ValidationError("action.type", "a recall's action is a self-instruction",
-                              accepted=("instruction",))
+        raise ValidationError(
+            "action.type", "a recall's action is a self-instruction", accepted=("instruction",)
+        )
     session = _optional_str(body, "session") or (
         _default_session(target) if kind is JobKind.RECALL else None
     )
     if kind is JobKind.RECALL and session is None:
-        raise ValidationError("session", "a recall belongs to a session: give 'session' or a "
-                              "kernel target")
+        raise ValidationError(
+            "session", "a recall belongs to a session: give 'session' or a kernel target"
+        )
     return NewJob(
         when=when,
         action=action,

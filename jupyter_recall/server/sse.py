@@ -98,7 +98,7 @@ class EventsHandler(RecallHandler):
         queue = self.hub.open(owner)
         heartbeat = float(self.settings["jupyter_recall_heartbeat"])
         try:
-            await self._send("event: open\ndata: {\"ok\": true}\n\n")
+            await self._send('event: open\ndata: {"ok": true}\n\n')
             await self._stream(queue, heartbeat)
         except StreamClosedError:
             pass

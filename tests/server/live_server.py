@@ -37,9 +37,16 @@ class LiveServer:
 
     def start(self, timeout: float = 60.0) -> LiveServer:
         command = [
-            sys.executable, "-m", "jupyter_server", "--no-browser", "--allow-root",
-            f"--port={self.port}", "--ip=127.0.0.1", f"--IdentityProvider.token={TOKEN}",
-            f"--ServerApp.root_dir={self.root}", f"--RecallApp.db_path={self.db_path}",
+            sys.executable,
+            "-m",
+            "jupyter_server",
+            "--no-browser",
+            "--allow-root",
+            f"--port={self.port}",
+            "--ip=127.0.0.1",
+            f"--IdentityProvider.token={TOKEN}",
+            f"--ServerApp.root_dir={self.root}",
+            f"--RecallApp.db_path={self.db_path}",
             "--RecallApp.default_timezone=UTC",
         ]
         env = {**os.environ, "JUPYTER_PLATFORM_DIRS": "1"}
@@ -59,7 +66,9 @@ class LiveServer:
         if data is None and method in ("POST", "PATCH"):
             data = b"{}"
         request = urllib.request.Request(
-            self.url + path, data=data, method=method,
+            self.url + path,
+            data=data,
+            method=method,
             headers={"Authorization": f"token {TOKEN}", "Content-Type": "application/json"},
         )
         with urllib.request.urlopen(request, timeout=30) as response:

@@ -44,8 +44,7 @@ class SSEReader:
 
 def open_stream(port, base_url, headers, reader):
     url = f"http://localhost:{port}{base_url}api/recall/events"
-    request = HTTPRequest(url, headers=headers, streaming_callback=reader.feed,
-                          request_timeout=60)
+    request = HTTPRequest(url, headers=headers, streaming_callback=reader.feed, request_timeout=60)
     return asyncio.ensure_future(AsyncHTTPClient().fetch(request, raise_error=False))
 
 
@@ -56,12 +55,12 @@ async def test_sse_streams_job_and_run_changes_with_heartbeats(
     stream = open_stream(jp_http_port, jp_base_url, jp_auth_header, reader)
     try:
         await reader.wait_for(lambda r: any(e == "open" for e, _ in r.events))
-        job = await call(jp_fetch, "POST", "api/recall/jobs", {"when": "now", "action": NOTIFY},
-                         expect=201)
+        job = await call(
+            jp_fetch, "POST", "api/recall/jobs", {"when": "now", "action": NOTIFY}, expect=201
+        )
         await reader.wait_for(lambda r: "run.finished" in [e for e, _ in r.events])
         types = [e for e, _ in reader.events]
-        assert types.index("job.created") < types.index("run.started") < types.index(
-            "run.finished")
+        assert types.index("job.created") < types.index("run.started") < types.index("run.finished")
         finished = next(d for e, d in reader.events if e == "run.finished")
         assert finished["run"]["job_id"] == job["id"]
         assert finished["run"]["status"] == "succeeded"
@@ -80,8 +79,9 @@ async def test_jupyter_events_emits_changes(jp_fetch, jp_serverapp):
         seen.append(data)
 
     jp_serverapp.event_logger.add_listener(schema_id=SCHEMA_ID, listener=listener)
-    job = await call(jp_fetch, "POST", "api/recall/jobs", {"when": "in 1h", "action": NOTIFY},
-                     expect=201)
+    job = await call(
+        jp_fetch, "POST", "api/recall/jobs", {"when": "in 1h", "action": NOTIFY}, expect=201
+    )
     for _ in range(50):
         if seen:
             break

@@ -56,7 +56,10 @@ async def test_server_notification_job_fires_and_records_output(jp_fetch):
 async def test_list_filters(jp_fetch):
     await call(jp_fetch, "POST", "api/recall/jobs", {"when": "in 1h", "action": NOTIFY}, expect=201)
     recurring = await call(
-        jp_fetch, "POST", "api/recall/jobs", {"when": "every day at 09:00", "action": NOTIFY},
+        jp_fetch,
+        "POST",
+        "api/recall/jobs",
+        {"when": "every day at 09:00", "action": NOTIFY},
         expect=201,
     )
     await call(jp_fetch, "POST", f"api/recall/jobs/{recurring['id']}/pause")
@@ -98,8 +101,10 @@ async def test_patch_and_delete(jp_fetch):
         jp_fetch, "POST", "api/recall/jobs", {"when": "in 1h", "action": NOTIFY}, expect=201
     )
     patched = await call(
-        jp_fetch, "PATCH", f"api/recall/jobs/{job['id']}", {"when": "every monday at 10:00",
-                                                            "name": "weekly"}
+        jp_fetch,
+        "PATCH",
+        f"api/recall/jobs/{job['id']}",
+        {"when": "every monday at 10:00", "name": "weekly"},
     )
     assert patched["schedule_kind"] == "cron"
     assert patched["name"] == "weekly"
@@ -113,8 +118,7 @@ async def test_parse_preview(jp_fetch):
     )
     assert parsed["kind"] == "cron"
     assert len(parsed["next_fire_times"]) == 5
-    error = await call(jp_fetch, "POST", "api/recall/parse", {"when": "next blue moon"},
-                       expect=400)
+    error = await call(jp_fetch, "POST", "api/recall/parse", {"when": "next blue moon"}, expect=400)
     assert error["field"] == "when"
     assert "next blue moon" in error["message"]
     assert "every day" in error["message"], "the error lists the accepted forms"
@@ -192,8 +196,9 @@ async def test_runs_since(jp_fetch):
 
 
 def _concrete(pattern: str) -> str:
-    return re.sub(r"\(\?P<(\w+)>[^)]*\)", lambda m: "abc123" if m[1] != "action" else "pause",
-                  pattern)
+    return re.sub(
+        r"\(\?P<(\w+)>[^)]*\)", lambda m: "abc123" if m[1] != "action" else "pause", pattern
+    )
 
 
 def _methods(handler) -> list[str]:
@@ -204,8 +209,11 @@ async def test_every_route_refuses_requests_without_credentials(jp_fetch):
     for pattern, handler in route_table():
         for method in _methods(handler):
             path = _concrete(pattern)
-            kwargs = {"method": method.upper(), "raise_error": False,
-                      "headers": {"Authorization": ""}}
+            kwargs = {
+                "method": method.upper(),
+                "raise_error": False,
+                "headers": {"Authorization": ""},
+            }
             if method in ("post", "patch"):
                 kwargs["body"] = "{}"
             response = await jp_fetch(*path.strip("/").split("/"), **kwargs)
@@ -224,8 +232,10 @@ def test_openapi_documents_exactly_the_routes():
         template = re.sub(r"\(\?P<(\w+)>[^)]*\)", r"{\1}", pattern)
         for method in _methods(handler):
             if "{action}" in template:
-                served |= {(template.replace("{action}", a), method)
-                           for a in ("pause", "resume", "skip", "trigger")}
+                served |= {
+                    (template.replace("{action}", a), method)
+                    for a in ("pause", "resume", "skip", "trigger")
+                }
             else:
                 served.add((template, method))
     assert served == documented

@@ -10,7 +10,10 @@ from tests.server.live_server import LiveServer
 
 LONG_RUN = {
     "when": "now",
-    "action": {"type": "code", "code": "import time\nprint('started', flush=True)\ntime.sleep(120)"},
+    "action": {
+        "type": "code",
+        "code": "import time\nprint('started', flush=True)\ntime.sleep(120)",
+    },
     "target": {"type": "headless", "kernel_name": "python3"},
 }
 LATER = {"when": "every day at 09:00", "action": {"type": "notification", "message": "later"}}
