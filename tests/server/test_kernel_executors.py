@@ -188,6 +188,34 @@ async def test_run_by_kernel_id_and_expression_results(executors: Any, user: Any
     assert executors.concurrency_key(job) == f"kernel:{user.kernel_id}"
 
 
+async def test_concurrent_runs_on_one_kernel_run_in_parallel(executors: Any, user: Any) -> None:
+    job = make_job(code("import time; time.sleep(1); print('done')"), at_path())
+    sinks = [Sink(), Sink()]
+    began = time.monotonic()
+    async with anyio.create_task_group() as group:
+        for sink in sinks:
+            group.start_soon(executors.execute, job, make_run(job), sink)
+    assert [sink.text for sink in sinks] == ["done\n", "done\n"]
+    assert time.monotonic() - began < 1.9, "the two runs took turns"
+
+
+async def test_runs_go_on_after_the_user_restarts_the_kernel(executors: Any, user: Any) -> None:
+    assert (await run_job(executors, make_job(code("print(1)"), at_path())))[1].text == "1\n"
+    user.close()
+    await user.serverapp.kernel_manager.restart_kernel(user.kernel_id)
+    outcome, sink, _ = await run_job(executors, make_job(code("print('x' in dir())"), at_path()))
+    assert (outcome, sink.text) == (RunOutcome(), "False\n")
+
+
+async def test_a_kernel_dying_under_a_run_fails_it(executors: Any, user: Any) -> None:
+    job = make_job(code("import os; os._exit(1)"), at_path())
+    with anyio.fail_after(15):
+        outcome, _, _ = await run_job(executors, job)
+    assert outcome.error is not None
+    assert outcome.error.startswith(f"kernel {user.kernel_id} ")
+    assert outcome.error.endswith(("died during the run", "restarted during the run"))
+
+
 async def test_error_output_and_outcome(executors: Any, user: Any) -> None:
     outcome, sink, _ = await run_job(executors, make_job(code("print('before')\n1/0"), at_path()))
     assert outcome.error == "ZeroDivisionError: division by zero"

@@ -34,9 +34,6 @@ _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
 
 Liveness = Callable[[], Awaitable[None]]
 
-RESTARTED = "restarted"
-"""Pseudo channel pushed to every inbox when the kernel announces a fresh start."""
-
 
 class KernelGone(Exception):
     """The kernel restarted, died or its connection was closed while a request was pending."""
@@ -102,9 +99,10 @@ class KernelConnection:
 
     def _route(self, channel: str, msg: Message) -> None:
         if _is_fresh_start(channel, msg):
+            # Requests in flight are not failed here: this status may come late (our SUB socket
+            # reconnects to the new process lazily), after requests that the new process answers.
+            # A request lost with the old process is caught by the executor's liveness check.
             self.generation += 1
-            for waiting in list(self._inboxes.values()):
-                waiting.send_nowait((RESTARTED, msg))
             return
         parent_id = msg.get("parent_header", {}).get("msg_id")
         inbox = self._inboxes.get(parent_id) if parent_id else None
@@ -145,8 +143,6 @@ class KernelConnection:
         with self.track(msg) as inbox, anyio.fail_after(timeout):
             self.send(channel, msg)
             async for where, reply in inbox:
-                if where == RESTARTED:
-                    raise KernelGone(f"kernel {self.label} restarted")
                 if where == channel:
                     return dict(reply["content"])
         raise KernelGone(f"the connection to kernel {self.label} closed")
@@ -315,8 +311,6 @@ async def collect(
 
 
 def _apply(where: str, msg: Message, execution: Execution, output: OutputSink, label: str) -> None:
-    if where == RESTARTED:
-        raise KernelGone(f"kernel {label} restarted during the run")
     msg_type = msg["header"]["msg_type"]
     if where == "shell" and msg_type == "execute_reply":
         execution.reply = dict(msg["content"])

@@ -234,9 +234,22 @@ class LiveKernelExecutor:
             return False
         return bool(await ensure_async(kernel_manager.get_kernel(kernel_id).is_alive()))
 
-    async def _check_alive(self, kernel_id: str) -> None:
+    async def _check_alive(self, kernel_id: str, process: object) -> None:
         if not await self._alive(kernel_id):
             raise KernelGone(f"kernel {kernel_id} was shut down or died during the run")
+        if self._process_of(kernel_id) != process:
+            raise KernelGone(f"kernel {kernel_id} restarted during the run")
+
+    def _process_of(self, kernel_id: str) -> object:
+        """What tells one kernel process from the next under the same kernel id.
+
+        Every (re)start gives the kernel manager a new provisioner; its pid tells local
+        processes apart even if the provisioner object's id were reused.
+        """
+        provisioner = getattr(
+            self._managers.kernel_manager.get_kernel(kernel_id), "provisioner", None
+        )
+        return (id(provisioner), getattr(provisioner, "pid", None))
 
     async def _start_session(self, path: str, output: OutputSink) -> str:
         """Start the notebook's kernel as the server would on opening it: a notebook session,
@@ -344,7 +357,7 @@ class LiveKernelExecutor:
         connection = kernel.connection
         msg = execute_message(connection, code, subshell_id=subshell_id)
         execution = Execution(msg["header"]["msg_id"])
-        liveness = partial(self._check_alive, kernel.kernel_id)
+        liveness = partial(self._check_alive, kernel.kernel_id, self._process_of(kernel.kernel_id))
         with connection.track(msg) as inbox:
             connection.send("shell", msg)
             try:
