@@ -18,7 +18,7 @@ import json
 import json.scanner
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 from jupyter_recall.core.errors import StoreError, ValidationError
 from jupyter_recall.core.model import (
@@ -83,7 +83,6 @@ Row = tuple[Any, ...]
 
 K = TypeVar("K")
 V = TypeVar("V")
-T = TypeVar("T")
 
 
 class _Memo(dict[K, V]):
@@ -215,27 +214,6 @@ def decode_payload(text: str, field: str) -> dict[str, Any]:
     return data
 
 
-class _ByIdentity(Generic[T]):
-    """Encodings of frozen values found by identity: the jobs of one batch usually share the
-    very same policies and schedule objects, and an identity lookup skips hashing them. The
-    entry holds the value itself, so its id cannot be reused while the entry lives."""
-
-    def __init__(self, encode: Callable[[T], str], size: int = 4096) -> None:
-        self._encode = encode
-        self._size = size
-        self._entries: dict[int, tuple[T, str]] = {}
-
-    def __call__(self, value: T) -> str:
-        entry = self._entries.get(id(value))
-        if entry is not None and entry[0] is value:
-            return entry[1]
-        text = self._encode(value)
-        if len(self._entries) >= self._size:
-            self._entries.clear()
-        self._entries[id(value)] = (value, text)
-        return text
-
-
 def _encode_policies(policies: Policies) -> str:
     return encode_payload(policies.to_dict(), "policies")
 
@@ -252,9 +230,9 @@ def _decode_schedule(text: str) -> ScheduleSpec:
     return ScheduleSpec.from_dict(_decode_json(text))
 
 
-_policies_text = _ByIdentity(_encode_policies)
+_policies_text: _Memo[Policies, str] = _Memo(_encode_policies)
 _policies_value: _Memo[str, Policies] = _Memo(_decode_policies)
-_schedule_text = _ByIdentity(_encode_schedule)
+_schedule_text: _Memo[ScheduleSpec, str] = _Memo(_encode_schedule)
 _schedule_value: _Memo[str, ScheduleSpec] = _Memo(_decode_schedule)
 
 # --- enums --------------------------------------------------------------------------------------
@@ -302,11 +280,11 @@ def _job_row(job: Job) -> Row:
         job.status,
         job.when,
         job.schedule.kind,
-        _schedule_text(job.schedule),
+        _schedule_text[job.schedule],
         encode_payload(job.action, "action"),
         encode_payload(job.target, "target"),
         encode_payload(job.options, "options"),
-        _policies_text(job.policies),
+        _policies_text[job.policies],
         job.session,
         None if next_occurrence is None else us[next_occurrence],
         None if next_fire_at is None else us[next_fire_at],

@@ -160,7 +160,7 @@ CREATE TABLE runs (
 CREATE UNIQUE INDEX runs_one_per_occurrence ON runs (job_id, scheduled_for);
 CREATE INDEX runs_by_owner ON runs (owner, created_at);
 CREATE INDEX runs_by_finish ON runs (finished_at) WHERE finished_at IS NOT NULL;
-CREATE INDEX runs_running ON runs (engine_id) WHERE status = 'running';
+CREATE INDEX runs_running ON runs (job_id) WHERE status = 'running';
 
 CREATE TABLE leases (
     engine_id TEXT PRIMARY KEY,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 
@@ -14,7 +14,7 @@ import pytest
 from jupyter_recall.core.errors import StoreError, ValidationError
 from jupyter_recall.store.migrations import latest_version
 from jupyter_recall.store.sqlite import SQLiteStore, bounded_output, truncation_marker
-from tests.store.contract import T0, OpenStore, StoreContract, make_job, make_run
+from tests.store.contract import T0, OpenStore, StoreContract, make_job, make_run, minutes
 
 
 @pytest.fixture
@@ -182,31 +182,32 @@ def plan(store: SQLiteStore, sql: str, *params: object) -> str:
     return " | ".join(str(row[-1]) for row in raw(store, f"EXPLAIN QUERY PLAN {sql}", *params))
 
 
+def traced(store: SQLiteStore, call: Callable[[], object]) -> list[str]:
+    """The statements ``call`` runs on the store's connection."""
+    statements: list[str] = []
+    store.db.conn.set_trace_callback(statements.append)
+    try:
+        call()
+    finally:
+        store.db.conn.set_trace_callback(None)
+    return statements
+
+
 def test_due_jobs_and_next_fire_at_search_the_partial_index(store: SQLiteStore) -> None:
     store.insert_jobs([make_job(when="now") for _ in range(50)])
-    for sql, params in [
-        (
-            "SELECT id FROM jobs WHERE status = 'active' AND next_fire_at <= ? "
-            "ORDER BY next_fire_at, id LIMIT ?",
-            (0, 10),
-        ),
-        (
-            "SELECT next_fire_at FROM jobs WHERE status = 'active' "
-            "AND next_fire_at IS NOT NULL ORDER BY next_fire_at LIMIT 1",
-            (),
-        ),
-    ]:
-        query_plan = plan(store, sql, *params)
-        assert "USING INDEX jobs_due" in query_plan
+    for call in (lambda: store.due_jobs(T0, limit=10), store.next_fire_at):
+        (statement,) = traced(store, call)
+        query_plan = plan(store, statement)
+        assert "SEARCH jobs USING INDEX jobs_due" in query_plan
         assert "TEMP B-TREE" not in query_plan
-    # The statements the store runs are the ones checked above.
-    traced: list[str] = []
-    store.db.conn.set_trace_callback(traced.append)
-    store.due_jobs(T0, limit=10)
-    store.next_fire_at()
-    store.db.conn.set_trace_callback(None)
-    for statement in traced:
-        assert "USING INDEX jobs_due" in plan(store, statement)
+
+
+def test_running_runs_search_the_partial_index(store: SQLiteStore) -> None:
+    job = make_job()
+    store.insert_jobs([job])
+    store.insert_runs([make_run(job, T0 + minutes(i)) for i in range(20)])
+    (statement,) = traced(store, lambda: store.running_runs(job_id=job.id))
+    assert "USING INDEX runs_running" in plan(store, statement)
 
 
 def test_the_declared_indexes_exist(store: SQLiteStore) -> None:
