@@ -348,6 +348,7 @@ class LiveKernelExecutor:
                 "shell", "kernel_info_request", {}, timeout=max(timeout, IDLE_PROBE_MIN)
             )
         except TimeoutError:
+            await self._check_alive(kernel.kernel_id, self._process_of(kernel.kernel_id))
             return False
         return True
 
