@@ -118,9 +118,13 @@ class SQLiteStore:
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open the SQLite database {self.path!r}: {exc}") from exc
         self.db = sqlite_utils.Database(self._conn, execute_plugins=False)
-        with self._errors():
-            self._configure()
-            self.applied_migrations: list[Migration] = migrate(self.db, self.atomic)
+        try:
+            with self._errors():
+                self._configure()
+                self.applied_migrations: list[Migration] = migrate(self.db, self.atomic)
+        except BaseException:
+            self._conn.close()
+            raise
 
     def _configure(self) -> None:
         self._conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
