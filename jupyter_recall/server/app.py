@@ -13,11 +13,12 @@ from traitlets import Dict, Float, Integer, TraitError, Unicode, default, valida
 from jupyter_recall.core.clock import SystemClock
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.core.tz import resolve_tz
-from jupyter_recall.engine.executors import Executor
 from jupyter_recall.engine.scheduler import Scheduler
 from jupyter_recall.server.handlers import route_table
+from jupyter_recall.server.kernels import KernelExecutors
 from jupyter_recall.server.localzone import local_zone_name
 from jupyter_recall.server.sse import EventHub
+from jupyter_recall.server.wiring import make_server_executor
 from jupyter_recall.store.sqlite import SQLiteStore
 
 TOOL_POLICIES = ("auto", "approve", "block")
@@ -128,10 +129,9 @@ class RecallApp(ExtensionApp):
             "jupyter_recall: jobs in %s, default zone %s", self.db_path, self.default_timezone
         )
 
-    def _make_executor(self) -> Executor:
-        from jupyter_recall.server.wiring import make_server_executor
-
-        return make_server_executor(self.serverapp, self)
+    def _make_executor(self) -> KernelExecutors:
+        self._executor = make_server_executor(self.serverapp, self)
+        return self._executor
 
     def initialize_handlers(self) -> None:
         self.handlers.extend(route_table())
@@ -153,4 +153,5 @@ class RecallApp(ExtensionApp):
         if self._runner is not None:
             await self._runner
             self._runner = None
+        await self._executor.aclose()
         self._store.close()
