@@ -67,26 +67,27 @@ def planned_row(job: Job, planned: PlannedRun, *, now: datetime, engine_id: str)
 def advance(
     job: Job, plan: FiringPlan, rows: Sequence[Run], *, now: datetime, in_flight: InFlight
 ) -> Job:
-    """The job after a firing pass: next occurrence, counters, and its end when nothing is left
-    and nothing of it is still running."""
+    """Move ``job`` past a firing pass, in place (it was just read for this pass; copying a
+    record per fired job is measurable): next occurrence, counters, and its end when nothing is
+    left and nothing of it is still running."""
+    job.next_occurrence = plan.next.occurrence
+    job.next_fire_at = plan.next.fire_at
+    job.run_count = plan.run_count
+    job.updated_at = now
     executed = [row for row in rows if row.status is RunStatus.RUNNING]
-    changes: dict[str, object] = {
-        "next_occurrence": plan.next.occurrence,
-        "next_fire_at": plan.next.fire_at,
-        "run_count": plan.run_count,
-        "updated_at": now,
-    }
     if executed:
-        changes.update(last_run_at=now, last_run_id=executed[-1].id, last_status=RunStatus.RUNNING)
-        changes["last_error"] = None
+        job.last_run_at = now
+        job.last_run_id = executed[-1].id
+        job.last_status = RunStatus.RUNNING
+        job.last_error = None
     elif plan.next.exhausted and in_flight.running == 0:
         last = rows[-1] if rows else None
-        changes["status"] = exhausted_status(
+        job.status = exhausted_status(
             job.schedule.is_recurring, last.status if last else job.last_status
         )
         if last is not None:
-            changes.update(last_status=last.status, last_error=last.error)
-    return job.evolve(**changes)
+            job.last_status, job.last_error = last.status, last.error
+    return job
 
 
 def fire_due(
@@ -151,18 +152,17 @@ class Ended:
 
 
 def settle(job: Job, run: Run, *, now: datetime, others_in_flight: int) -> Job:
-    """The job after one of its runs ended: counters, last outcome, and its own end."""
-    changes: dict[str, object] = {
-        "last_status": run.status,
-        "last_error": run.error,
-        "updated_at": now,
-    }
+    """Apply the end of one of its runs to ``job``, in place (it was just read in the same
+    transaction): counters, last outcome, and the job's own end."""
+    job.last_status = run.status
+    job.last_error = run.error
+    job.updated_at = now
     if counts_as_failure(run.status):
-        changes["failure_count"] = job.failure_count + 1
+        job.failure_count += 1
     ending = job.status in (JobStatus.ACTIVE, JobStatus.PAUSED)
     if ending and job.next_occurrence is None and others_in_flight == 0:
-        changes["status"] = exhausted_status(job.schedule.is_recurring, run.status)
-    return job.evolve(**changes)
+        job.status = exhausted_status(job.schedule.is_recurring, run.status)
+    return job
 
 
 def settle_jobs(store: Store, ended: Iterable[Ended], *, now: datetime) -> list[Job]:

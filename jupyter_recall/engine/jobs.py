@@ -63,9 +63,10 @@ def default_name(action: dict[str, Any]) -> str:
     """A short name from the action: its tool name, first line of code, message..."""
     for key in ("name", "code", "instruction", "message", "path"):
         value = action.get(key)
-        if isinstance(value, str) and value.strip():
-            line = next(line.strip() for line in value.splitlines() if line.strip())
-            return line if len(line) <= NAME_LENGTH else line[: NAME_LENGTH - 1] + "…"
+        if isinstance(value, str):
+            line = value.lstrip().split("\n", 1)[0].strip()
+            if line:
+                return line if len(line) <= NAME_LENGTH else line[: NAME_LENGTH - 1] + "…"
     return str(action.get("type", "job"))
 
 

@@ -230,7 +230,7 @@ class Scheduler:
                 now=now,
                 engine_id=self.engine_id,
                 batch_size=self.batch_size,
-                in_flight=self._runner.in_flight(),
+                in_flight=self._runner.in_flight,
             )
         )
         for fired in result.fired:

@@ -1,0 +1,228 @@
+"""Burst benchmark: N one-shot jobs due at random instants within a short window.
+
+Each scheduler runs in its own subprocess, one after the other: jupyter_recall (batch API
+``add_jobs``, SQLite store, no-op executor, every run persisted) and APScheduler 3
+(``AsyncIOScheduler`` + ``SQLAlchemyJobStore`` on a SQLite file, ``misfire_grace_time=None``).
+
+Lag is measured from a job's due instant to the entry of its executor (``time.time()``). The
+window starts after creation is expected to be over: creation speed is first measured on a
+scratch file, so that both schedulers get a fair start whatever their creation speed. The
+APScheduler side has a time limit; ``fired`` reports honestly how many jobs ran within it.
+
+    python bench/burst.py --jobs 20000 --window 5 --json
+
+Figures are printed, never asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+UTC = timezone.utc
+CALIBRATION_JOBS = 500
+CREATION_SAFETY = 1.3
+"""The window starts after the expected creation time times this, plus ``--lead``."""
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return math.nan
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
+
+
+def summary(create_per_s: float, lags: list[float]) -> dict[str, Any]:
+    return {
+        "create_per_s": round(create_per_s, 1),
+        "p50_ms": round(percentile(lags, 0.50) * 1000, 2),
+        "p99_ms": round(percentile(lags, 0.99) * 1000, 2),
+        "fired": len(lags),
+    }
+
+
+def due_offsets(jobs: int, window: float, seed: int) -> list[float]:
+    rng = random.Random(seed)
+    return [rng.random() * window for _ in range(jobs)]
+
+
+def window_start(jobs: int, rate: float, lead: float) -> float:
+    return time.time() + lead + CREATION_SAFETY * jobs / rate
+
+
+async def wait_for(done: Callable[[], bool], deadline: float) -> None:
+    while not done() and time.time() < deadline:
+        await asyncio.sleep(0.05)
+
+
+# --- jupyter_recall ---------------------------------------------------------------------------
+
+
+async def run_recall(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
+    from jupyter_recall.core.clock import SystemClock
+    from jupyter_recall.core.model import Job, Run
+    from jupyter_recall.engine.executors import CallableExecutor, OutputSink
+    from jupyter_recall.engine.scheduler import NewJob, Scheduler
+    from jupyter_recall.store.base import RunFilter
+    from jupyter_recall.store.sqlite import SQLiteStore
+
+    lags: list[float] = []
+
+    async def record(job: Job, run: Run, output: OutputSink) -> None:
+        lags.append(time.time() - run.scheduled_for.timestamp())
+
+    def news(offsets: list[float], base: float) -> list[NewJob]:
+        action = {"type": "notification", "message": "burst"}
+        return [
+            NewJob(when=datetime.fromtimestamp(base + o, UTC).isoformat(), action=action)
+            for o in offsets
+        ]
+
+    async def create(scheduler: Scheduler, batch: list[NewJob]) -> float:
+        started = time.perf_counter()
+        await scheduler.add_jobs(batch, owner="bench")
+        return len(batch) / (time.perf_counter() - started)
+
+    calibration = SQLiteStore(workdir / "calibration.sqlite")
+    async with Scheduler(calibration, CallableExecutor(record)) as scratch:
+        offsets = due_offsets(min(args.jobs, CALIBRATION_JOBS), 1.0, args.seed)
+        rate = await create(scratch, news(offsets, time.time() + 3600))
+    calibration.close()
+
+    store = SQLiteStore(workdir / "recall.sqlite")
+    async with Scheduler(store, CallableExecutor(record), clock=SystemClock()) as scheduler:
+        base = window_start(args.jobs, rate, args.lead)
+        batch = news(due_offsets(args.jobs, args.window, args.seed), base)
+        create_per_s = await create(scheduler, batch)
+        await wait_for(lambda: len(lags) >= args.jobs, base + args.window + args.timeout)
+    persisted = len(store.list_runs(owner="bench", where=RunFilter()))
+    store.close()
+    if persisted != len(lags):
+        print(f"recall: {len(lags)} fired but {persisted} runs persisted", file=sys.stderr)
+    return summary(create_per_s, lags)
+
+
+# --- APScheduler 3 ----------------------------------------------------------------------------
+
+APS_LAGS: list[float] = []
+
+
+async def aps_record(due: float) -> None:
+    APS_LAGS.append(time.time() - due)
+
+
+async def run_apscheduler(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
+    from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
+    from apscheduler.schedulers.asyncio import AsyncIOScheduler
+
+    def scheduler(path: Path) -> AsyncIOScheduler:
+        sched = AsyncIOScheduler(
+            jobstores={"default": SQLAlchemyJobStore(url=f"sqlite:///{path}")},
+            job_defaults={"misfire_grace_time": None},
+            timezone=UTC,
+        )
+        sched.start()
+        return sched
+
+    def create(sched: AsyncIOScheduler, offsets: list[float], base: float) -> float:
+        started = time.perf_counter()
+        for index, offset in enumerate(offsets):
+            due = base + offset
+            sched.add_job(
+                aps_record,
+                "date",
+                run_date=datetime.fromtimestamp(due, UTC),
+                args=[due],
+                id=f"job{index}",
+            )
+        return len(offsets) / (time.perf_counter() - started)
+
+    scratch = scheduler(workdir / "aps-calibration.sqlite")
+    rate = create(scratch, due_offsets(min(args.jobs, CALIBRATION_JOBS), 1.0, args.seed), 1e10)
+    scratch.shutdown(wait=False)
+
+    sched = scheduler(workdir / "aps.sqlite")
+    base = window_start(args.jobs, rate, args.lead)
+    create_per_s = create(sched, due_offsets(args.jobs, args.window, args.seed), base)
+    await wait_for(lambda: len(APS_LAGS) >= args.jobs, base + args.window + args.timeout)
+    sched.shutdown(wait=False)
+    return summary(create_per_s, list(APS_LAGS))
+
+
+# --- driver -----------------------------------------------------------------------------------
+
+SIDES = {"recall": run_recall, "apscheduler": run_apscheduler}
+
+
+def run_side(args: argparse.Namespace) -> None:
+    with tempfile.TemporaryDirectory(prefix="burst-") as tmp:
+        result = asyncio.run(SIDES[args.side](args, Path(tmp)))
+    print(json.dumps(result))
+
+
+def run_both(args: argparse.Namespace) -> None:
+    results: dict[str, Any] = {"jobs": args.jobs}
+    for side in SIDES:
+        command = [
+            sys.executable,
+            __file__,
+            "--side",
+            side,
+            *("--jobs", str(args.jobs), "--window", str(args.window)),
+            *("--lead", str(args.lead), "--timeout", str(args.timeout)),
+            *("--seed", str(args.seed)),
+        ]
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            print(done.stderr, file=sys.stderr)
+            results[side] = {"error": f"exit status {done.returncode}"}
+            continue
+        sys.stderr.write(done.stderr)
+        results[side] = json.loads(done.stdout.strip().splitlines()[-1])
+    if args.json:
+        print(json.dumps(results))
+        return
+    print(f"{args.jobs} one-shot jobs due within {args.window} s")
+    print(f"{'scheduler':<12} {'create/s':>10} {'p50 ms':>10} {'p99 ms':>10} {'fired':>8}")
+    for side in SIDES:
+        row = results[side]
+        if "error" in row:
+            print(f"{side:<12} {row['error']}")
+            continue
+        print(
+            f"{side:<12} {row['create_per_s']:>10.0f} {row['p50_ms']:>10.2f} "
+            f"{row['p99_ms']:>10.2f} {row['fired']:>8}"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=20_000)
+    parser.add_argument("--window", type=float, default=5.0, help="seconds jobs fall due over")
+    parser.add_argument("--lead", type=float, default=2.0, help="seconds from creation to window")
+    parser.add_argument(
+        "--timeout", type=float, default=60.0, help="seconds after the window before giving up"
+    )
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--side", choices=sorted(SIDES), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.side:
+        run_side(args)
+    else:
+        run_both(args)
+
+
+if __name__ == "__main__":
+    main()
