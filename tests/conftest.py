@@ -34,3 +34,11 @@ def jp_server_config(recall_config) -> Config:
             "RecallApp": recall_config,
         }
     )
+
+
+@pytest.fixture
+def jp_serverapp(jp_serverapp, jp_asyncio_loop):
+    """pytest-jupyter never runs the server's post-start hook; a real server does, and that is
+    where extensions start their background work (our scheduler loop). Run it here."""
+    jp_asyncio_loop.run_until_complete(jp_serverapp.extension_manager.start_all_extensions())
+    return jp_serverapp

@@ -8,7 +8,7 @@ from typing import Any
 
 from jupyter_core.paths import jupyter_data_dir
 from jupyter_server.extension.application import ExtensionApp
-from traitlets import Dict, Float, Integer, TraitError, Unicode, default, validate
+from traitlets import Bool, Dict, Float, Integer, TraitError, Unicode, default, validate
 
 from jupyter_recall.core.clock import SystemClock
 from jupyter_recall.core.errors import ValidationError
@@ -17,6 +17,7 @@ from jupyter_recall.engine.scheduler import Scheduler
 from jupyter_recall.server.handlers import route_table
 from jupyter_recall.server.kernels import KernelExecutors
 from jupyter_recall.server.localzone import local_zone_name
+from jupyter_recall.server.owners import names_users, owner_resolver
 from jupyter_recall.server.sse import EventHub
 from jupyter_recall.server.wiring import make_server_executor
 from jupyter_recall.store.sqlite import SQLiteStore
@@ -56,6 +57,15 @@ class RecallApp(ExtensionApp):
     )
     tool_policies = Dict(
         config=True, help="Policy per tool module or module.action: auto, approve or block."
+    )
+
+    scope_by_user = Bool(
+        None,
+        allow_none=True,
+        config=True,
+        help="Scope rows by jupyter_server user name. Default (None): yes when the identity "
+        "provider names users (JupyterHub, custom providers), no with the stock shared token, "
+        "where every caller is the server's OS user.",
     )
 
     @default("db_path")
@@ -124,10 +134,16 @@ class RecallApp(ExtensionApp):
             jupyter_recall_clock=self._clock,
             jupyter_recall_default_tz=self.default_timezone,
             jupyter_recall_heartbeat=self.sse_heartbeat,
+            jupyter_recall_owner=owner_resolver(self._scoped_by_user()),
         )
         self.log.info(
             "jupyter_recall: jobs in %s, default zone %s", self.db_path, self.default_timezone
         )
+
+    def _scoped_by_user(self) -> bool:
+        if self.scope_by_user is not None:
+            return bool(self.scope_by_user)
+        return names_users(getattr(self.serverapp, "identity_provider", None))
 
     def _make_executor(self) -> KernelExecutors:
         self._executor = make_server_executor(self.serverapp, self)

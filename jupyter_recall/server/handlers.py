@@ -44,7 +44,7 @@ class RecallHandler(ExtensionHandlerMixin, APIHandler):
 
     @property
     def owner(self) -> str:
-        return str(self.current_user.username)
+        return str(self.settings["jupyter_recall_owner"](self.current_user))
 
     def json_body(self) -> dict[str, Any]:
         try:

@@ -12,13 +12,15 @@ from jupyter_recall.server.handlers import route_table
 from tests.server.rest import call, openapi
 
 
-async def wait_for_run(jp_fetch, job_id, *, status=None, timeout=15.0):
+async def wait_for_run(jp_fetch, job_id, *, trigger="schedule", timeout=15.0):
+    """The first finished run of the job fired by ``trigger``."""
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
         runs = (await call(jp_fetch, "GET", f"api/recall/jobs/{job_id}/runs"))["runs"]
-        done = [r for r in runs if r["status"] != "running"]
-        if done and (status is None or done[0]["status"] == status):
-            return done[0]
+        done = [r for r in runs if r["status"] not in ("running", "skipped")]
+        done = [r for r in done if r["trigger"] == trigger]
+        if done:
+            return done[-1]
         if asyncio.get_running_loop().time() > deadline:
             raise AssertionError(f"no finished run for {job_id} in {timeout}s: {runs}")
         await asyncio.sleep(0.1)
@@ -90,7 +92,9 @@ async def test_pause_resume_skip_trigger(jp_fetch):
     assert skipped["next_fire_at"] > first
     run = await call(jp_fetch, "POST", f"api/recall/jobs/{job['id']}/trigger", expect=201)
     assert run["trigger"] == "manual"
-    done = await wait_for_run(jp_fetch, job["id"], status="succeeded")
+    done = await wait_for_run(jp_fetch, job["id"], trigger="manual")
+    assert done["id"] == run["id"]
+    assert done["status"] == "succeeded"
     assert "hello from the server" in done["output"]
     after = await call(jp_fetch, "GET", f"api/recall/jobs/{job['id']}")
     assert after["next_fire_at"] == skipped["next_fire_at"], "run-now must not move the schedule"
@@ -186,7 +190,7 @@ async def test_runs_since(jp_fetch):
         jp_fetch, "POST", "api/recall/jobs", {"when": "every 1h", "action": NOTIFY}, expect=201
     )
     await call(jp_fetch, "POST", f"api/recall/jobs/{job['id']}/trigger", expect=201)
-    run = await wait_for_run(jp_fetch, job["id"])
+    run = await wait_for_run(jp_fetch, job["id"], trigger="manual")
     recent = await call(jp_fetch, "GET", "api/recall/runs", since=run["created_at"])
     assert run["id"] in [r["id"] for r in recent["runs"]]
     later = await call(jp_fetch, "GET", "api/recall/runs", since="2999-01-01T00:00:00+00:00")
