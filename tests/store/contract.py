@@ -650,8 +650,10 @@ class StoreContract:
         run = make_run(job, T0)
         stores[0].insert_runs([run])
         errors: list[BaseException] = []
+        start = threading.Barrier(2)
 
         def work(store: Store, worker: int) -> None:
+            start.wait()
             try:
                 for i in range(40):
                     with store.atomic():
@@ -674,8 +676,10 @@ class StoreContract:
         job = make_job()
         store.insert_jobs([job])
         errors: list[BaseException] = []
+        start = threading.Barrier(3)
 
         def work(worker: int) -> None:
+            start.wait()
             try:
                 for i in range(30):
                     with store.atomic():
