@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -124,9 +125,11 @@ class RecallApp(ExtensionApp):
             per_target_limit=self.per_kernel_limit,
             output_limit=self.output_limit,
             max_sleep=self.max_sleep,
+            engine_id=self._engine_id(),
         )
         self.scheduler.subscribe(self._events.publish)
         self._stopped = asyncio.Event()
+        self._ready = asyncio.Event()
         self._runner: asyncio.Task[None] | None = None
         self.settings.update(
             jupyter_recall_scheduler=self.scheduler,
@@ -134,11 +137,18 @@ class RecallApp(ExtensionApp):
             jupyter_recall_clock=self._clock,
             jupyter_recall_default_tz=self.default_timezone,
             jupyter_recall_heartbeat=self.sse_heartbeat,
+            jupyter_recall_ready=self._ready,
             jupyter_recall_owner=owner_resolver(self._scoped_by_user()),
         )
         self.log.info(
             "jupyter_recall: jobs in %s, default zone %s", self.db_path, self.default_timezone
         )
+
+    def _engine_id(self) -> str:
+        # Stable across restarts of this server (one address serves one server at a time), so a
+        # restarted server interrupts the runs its crashed predecessor left `running` at once
+        # instead of waiting for that predecessor's lease to expire.
+        return f"server@{socket.gethostname()}:{self.serverapp.port}"
 
     def _scoped_by_user(self) -> bool:
         if self.scope_by_user is not None:
@@ -160,6 +170,7 @@ class RecallApp(ExtensionApp):
     async def _run_scheduler(self, started: asyncio.Event) -> None:
         async with self.scheduler:
             started.set()
+            self._ready.set()
             await self._stopped.wait()
 
     async def stop_extension(self) -> None:

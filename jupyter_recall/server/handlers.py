@@ -7,6 +7,7 @@ through ``server/errors.py`` only.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any, cast
 
@@ -33,10 +34,20 @@ from jupyter_recall.store.base import JobFilter, RunFilter
 AUTH_RESOURCE = "recall"
 JOB_ACTIONS = ("pause", "resume", "skip", "trigger")
 PREVIEW_COUNT = 5
+READY_TIMEOUT = 30.0
 
 
 class RecallHandler(ExtensionHandlerMixin, APIHandler):
     auth_resource = AUTH_RESOURCE
+
+    async def prepare(self) -> None:
+        await super().prepare()
+        # The server serves HTTP a moment before its post-start hook starts our scheduler.
+        ready: asyncio.Event = self.settings["jupyter_recall_ready"]
+        try:
+            await asyncio.wait_for(ready.wait(), READY_TIMEOUT)
+        except asyncio.TimeoutError:
+            raise web.HTTPError(503, "jupyter_recall is starting; try again") from None
 
     @property
     def scheduler(self) -> Scheduler:
