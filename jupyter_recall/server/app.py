@@ -148,7 +148,8 @@ class RecallApp(ExtensionApp):
         # Stable across restarts of this server (one address serves one server at a time), so a
         # restarted server interrupts the runs its crashed predecessor left `running` at once
         # instead of waiting for that predecessor's lease to expire.
-        return f"server@{socket.gethostname()}:{self.serverapp.port}"
+        port = self.serverapp.port if self.serverapp is not None else 0
+        return f"server@{socket.gethostname()}:{port}"
 
     def _scoped_by_user(self) -> bool:
         if self.scope_by_user is not None:

@@ -40,7 +40,7 @@ READY_TIMEOUT = 30.0
 class RecallHandler(ExtensionHandlerMixin, APIHandler):
     auth_resource = AUTH_RESOURCE
 
-    async def prepare(self) -> None:
+    async def prepare(self, *, _redirect_to_login: bool = True) -> None:
         await super().prepare()
         # The server serves HTTP a moment before its post-start hook starts our scheduler.
         ready: asyncio.Event = self.settings["jupyter_recall_ready"]
