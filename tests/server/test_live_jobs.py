@@ -1,0 +1,134 @@
+"""Jobs through the REST API executing in live and fresh kernels of a real server."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from tests.server.rest import call
+from tests.server.user_notebook import UserNotebook
+
+NB = "work/analysis.ipynb"
+
+
+@pytest.fixture
+def user(jp_serverapp, jp_create_notebook, jp_asyncio_loop):
+    jp_create_notebook(NB)
+    session = jp_asyncio_loop.run_until_complete(
+        jp_serverapp.session_manager.create_session(
+            path=NB, name=NB, type="notebook", kernel_name="python3"
+        )
+    )
+    notebook = UserNotebook(jp_serverapp, session)
+    jp_asyncio_loop.run_until_complete(notebook.start())
+    yield notebook
+    notebook.close()
+
+
+async def finished(jp_fetch, run_id, timeout=30.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        run = await call(jp_fetch, "GET", f"api/recall/runs/{run_id}")
+        if run["status"] != "running":
+            return run
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"run {run_id} still running after {timeout}s")
+
+
+async def first_run(jp_fetch, job_id, timeout=30.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        runs = (await call(jp_fetch, "GET", f"api/recall/jobs/{job_id}/runs"))["runs"]
+        if runs:
+            return runs[-1]
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"job {job_id} did not fire in {timeout}s")
+
+
+async def test_job_in_2s_runs_in_the_live_kernel_while_a_cell_sleeps(jp_fetch, user):
+    assert (await user.run("x = 41"))["content"]["status"] == "ok"
+    body = {
+        "when": "in 2s",
+        "action": {"type": "code", "code": "print(x + 1)"},
+        "target": {"type": "kernel", "path": NB},
+    }
+    job = await call(jp_fetch, "POST", "api/recall/jobs", body, expect=201)
+    sleep_id = user.send("import time; time.sleep(10)")
+    sleep_sent = time.monotonic()
+
+    run = await finished(jp_fetch, (await first_run(jp_fetch, job["id"]))["id"])
+
+    assert run["status"] == "succeeded", run
+    assert run["output"] == "42\n"
+    assert time.monotonic() - sleep_sent < 8, "the run waited for the user's sleeping cell"
+    status = await user.reply(sleep_id, timeout=30)
+    assert status["content"]["status"] == "ok", "the user's cell ran to its end, undisturbed"
+    assert time.monotonic() - sleep_sent >= 9.5
+
+
+async def test_headless_job_runs_in_a_fresh_kernel(jp_fetch, jp_serverapp):
+    kernels_before = set(jp_serverapp.kernel_manager.list_kernel_ids())
+    body = {
+        "when": "now",
+        "action": {"type": "code", "code": "import os; print('fresh', 'x' in globals())"},
+        "target": {"type": "headless", "kernel_name": "python3"},
+    }
+    job = await call(jp_fetch, "POST", "api/recall/jobs", body, expect=201)
+    run = await finished(jp_fetch, (await first_run(jp_fetch, job["id"]))["id"], timeout=60)
+    assert run["status"] == "succeeded", run
+    assert run["output"] == "fresh False\n"
+    assert set(jp_serverapp.kernel_manager.list_kernel_ids()) == kernels_before
+
+
+async def test_failing_code_fails_the_run_and_recurring_job_keeps_schedule(jp_fetch, user):
+    body = {
+        "when": "every 1h",
+        "action": {"type": "code", "code": "1 / 0"},
+        "target": {"type": "kernel", "path": NB},
+    }
+    job = await call(jp_fetch, "POST", "api/recall/jobs", body, expect=201)
+    started = await call(jp_fetch, "POST", f"api/recall/jobs/{job['id']}/trigger", expect=201)
+    run = await finished(jp_fetch, started["id"])
+    assert run["status"] == "failed"
+    assert "ZeroDivisionError" in run["error"]
+    after = await call(jp_fetch, "GET", f"api/recall/jobs/{job['id']}")
+    assert after["status"] == "active"
+    assert after["next_fire_at"] == job["next_fire_at"]
+    assert after["failure_count"] == 1
+
+
+async def test_stop_a_running_run(jp_fetch, user):
+    body = {
+        "when": "now",
+        "action": {
+            "type": "code",
+            "code": "import time\nprint('go', flush=True)\nfor _ in range(600): time.sleep(0.1)",
+        },
+        "target": {"type": "kernel", "path": NB},
+    }
+    job = await call(jp_fetch, "POST", "api/recall/jobs", body, expect=201)
+    run = await first_run(jp_fetch, job["id"])
+    for _ in range(100):
+        run = await call(jp_fetch, "GET", f"api/recall/runs/{run['id']}")
+        if "go" in run["output"]:
+            break
+        await asyncio.sleep(0.1)
+    stopped = await call(jp_fetch, "POST", f"api/recall/runs/{run['id']}/stop")
+    assert stopped["status"] == "cancelled"
+    final = await finished(jp_fetch, run["id"])
+    assert final["status"] == "cancelled"
+    assert (await user.run("print('kernel still usable')"))["content"]["status"] == "ok"
+
+
+async def test_missing_kernel_policy_fail_names_the_path(jp_fetch):
+    body = {
+        "when": "now",
+        "action": {"type": "code", "code": "print(1)"},
+        "target": {"type": "kernel", "path": "nowhere/gone.ipynb"},
+    }
+    job = await call(jp_fetch, "POST", "api/recall/jobs", body, expect=201)
+    run = await finished(jp_fetch, (await first_run(jp_fetch, job["id"]))["id"])
+    assert run["status"] == "failed"
+    assert "nowhere/gone.ipynb" in run["error"]
