@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jupyter_recall._version import __version__
 from jupyter_recall.core.errors import (
@@ -14,16 +14,72 @@ from jupyter_recall.core.errors import (
 )
 from jupyter_recall.core.when import ScheduleSpec, parse_when
 
+if TYPE_CHECKING:
+    from jupyter_recall.kernel import agent, notifications
+    from jupyter_recall.kernel.api import Job, job, jobs, recall, schedule
+    from jupyter_recall.kernel.client import RecallConnectionError
+    from jupyter_recall.kernel.recall import on_recall
+
 __all__ = [
     "ConflictError",
+    "Job",
     "NotFoundError",
     "ParseError",
+    "RecallConnectionError",
     "RecallError",
     "ScheduleSpec",
     "ValidationError",
     "__version__",
+    "agent",
+    "job",
+    "jobs",
+    "load_ipython_extension",
+    "notifications",
+    "on_recall",
     "parse_when",
+    "recall",
+    "schedule",
+    "unload_ipython_extension",
 ]
+
+# The kernel API is imported on first use (module __getattr__): `import jupyter_recall` stays
+# cheap and never imports IPython or jupyter_server.
+_KERNEL_API = {
+    "schedule": "jupyter_recall.kernel.api",
+    "recall": "jupyter_recall.kernel.api",
+    "jobs": "jupyter_recall.kernel.api",
+    "job": "jupyter_recall.kernel.api",
+    "Job": "jupyter_recall.kernel.api",
+    "on_recall": "jupyter_recall.kernel.recall",
+    "RecallConnectionError": "jupyter_recall.kernel.client",
+}
+_KERNEL_MODULES = {
+    "agent": "jupyter_recall.kernel.agent",
+    "notifications": "jupyter_recall.kernel.notifications",
+}
+
+
+def __getattr__(name: str) -> Any:
+    import importlib
+
+    if name in _KERNEL_API:
+        return getattr(importlib.import_module(_KERNEL_API[name]), name)
+    if name in _KERNEL_MODULES:
+        return importlib.import_module(_KERNEL_MODULES[name])
+    raise AttributeError(f"module 'jupyter_recall' has no attribute {name!r}")
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """`%load_ext jupyter_recall`: the magics, the server connection and notifications."""
+    from jupyter_recall.kernel.extension import load_ipython_extension as load
+
+    load(ipython)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    from jupyter_recall.kernel.extension import unload_ipython_extension as unload
+
+    unload(ipython)
 
 
 def _jupyter_server_extension_points() -> list[dict[str, Any]]:

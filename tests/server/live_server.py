@@ -24,10 +24,18 @@ def free_port() -> int:
 
 
 class LiveServer:
-    def __init__(self, root: Path, db_path: Path, *, port: int | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        db_path: Path,
+        *,
+        port: int | None = None,
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.root = root
         self.db_path = db_path
         self.port = port or free_port()
+        self.env = env or {}
         self.process: subprocess.Popen[bytes] | None = None
         self.log = root.parent / f"server-{self.port}.log"
 
@@ -48,8 +56,10 @@ class LiveServer:
             f"--ServerApp.root_dir={self.root}",
             f"--RecallApp.db_path={self.db_path}",
             "--RecallApp.default_timezone=UTC",
+            # Enabled here, not through the installed config file: an editable install may lack it.
+            "--ServerApp.jpserver_extensions=jupyter_recall=True",
         ]
-        env = {**os.environ, "JUPYTER_PLATFORM_DIRS": "1"}
+        env = {**os.environ, "JUPYTER_PLATFORM_DIRS": "1", **self.env}
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(command, stdout=log, stderr=log, env=env)
         deadline = time.monotonic() + timeout

@@ -1,0 +1,689 @@
+"""The agent tool surface: JSON-schema tool specifications and one ``dispatch``.
+
+``tool_specs()`` returns specifications in the shape function-calling LLM APIs accept
+(``{"type": "function", "function": {"name", "description", "parameters"}}``);
+``dispatch(name, arguments)`` runs one call and always returns a JSON-serialisable dict:
+``{"ok": true, ...}`` or ``{"ok": false, "error": "...", "field": <argument or null>, ...}``.
+No exception escapes to the agent loop. Semantics follow the seed tools: recalls
+(``schedule_recall``, ``manage_recall``) and the scheduler primitives (``schedule_once``,
+``schedule_cron``, ``schedule_cancel``, ``schedule_list``, ``schedule_status``, ``remember``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from jupyter_recall.core.errors import RecallError, ValidationError
+from jupyter_recall.kernel import api
+from jupyter_recall.kernel import client as _client
+
+Result = dict[str, Any]
+
+CALL_TYPES = ("once", "recurring", "immediate")
+MANAGE_ACTIONS = ("cancel", "skip", "list")
+ACTION_TYPES = ("notification", "llm_prompt", "tool_call")
+REMEMBER_ACTIONS = ("notification", "llm_prompt")
+JOB_STATUSES = ("active", "paused", "completed", "failed", "cancelled")
+ONE_TIME = ("once", "immediate")
+RECURRING = ("interval", "cron")
+IMMEDIATE_WORDS = ("now", "immediately")
+NAME_LENGTH = 60
+OUTPUT_CLIP = 2000
+SPEC_STYLES = ("openai", "anthropic")
+
+
+# --- arguments --------------------------------------------------------------------------------
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value, default=repr)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+@dataclass(frozen=True)
+class Param:
+    """One argument of a tool: its JSON schema and its check."""
+
+    name: str
+    type: str
+    description: str
+    required: bool = False
+    enum: tuple[str, ...] = ()
+    minimum: int | None = None
+    pattern: str | None = None
+    default: Any = None
+
+    def schema(self) -> dict[str, Any]:
+        schema: dict[str, Any] = {"type": self.type, "description": self.description}
+        if self.enum:
+            schema["enum"] = list(self.enum)
+        if self.minimum is not None:
+            schema["minimum"] = self.minimum
+        if self.pattern is not None:
+            schema["pattern"] = self.pattern
+        if self.default is not None:
+            schema["default"] = self.default
+        return schema
+
+    def check(self, value: Any) -> Any:
+        checker = _CHECKERS[self.type]
+        return checker(self, value)
+
+
+def _check_string(param: Param, value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValidationError(param.name, f"must be a string, got {_shown(value)}")
+    if param.enum and value not in param.enum:
+        raise ValidationError(param.name, f"unknown value {value!r}", accepted=param.enum)
+    if param.required and not value.strip():
+        raise ValidationError(param.name, "must not be empty")
+    if param.pattern is not None and not re.fullmatch(param.pattern, value):
+        raise ValidationError(param.name, f"{value!r} does not match {param.pattern}")
+    return value
+
+
+def _check_integer(param: Param, value: Any) -> int:
+    # JSON numbers decoded as 900.0 are still the integer 900.
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValidationError(param.name, f"must be an integer, got {_shown(value)}")
+    if param.minimum is not None and value < param.minimum:
+        raise ValidationError(param.name, f"must be >= {param.minimum}, got {value}")
+    return value
+
+
+def _check_object(param: Param, value: Any) -> dict[str, Any]:
+    if not isinstance(value, Mapping):
+        raise ValidationError(param.name, f"must be a JSON object, got {_shown(value)}")
+    return dict(value)
+
+
+_CHECKERS: dict[str, Callable[[Param, Any], Any]] = {
+    "string": _check_string,
+    "integer": _check_integer,
+    "object": _check_object,
+}
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str
+    params: tuple[Param, ...]
+    run: Callable[[dict[str, Any]], Result]
+    fields: Mapping[str, str] = field(default_factory=dict)
+    """Server field names -> this tool's argument names, for error messages."""
+
+    def spec(self, style: str = "openai") -> dict[str, Any]:
+        parameters = {
+            "type": "object",
+            "properties": {param.name: param.schema() for param in self.params},
+            "required": [param.name for param in self.params if param.required],
+            "additionalProperties": False,
+        }
+        if style == "anthropic":
+            return {"name": self.name, "description": self.description, "input_schema": parameters}
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": parameters,
+            },
+        }
+
+    def arguments(self, given: Mapping[str, Any]) -> dict[str, Any]:
+        known = {param.name for param in self.params}
+        unknown = sorted(set(given) - known)
+        if unknown:
+            raise ValidationError(
+                unknown[0], f"unknown argument of {self.name}", accepted=sorted(known)
+            )
+        values: dict[str, Any] = {}
+        for param in self.params:
+            value = given.get(param.name)
+            if value is None:
+                if param.required:
+                    raise ValidationError(param.name, f"required by {self.name}")
+                values[param.name] = param.default
+            else:
+                values[param.name] = param.check(value)
+        return values
+
+
+def _decode(arguments: Any) -> Mapping[str, Any]:
+    if arguments is None:
+        return {}
+    if isinstance(arguments, (str, bytes)):
+        try:
+            arguments = json.loads(arguments or "{}")
+        except ValueError as error:
+            raise ValidationError("arguments", f"not valid JSON: {error}") from None
+    if not isinstance(arguments, Mapping):
+        raise ValidationError("arguments", f"must be a JSON object, got {_shown(arguments)}")
+    return arguments
+
+
+# --- shared pieces ----------------------------------------------------------------------------
+
+
+def _session(session_id: str | None = None) -> str:
+    session = session_id or _client.identity().session
+    if session is None:
+        raise ValidationError(
+            "session_id", "required: this process is not a kernel of the Jupyter server"
+        )
+    return session
+
+
+def _expect_kind(when: str, kinds: tuple[str, ...], arg: str, hint: str, tz: str | None) -> None:
+    """Refuse a ``when`` whose kind does not fit the tool, before anything is created."""
+    parsed = api.parse(when, tz)
+    if parsed["kind"] not in kinds:
+        raise ValidationError(arg, f"{when!r} is a {parsed['kind']} schedule: {hint}")
+
+
+def _clip_name(text: str | None) -> str | None:
+    if not text:
+        return None
+    line = " ".join(text.split())
+    return line if len(line) <= NAME_LENGTH else line[: NAME_LENGTH - 1] + "…"
+
+
+def job_summary(job: Mapping[str, Any]) -> Result:
+    """The fields of a job an agent needs, in the seed tools' vocabulary."""
+    return {
+        "job_id": job.get("id"),
+        "name": job.get("name"),
+        "kind": job.get("kind"),
+        "action_type": (job.get("action") or {}).get("type"),
+        "schedule_type": job.get("schedule_kind"),
+        "when": job.get("when"),
+        "schedule": job.get("description"),
+        "status": job.get("status"),
+        "next_run_at": job.get("next_fire_at"),
+        "run_count": job.get("run_count"),
+        "last_run_at": job.get("last_run_at"),
+        "last_status": job.get("last_status"),
+        "last_error": job.get("last_error"),
+    }
+
+
+def _call_type(job: Mapping[str, Any]) -> str:
+    kind = job.get("schedule_kind")
+    return "recurring" if kind in RECURRING else str(kind)
+
+
+def _recall_status(job: Mapping[str, Any]) -> str:
+    if job.get("pending"):
+        return "pending"
+    return "cancelled" if job.get("status") == "cancelled" else "fired"
+
+
+def recall_summary(job: Mapping[str, Any]) -> Result:
+    action = job.get("action") or {}
+    return {
+        "recall_id": job.get("id"),
+        "call_type": _call_type(job),
+        "status": _recall_status(job),
+        "job_status": job.get("status"),
+        "when": job.get("when"),
+        "schedule": job.get("description"),
+        "trigger_at": job.get("next_fire_at"),
+        "additional_context_message": action.get("instruction"),
+        "internal_comment": action.get("comment"),
+        "run_count": job.get("run_count"),
+        "last_status": job.get("last_status"),
+        "last_error": job.get("last_error"),
+    }
+
+
+# --- recalls ----------------------------------------------------------------------------------
+
+
+def _immediate_when(when: str | None, interval: int | None) -> str:
+    if interval is not None:
+        raise ValidationError("interval_seconds", "only for call_type 'recurring'")
+    if when and when.strip().lower() not in IMMEDIATE_WORDS:
+        raise ValidationError(
+            "when", "not used with call_type 'immediate' (it fires now); leave it out"
+        )
+    return "now"
+
+
+def _once_when(when: str | None, interval: int | None, tz: str | None) -> str:
+    if interval is not None:
+        raise ValidationError("interval_seconds", "only for call_type 'recurring'")
+    if not when:
+        raise ValidationError(
+            "when", "required for call_type 'once' (e.g. '30m', 'in 2 hours', 'tomorrow at 09:00')"
+        )
+    hint = "call_type 'once' needs a one-time 'when'; use call_type 'recurring' to repeat"
+    _expect_kind(when, ONE_TIME, "when", hint, tz)
+    return when
+
+
+def _recurring_when(when: str | None, interval: int | None, tz: str | None) -> str:
+    if interval is not None:
+        if when:
+            raise ValidationError(
+                "when",
+                "give either interval_seconds or a recurring 'when' ('every 15m', 'every day "
+                "at 09:00', a cron expression), not both: a recurring recall first fires one "
+                "interval from now",
+            )
+        return f"every {interval}s"
+    if not when:
+        raise ValidationError(
+            "interval_seconds",
+            "required for call_type 'recurring' (or a recurring 'when' such as 'every 15m')",
+        )
+    hint = "call_type 'recurring' needs a repeating 'when' ('every 15m') or interval_seconds"
+    _expect_kind(when, RECURRING, "when", hint, tz)
+    return when
+
+
+def recall_when(call_type: str, when: str | None, interval: int | None, tz: str | None) -> str:
+    """The time text of a recall from the seed's call_type, when and interval_seconds."""
+    if call_type == "immediate":
+        return _immediate_when(when, interval)
+    if call_type == "once":
+        return _once_when(when, interval, tz)
+    return _recurring_when(when, interval, tz)
+
+
+def _schedule_recall(args: dict[str, Any]) -> Result:
+    tz = args["timezone_offset"]
+    when = recall_when(args["call_type"], args["when"], args["interval_seconds"], tz)
+    comment = args["internal_comment"]
+    job = api.recall(
+        when,
+        args["additional_context_message"],
+        comment=comment or None,
+        name=_clip_name(comment),
+        tz=tz,
+    )
+    return {
+        **recall_summary(job),
+        "call_type": args["call_type"],
+        "interval_seconds": args["interval_seconds"],
+        "session": job.get("session"),
+    }
+
+
+def _manage_recall(args: dict[str, Any]) -> Result:
+    session = _session(args["session_id"])
+    if args["action"] == "list":
+        recalls = api.jobs(kind="recall", session=session)
+        pending = next((recall_summary(j) for j in recalls if j.get("pending")), None)
+        return {
+            "session": session,
+            "pending": pending,
+            "recalls": [recall_summary(j) for j in recalls],
+        }
+    found = api.pending_recall(session)
+    if found is None:
+        raise ValidationError(
+            "action", f"no pending recall in session {session!r} to {args['action']}"
+        )
+    if args["action"] == "cancel":
+        found.cancel()
+        return {"session": session, "cancelled": found.id}
+    found.skip()
+    return {"session": session, "skipped": found.id, **recall_summary(found)}
+
+
+# --- scheduled jobs ---------------------------------------------------------------------------
+
+
+def _tool_action(args: dict[str, Any]) -> dict[str, Any]:
+    if not args["tool_name"]:
+        raise ValidationError("tool_name", "required for action_type 'tool_call' (e.g. 'http.get')")
+    if args["prompt"]:
+        raise ValidationError("prompt", "only for action_type 'llm_prompt' or 'notification'")
+    return {"type": "tool", "name": args["tool_name"], "params": args["tool_params"] or {}}
+
+
+def _action(args: dict[str, Any]) -> dict[str, Any]:
+    """The job action of schedule_once/schedule_cron arguments."""
+    action_type = args["action_type"]
+    if action_type == "tool_call":
+        return _tool_action(args)
+    for name in ("tool_name", "tool_params"):
+        if args[name]:
+            raise ValidationError(name, "only for action_type 'tool_call'")
+    if not args["prompt"]:
+        raise ValidationError("prompt", f"required for action_type {action_type!r}")
+    if action_type == "llm_prompt":
+        return {"type": "instruction", "instruction": args["prompt"]}
+    action = {"type": "notification", "message": args["prompt"]}
+    if args["label"]:
+        action["title"] = args["label"]
+    if args["output_channel"]:
+        action["channel"] = args["output_channel"]
+    return action
+
+
+def _create(when: str, action: dict[str, Any], args: dict[str, Any]) -> api.Job:
+    ident = _client.identity()
+    options = {
+        key: args[key] for key in ("output_channel", "output_config") if args.get(key) is not None
+    }
+    max_runs = args.get("max_runs")
+    body = api.job_body(
+        when,
+        action,
+        api.target_payload(None, action, ident=ident),
+        name=_clip_name(args.get("label")),
+        session=ident.session,
+        policies={"max_runs": max_runs} if max_runs else None,
+        options=options,
+    )
+    return api.create(body)
+
+
+def _scheduled(job: api.Job, args: dict[str, Any]) -> Result:
+    return {
+        **job_summary(job),
+        "run_at": job.get("next_fire_at"),
+        "action_type": args.get("action_type"),
+        "tool_name": args.get("tool_name"),
+        "label": args.get("label"),
+        "output_channel": args.get("output_channel") or "llm_notification",
+    }
+
+
+def _schedule_once(args: dict[str, Any]) -> Result:
+    action = _action(args)
+    hint = "schedule_once needs a one-time 'when'; use schedule_cron to repeat"
+    _expect_kind(args["when"], ONE_TIME, "when", hint, None)
+    return _scheduled(_create(args["when"], action, args), args)
+
+
+def _schedule_cron(args: dict[str, Any]) -> Result:
+    action = _action(args)
+    hint = "schedule_cron needs a repeating schedule; use schedule_once for one time"
+    _expect_kind(args["cron"], RECURRING, "cron", hint, None)
+    result = _scheduled(_create(args["cron"], action, args), args)
+    return {**result, "cron": args["cron"], "max_runs": args["max_runs"]}
+
+
+def _schedule_cancel(args: dict[str, Any]) -> Result:
+    api.Job({"id": args["job_id"]}).cancel()
+    return {"cancelled": args["job_id"]}
+
+
+def _schedule_list(args: dict[str, Any]) -> Result:
+    found = api.jobs(status=args["status"], session=_session())
+    counts: dict[str, int] = {}
+    for job in found:
+        counts[str(job.get("status"))] = counts.get(str(job.get("status")), 0) + 1
+    return {"jobs": [job_summary(job) for job in found], "total": len(found), **counts}
+
+
+def _run_summary(run: Mapping[str, Any]) -> Result:
+    output = str(run.get("output") or "")
+    return {
+        "run_id": run.get("id"),
+        "status": run.get("status"),
+        "scheduled_for": run.get("scheduled_for"),
+        "finished_at": run.get("finished_at"),
+        "error": run.get("error"),
+        "output": output if len(output) <= OUTPUT_CLIP else "…" + output[-OUTPUT_CLIP:],
+    }
+
+
+def _schedule_status(args: dict[str, Any]) -> Result:
+    job = api.job(args["job_id"])
+    runs = job.runs()[: api.RECENT_RUNS]
+    details = {**job_summary(job), "action": job.get("action"), "target": job.get("target")}
+    return {"job": details, "recent_runs": [_run_summary(run) for run in runs]}
+
+
+def _remember(args: dict[str, Any]) -> Result:
+    if args["action"] == "llm_prompt":
+        action = {"type": "instruction", "instruction": args["what"]}
+    else:
+        action = {"type": "notification", "message": args["what"], "title": "Reminder"}
+    job = _create(args["when"], action, {"label": args["what"]})
+    return {**job_summary(job), "what": args["what"], "action": args["action"]}
+
+
+# --- the tools --------------------------------------------------------------------------------
+
+_WHEN_HELP = (
+    "Relative formats preferred: '30m', '2h 15m', 'in 3 hours', 'tomorrow at 09:00'; "
+    "ISO 8601 ('2026-05-20T14:30:00+02:00') only if the time zone is known."
+)
+_JOB_ID = Param(
+    "job_id",
+    "string",
+    "Job id from schedule_once, schedule_cron or remember.",
+    True,
+    pattern=api.JOB_ID.pattern,
+)
+_JOB_FIELDS = {
+    "name": "label",
+    "action.name": "tool_name",
+    "action.params": "tool_params",
+    "action.message": "prompt",
+    "action.instruction": "prompt",
+    "action.title": "label",
+    "action.channel": "output_channel",
+    "max_runs": "max_runs",
+    "options": "output_config",
+}
+_JOB_PARAMS = (
+    Param(
+        "action_type",
+        "string",
+        "What happens when it fires: 'notification' (a message queued for you), "
+        "'llm_prompt' (a self-instruction handed to your on_recall handler in this kernel) or "
+        "'tool_call' (a server tool call).",
+        enum=ACTION_TYPES,
+        default="notification",
+    ),
+    Param("tool_name", "string", "For tool_call: the tool as module.action, e.g. 'http.get'."),
+    Param("tool_params", "object", "For tool_call: the tool's parameters."),
+    Param("prompt", "string", "For llm_prompt and notification: the message or instruction."),
+    Param("label", "string", "Human-readable description of the job."),
+    Param("output_channel", "string", "Where results go (default: your notification queue)."),
+    Param("output_config", "object", "Per-delivery settings of the output channel."),
+)
+
+TOOLS: dict[str, Tool] = {
+    tool.name: tool
+    for tool in (
+        Tool(
+            "schedule_recall",
+            "Schedule a headless callback for this session: at the given time you wake up, "
+            "read the self-instruction you left and continue the task with your tools. Only "
+            "one pending recall per session: cancel it (manage_recall) before scheduling "
+            "another, or chain them (a recall that is running may schedule the next one). "
+            "Write additional_context_message as a todo for yourself that names tools, files "
+            "or URLs, e.g. 'Read /tmp/build.log; if it has errors, report the last 50 lines.'",
+            (
+                Param(
+                    "call_type",
+                    "string",
+                    "'once' (one delayed action), 'recurring' (periodic, needs "
+                    "interval_seconds or a repeating 'when') or 'immediate' (hand off now).",
+                    True,
+                    enum=CALL_TYPES,
+                ),
+                Param(
+                    "when",
+                    "string",
+                    "For once: when to fire. " + _WHEN_HELP + " For recurring without "
+                    "interval_seconds: a repeating schedule such as 'every day at 09:00'.",
+                ),
+                Param(
+                    "timezone_offset",
+                    "string",
+                    "±HH:MM (or a zone name like 'Europe/Paris') for absolute times; default: "
+                    "the server's zone.",
+                ),
+                Param(
+                    "interval_seconds",
+                    "integer",
+                    "For recurring: repeat every this many seconds (the first run is one "
+                    "interval from now).",
+                    minimum=1,
+                ),
+                Param("internal_comment", "string", "Human-readable note: why this recall."),
+                Param(
+                    "additional_context_message",
+                    "string",
+                    "The self-instruction you will receive when it fires.",
+                    True,
+                ),
+            ),
+            _schedule_recall,
+            {
+                "tz": "timezone_offset",
+                "action.instruction": "additional_context_message",
+                "action.comment": "internal_comment",
+                "name": "internal_comment",
+            },
+        ),
+        Tool(
+            "manage_recall",
+            "Manage this session's recall: 'cancel' deletes the pending recall (do this before "
+            "scheduling a new one), 'skip' moves a recurring recall to its next occurrence "
+            "(never earlier than now), 'list' shows all recalls of the session "
+            "(pending, fired, cancelled).",
+            (
+                Param("action", "string", "cancel, skip or list.", True, enum=MANAGE_ACTIONS),
+                Param("session_id", "string", "Target session (default: the current one)."),
+            ),
+            _manage_recall,
+        ),
+        Tool(
+            "schedule_once",
+            "Schedule a one-shot job at a time or after a delay: a notification for you, a "
+            "self-instruction (llm_prompt) or a tool call. " + _WHEN_HELP,
+            (Param("when", "string", "When to fire. " + _WHEN_HELP, True), *_JOB_PARAMS),
+            _schedule_once,
+            _JOB_FIELDS,
+        ),
+        Tool(
+            "schedule_cron",
+            "Schedule a recurring job with a cron expression (5 fields: minute hour "
+            "day-of-month month day-of-week, e.g. '0 9 * * *') or a repeating phrase "
+            "('every 15m', 'every monday at 10:00').",
+            (
+                Param("cron", "string", "Cron expression or repeating schedule.", True),
+                *_JOB_PARAMS,
+                Param(
+                    "max_runs",
+                    "integer",
+                    "Stop after this many runs (0: unlimited).",
+                    minimum=0,
+                    default=0,
+                ),
+            ),
+            _schedule_cron,
+            {**_JOB_FIELDS, "when": "cron"},
+        ),
+        Tool(
+            "schedule_cancel",
+            "Cancel (delete) a scheduled job of this session or any of yours.",
+            (_JOB_ID,),
+            _schedule_cancel,
+        ),
+        Tool(
+            "schedule_list",
+            "List the scheduled jobs of this session, optionally only those with a status.",
+            (Param("status", "string", "Only jobs with this status.", enum=JOB_STATUSES),),
+            _schedule_list,
+        ),
+        Tool(
+            "schedule_status",
+            "Detailed status of one job: schedule, next run, counts and its latest runs with "
+            "their output.",
+            (_JOB_ID,),
+            _schedule_status,
+        ),
+        Tool(
+            "remember",
+            "'Remind me to X at Y': schedule a reminder (one-time or repeating). When it fires "
+            "the message comes back to you as a notification (or as a self-instruction with "
+            "action='llm_prompt').",
+            (
+                Param("what", "string", "What to remember / what to do.", True),
+                Param(
+                    "when",
+                    "string",
+                    "When, in natural language or cron ('tomorrow at 9am', 'every day at "
+                    "18:00', 'in 2 hours').",
+                    True,
+                ),
+                Param(
+                    "action",
+                    "string",
+                    "'notification' (default) or 'llm_prompt' (handed to your on_recall handler).",
+                    enum=REMEMBER_ACTIONS,
+                    default="notification",
+                ),
+            ),
+            _remember,
+            {"action.message": "what", "action.instruction": "what", "name": "what"},
+        ),
+    )
+}
+TOOL_NAMES = tuple(TOOLS)
+
+
+def tool_specs(names: list[str] | None = None, *, style: str = "openai") -> list[dict[str, Any]]:
+    """JSON-schema specifications of the tools (all, or those named), for an LLM API:
+    ``style='openai'`` (``{"type": "function", "function": {...}}``, the default) or
+    ``'anthropic'`` (``{"name", "description", "input_schema"}``)."""
+    if style not in SPEC_STYLES:
+        raise ValidationError("style", f"unknown style {style!r}", accepted=SPEC_STYLES)
+    chosen = list(TOOL_NAMES) if names is None else names
+    for name in chosen:
+        if name not in TOOLS:
+            raise ValidationError("names", f"unknown tool {name!r}", accepted=TOOL_NAMES)
+    return [TOOLS[name].spec(style) for name in chosen]
+
+
+def _failure(error: ValidationError, tool: Tool | None) -> Result:
+    server_field = error.field
+    argument = (tool.fields.get(server_field) if tool else None) or server_field
+    if "." in argument and tool is not None and argument not in {p.name for p in tool.params}:
+        argument = tool.fields.get(argument.split(".", 1)[0], argument)
+    message = str(error)
+    if server_field != argument and message.startswith(f"{server_field}: "):
+        message = f"{argument}: " + message[len(server_field) + 2 :]
+    result: Result = {"ok": False, "error": message, "field": argument}
+    if error.accepted:
+        result["accepted"] = list(error.accepted)
+    return result
+
+
+def dispatch(name: str, arguments: Mapping[str, Any] | str | None = None) -> Result:
+    """Run one tool call. Never raises: errors come back as ``{"ok": false, "error", "field"}``
+    (``field`` names the argument at fault, ``accepted`` lists valid values when known)."""
+    tool = TOOLS.get(name) if isinstance(name, str) else None
+    if tool is None:
+        unknown = ValidationError("name", f"unknown tool {name!r}", accepted=TOOL_NAMES)
+        return _failure(unknown, None)
+    try:
+        result = tool.run(tool.arguments(_decode(arguments)))
+    except ValidationError as error:
+        return _failure(error, tool)
+    except RecallError as error:
+        return {"ok": False, "error": str(error), "field": None}
+    except Exception as error:
+        # A bug of ours must not end the agent's loop; the message says where it happened.
+        return {
+            "ok": False,
+            "error": f"internal error in {name}: {type(error).__name__}: {error}",
+            "field": None,
+        }
+    return {"ok": True, "tool": name, **result}

@@ -1,0 +1,358 @@
+"""The Python API used from notebooks and agent loops: schedule, recall, jobs, job, Job.
+
+Every call is one or two synchronous REST requests to the server that owns this kernel
+(``client.py``). Domain errors are the server's, rebuilt as ``ValidationError``/``ParseError``/
+``NotFoundError``/``ConflictError`` with its message, field and accepted values.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from datetime import datetime
+from typing import Any
+
+from jupyter_recall.core.errors import ValidationError
+from jupyter_recall.kernel import client as _client
+
+JOB_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+ACTION_ARGUMENTS = ("code", "instruction", "tool", "notification", "notebook")
+TARGET_NAMES = ("kernel", "headless", "server")
+RECENT_RUNS = 5
+
+
+def check_job_id(job_id: object, field: str = "job_id") -> str:
+    if not isinstance(job_id, str) or not JOB_ID.match(job_id):
+        raise ValidationError(field, f"not a job id: {job_id!r} (ids look like '3f9c2a1b7d0e')")
+    return job_id
+
+
+def _job_path(job_id: str, suffix: str = "") -> str:
+    return f"/api/recall/jobs/{check_job_id(job_id)}{suffix}"
+
+
+class Job(Mapping[str, Any]):
+    """A handle on one job: its JSON fields as attributes and as a mapping, plus its actions.
+
+    The fields are those of the REST API (``id``, ``name``, ``kind``, ``status``, ``when``,
+    ``description``, ``next_fire_at``, ``run_count``, ``last_status``, ...); ``refresh()``
+    reads them again.
+    """
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: Mapping[str, Any]) -> None:
+        object.__setattr__(self, "_data", dict(data))
+
+    def __getitem__(self, key: str) -> Any:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self._data[name]
+        except KeyError:
+            raise AttributeError(f"job has no field {name!r}") from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("job fields are read-only; change a job through the API")
+
+    def __repr__(self) -> str:
+        status = self._data.get("status", "?")
+        nxt = self._data.get("next_fire_at")
+        where = f", next {nxt}" if nxt else ""
+        return (
+            f"<Job {self._data.get('id')} {self._data.get('name')!r} "
+            f"{self._data.get('description') or self._data.get('when')!r}, {status}{where}>"
+        )
+
+    @property
+    def id(self) -> str:
+        return str(self._data["id"])
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self._data)
+
+    def _replace(self, data: Any) -> Job:
+        object.__setattr__(self, "_data", dict(data))
+        return self
+
+    def refresh(self) -> Job:
+        return self._replace(_client.get_client().request("GET", _job_path(self.id)))
+
+    def cancel(self) -> None:
+        """Delete the job (and its history); a run in flight is stopped."""
+        _client.get_client().request("DELETE", _job_path(self.id))
+
+    def pause(self) -> Job:
+        return self._replace(_client.get_client().request("POST", _job_path(self.id, "/pause")))
+
+    def resume(self, *, catch_up: bool = False) -> Job:
+        body = {"catch_up": catch_up}
+        return self._replace(
+            _client.get_client().request("POST", _job_path(self.id, "/resume"), body=body)
+        )
+
+    def skip(self) -> Job:
+        """Skip the next occurrence of a recurring job (never earlier than now)."""
+        return self._replace(_client.get_client().request("POST", _job_path(self.id, "/skip")))
+
+    def run_now(self) -> dict[str, Any]:
+        """Fire once now without moving the schedule; the new run (status ``running``)."""
+        run: dict[str, Any] = _client.get_client().request("POST", _job_path(self.id, "/trigger"))
+        return run
+
+    def runs(self) -> list[dict[str, Any]]:
+        """The job's runs, newest first, with their output."""
+        return list(_client.get_client().request("GET", _job_path(self.id, "/runs"))["runs"])
+
+
+# --- payloads ---------------------------------------------------------------------------------
+
+
+def action_payload(
+    *,
+    code: str | None = None,
+    instruction: str | None = None,
+    tool: str | None = None,
+    params: Mapping[str, Any] | None = None,
+    notification: str | None = None,
+    title: str | None = None,
+    channel: str | None = None,
+    notebook: str | None = None,
+    parameters: Mapping[str, Any] | None = None,
+    comment: str | None = None,
+) -> dict[str, Any]:
+    """The action of exactly one of code/instruction/tool/notification/notebook."""
+    given = {
+        "code": code,
+        "instruction": instruction,
+        "tool": tool,
+        "notification": notification,
+        "notebook": notebook,
+    }
+    chosen = [key for key, value in given.items() if value is not None]
+    if len(chosen) != 1:
+        raise ValidationError(
+            "action",
+            f"give exactly one of {', '.join(ACTION_ARGUMENTS)}; got {', '.join(chosen) or 'none'}",
+            accepted=ACTION_ARGUMENTS,
+        )
+    kind = chosen[0]
+    if kind == "code":
+        return {"type": "code", "code": code}
+    if kind == "instruction":
+        out = {"type": "instruction", "instruction": instruction}
+        return out if comment is None else {**out, "comment": comment}
+    if kind == "tool":
+        return {"type": "tool", "name": tool, "params": dict(params or {})}
+    if kind == "notebook":
+        return {"type": "notebook", "path": notebook, "parameters": dict(parameters or {})}
+    out = {"type": "notification", "message": notification}
+    extras = {"title": title, "channel": channel}
+    return {**out, **{key: value for key, value in extras.items() if value is not None}}
+
+
+def _this_kernel(ident: _client.Identity) -> dict[str, Any]:
+    target = ident.target()
+    if target is None:
+        raise ValidationError(
+            "target",
+            "this process is not a kernel of the Jupyter server (no kernel id found): give "
+            "target='headless' or 'server', or a target dict naming a notebook",
+            accepted=TARGET_NAMES,
+        )
+    return target
+
+
+def target_payload(
+    target: str | Mapping[str, Any] | None,
+    action: Mapping[str, Any],
+    *,
+    kernel_name: str | None = None,
+    ident: _client.Identity | None = None,
+) -> dict[str, Any]:
+    """Where the job runs. Default: this kernel for code and instructions, else the server."""
+    if kernel_name is not None and target is None:
+        target = "headless"
+    if target is None:
+        target = "kernel" if action["type"] in ("code", "instruction") else "server"
+    if isinstance(target, Mapping):
+        return dict(target)
+    if target == "kernel":
+        return _this_kernel(ident or _client.identity())
+    if target == "headless":
+        return {"type": "headless", "kernel_name": kernel_name or "python3"}
+    if target == "server":
+        return {"type": "server"}
+    raise ValidationError("target", f"unknown target {target!r}", accepted=TARGET_NAMES)
+
+
+def _policy_value(value: Any) -> Any:
+    return value.isoformat() if isinstance(value, datetime) else value
+
+
+def job_body(
+    when: str,
+    action: dict[str, Any],
+    target: dict[str, Any],
+    *,
+    kind: str = "job",
+    name: str | None = None,
+    tz: str | None = None,
+    session: str | None = None,
+    policies: Mapping[str, Any] | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    if not isinstance(when, str):
+        raise ValidationError("when", f"must be a string, got {when!r}")
+    body: dict[str, Any] = {"when": when, "action": action, "target": target, "kind": kind}
+    optional = {"name": name, "tz": tz, "session": session}
+    body.update({key: value for key, value in optional.items() if value is not None})
+    if policies:
+        body["policies"] = {key: _policy_value(value) for key, value in policies.items()}
+    if options:
+        body["options"] = dict(options)
+    return body
+
+
+def create(body: dict[str, Any]) -> Job:
+    """POST a job body; the created job, followed by this kernel's notification listener."""
+    created = Job(_client.get_client().request("POST", "/api/recall/jobs", body=body))
+    from jupyter_recall.kernel import notifications
+
+    notifications.track(created.id)
+    notifications.start_in_kernel()
+    return created
+
+
+# --- the public functions ---------------------------------------------------------------------
+
+
+def schedule(
+    when: str,
+    code: str | None = None,
+    *,
+    instruction: str | None = None,
+    tool: str | None = None,
+    params: Mapping[str, Any] | None = None,
+    notification: str | None = None,
+    title: str | None = None,
+    notebook: str | None = None,
+    parameters: Mapping[str, Any] | None = None,
+    target: str | Mapping[str, Any] | None = None,
+    kernel_name: str | None = None,
+    name: str | None = None,
+    tz: str | None = None,
+    session: str | None = None,
+    exclusive: bool | None = None,
+    on_missing_kernel: str | None = None,
+    options: Mapping[str, Any] | None = None,
+    **policies: Any,
+) -> Job:
+    """Schedule a job: ``code`` in this kernel (or ``target='headless'``/a target dict), a
+    self-``instruction`` for this kernel's agent, a ``tool`` call, a ``notification`` or a
+    ``notebook``. Keyword policies: ``max_runs``, ``end_at``, ``overlap``, ``coalesce``,
+    ``catchup_window``, ``jitter``."""
+    action = action_payload(
+        code=code,
+        instruction=instruction,
+        tool=tool,
+        params=params,
+        notification=notification,
+        title=title,
+        notebook=notebook,
+        parameters=parameters,
+    )
+    ident = _client.identity()
+    all_options = dict(options or {})
+    if exclusive is not None:
+        all_options["exclusive"] = exclusive
+    if on_missing_kernel is not None:
+        all_options["on_missing_kernel"] = on_missing_kernel
+    body = job_body(
+        when,
+        action,
+        target_payload(target, action, kernel_name=kernel_name, ident=ident),
+        name=name,
+        tz=tz,
+        session=session or ident.session,
+        policies=policies,
+        options=all_options,
+    )
+    return create(body)
+
+
+def recall(
+    when: str,
+    instruction: str,
+    *,
+    comment: str | None = None,
+    name: str | None = None,
+    tz: str | None = None,
+    session: str | None = None,
+    target: Mapping[str, Any] | None = None,
+    **policies: Any,
+) -> Job:
+    """Schedule a recall: at ``when`` (``in 30m``, ``every 15m``, ``now``), the agent in this
+    kernel gets ``instruction`` (see ``on_recall``). At most one pending recall per session:
+    a second one raises ConflictError naming the pending one."""
+    if not isinstance(instruction, str):
+        raise ValidationError("instruction", f"must be a string, got {instruction!r}")
+    action = action_payload(instruction=instruction, comment=comment)
+    ident = _client.identity()
+    body = job_body(
+        when,
+        action,
+        dict(target) if target is not None else _this_kernel(ident),
+        kind="recall",
+        name=name,
+        tz=tz,
+        session=session or ident.session,
+        policies=policies,
+    )
+    return create(body)
+
+
+def jobs(
+    *,
+    all: bool = False,
+    status: str | None = None,
+    kind: str | None = None,
+    session: str | None = None,
+) -> list[Job]:
+    """The jobs of this notebook (its session), or every job of the user with ``all=True``.
+    ``status`` and ``kind`` filter (comma-separated values accepted)."""
+    query: dict[str, Any] = {"status": status, "kind": kind}
+    if not all:
+        query["path"] = session or _client.identity().session
+    found = _client.get_client().request("GET", "/api/recall/jobs", query=query)
+    return [Job(data) for data in found["jobs"]]
+
+
+def job(job_id: str) -> Job:
+    """The job with this id (NotFoundError if it does not exist for this user)."""
+    return Job(_client.get_client().request("GET", _job_path(job_id)))
+
+
+def pending_recall(session: str | None = None) -> Job | None:
+    """The pending recall of this session (or of ``session``), if any."""
+    query = {
+        "path": session or _client.identity().session,
+        "kind": "recall",
+        "pending_recalls": "1",
+    }
+    found = _client.get_client().request("GET", "/api/recall/jobs", query=query)["jobs"]
+    return Job(found[0]) if found else None
+
+
+def parse(when: str, tz: str | None = None) -> dict[str, Any]:
+    """What the server understands of ``when``: kind, canonical form, words, next fire times."""
+    body = {"when": when} if tz is None else {"when": when, "tz": tz}
+    result: dict[str, Any] = _client.get_client().request("POST", "/api/recall/parse", body=body)
+    return result

@@ -1,0 +1,228 @@
+"""``%schedule``, ``%%schedule``, ``%recall``, ``%%recall`` and ``%jobs``.
+
+Domain errors (bad input, unknown ids, the one-pending-recall rule, no server) are printed as the
+server's message on stderr, never as a traceback; nothing is scheduled then.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
+from IPython.display import display
+
+from jupyter_recall.core.errors import RecallError, ValidationError
+from jupyter_recall.kernel import api, tables
+from jupyter_recall.kernel import client as _client
+from jupyter_recall.kernel.writ import (
+    COMMAND_OPTIONS,
+    NEEDS_ID,
+    RECALL_OPTIONS,
+    SCHEDULE_OPTIONS,
+    SUBCOMMANDS_RECALL,
+    SUBCOMMANDS_SCHEDULE,
+    Command,
+    parse_command,
+    parse_writ,
+    split_options,
+)
+
+SCHEDULE_USAGE = """\
+usage:
+  %schedule [options] <when>: <code>       run code later (in this kernel by default)
+  %%schedule [options] <when>              the cell body is the code
+  %schedule list [--all] | info
+  %schedule cancel|pause|resume|skip|run|status <id>
+options: --headless, --kernel-name NAME (a fresh kernel per run), --exclusive (wait until this
+  kernel is idle), --tz ZONE, --name NAME, --max-runs N, --on-missing-kernel start|skip|fail
+examples: %schedule in 30m: print(df.shape)    %%schedule every monday at 09:00"""
+
+RECALL_USAGE = """\
+usage:
+  %recall [options] <when>: <self-instruction>   once ('in 30m'), recurring ('every 15m'), 'now'
+  %%recall [options] <when>                      the cell body is the instruction
+  %recall list | status [id] | cancel [id] | skip [id]
+options: --tz ZONE, --name NAME, --max-runs N
+one pending recall per session: cancel it (%recall cancel) before scheduling another."""
+
+
+def _show(bundle: dict[str, str]) -> None:
+    show: Callable[..., Any] = display
+    show(bundle, raw=True)
+
+
+def _guarded(action: Callable[[], None]) -> None:
+    try:
+        action()
+    except RecallError as error:
+        print(str(error), file=sys.stderr)
+
+
+def _next(job: api.Job) -> str:
+    upcoming = job.get("next_fire_at")
+    return f"next run {tables.short_instant(upcoming)}" if upcoming else "no run ahead"
+
+
+def scheduled_message(job: api.Job) -> str:
+    label = "recall" if job.get("kind") == "recall" else "job"
+    return (
+        f"scheduled {label} {job.id} {job.get('name')!r}: {job.get('description')} "
+        f"({tables.describe_target(job.get('target'))}), {_next(job)}"
+    )
+
+
+def schedule_arguments(options: dict[str, Any]) -> dict[str, Any]:
+    """Magic options as keyword arguments of ``api.schedule``."""
+    arguments: dict[str, Any] = {}
+    if options.get("headless") or options.get("kernel_name"):
+        arguments["target"] = "headless"
+    for key in ("kernel_name", "tz", "name", "max_runs", "on_missing_kernel"):
+        if key in options:
+            arguments[key] = options[key]
+    if options.get("exclusive"):
+        arguments["exclusive"] = True
+    return arguments
+
+
+def show_jobs(*, everything: bool = False, kind: str | None = None) -> None:
+    found = api.jobs(all=everything, kind=kind)
+    where = "" if everything else f" for {_client.identity().session}"
+    _show(tables.jobs_bundle(found, empty=f"no {kind or 'job'}s{where}"))
+
+
+def show_status(job_id: str) -> None:
+    job = api.job(job_id)
+    print(tables.job_details(job, job.runs()[: api.RECENT_RUNS]))
+
+
+def show_info() -> None:
+    client = _client.get_client()
+    info = client.info()
+    ident = _client.identity(client)
+    print(
+        f"jupyter_recall {info.get('version')} at {client.base} (found through "
+        f"{client.server.source}); user {info.get('user')}, default zone "
+        f"{info.get('default_tz')}\nkernel {ident.kernel_id or '-'}, notebook "
+        f"{ident.path or '-'}, session {ident.session or '-'}"
+    )
+
+
+def _job_command(command: Command) -> None:
+    if command.argument is None:
+        raise ValidationError(command.name, f"needs a job id: %schedule {command.name} <id>")
+    handle = api.Job({"id": api.check_job_id(command.argument)})
+    if command.name == "cancel":
+        handle.cancel()
+        print(f"cancelled job {handle.id}")
+    elif command.name == "run":
+        run = handle.run_now()
+        print(f"run {run.get('id')} of job {handle.id} started")
+    elif command.name == "status":
+        show_status(handle.id)
+    else:
+        changed = getattr(handle, command.name)()
+        print(f"{command.name}d job {changed.id}: {changed.get('status')}, {_next(changed)}")
+
+
+def run_schedule(line: str, cell: str | None) -> None:
+    line = line.strip()
+    if not line and not (cell or "").strip():
+        print(SCHEDULE_USAGE)
+        return
+    command = parse_command(line, SUBCOMMANDS_SCHEDULE, COMMAND_OPTIONS)
+    if command is None:
+        writ = parse_writ(line, cell, SCHEDULE_OPTIONS, "code")
+        job = api.schedule(writ.when, code=writ.body, **schedule_arguments(writ.options))
+        print(scheduled_message(job))
+    elif command.name == "list":
+        show_jobs(everything=bool(command.options.get("all")))
+    elif command.name == "info":
+        show_info()
+    elif command.name in NEEDS_ID:
+        _job_command(command)
+
+
+def _recall_target(command: Command) -> api.Job:
+    if command.argument is not None:
+        return api.Job({"id": api.check_job_id(command.argument)})
+    pending = api.pending_recall()
+    if pending is None:
+        raise ValidationError(
+            command.name, f"no pending recall in session {_client.identity().session!r}"
+        )
+    return pending
+
+
+def _recall_command(command: Command) -> None:
+    if command.name == "list":
+        show_jobs(kind="recall")
+        return
+    handle = _recall_target(command)
+    if command.name == "cancel":
+        handle.cancel()
+        print(f"cancelled recall {handle.id}")
+    elif command.name == "skip":
+        handle.skip()
+        print(f"skipped the next occurrence of recall {handle.id}: {_next(handle)}")
+    else:
+        show_status(handle.id)
+
+
+def show_pending_recall() -> None:
+    pending = api.pending_recall()
+    if pending is None:
+        print(f"no pending recall in session {_client.identity().session!r}")
+    else:
+        print(f"pending recall {pending.id}: {pending.get('description')}, {_next(pending)}")
+        print(f"  instruction: {pending['action'].get('instruction')}")
+    print(RECALL_USAGE)
+
+
+def run_recall(line: str, cell: str | None) -> None:
+    line = line.strip()
+    if not line and not (cell or "").strip():
+        show_pending_recall()
+        return
+    command = parse_command(line, SUBCOMMANDS_RECALL, ())
+    if command is not None:
+        _recall_command(command)
+        return
+    writ = parse_writ(line, cell, RECALL_OPTIONS, "instruction")
+    options = dict(writ.options)
+    job = api.recall(
+        writ.when,
+        writ.body,
+        name=options.pop("name", None),
+        tz=options.pop("tz", None),
+        **options,
+    )
+    print(scheduled_message(job))
+
+
+def run_jobs(line: str) -> None:
+    words, options = split_options(line, COMMAND_OPTIONS)
+    if words:
+        raise ValidationError("jobs", f"unexpected {' '.join(words)!r}", accepted=["--all"])
+    show_jobs(everything=bool(options.get("all")))
+
+
+@magics_class
+class RecallMagics(Magics):
+    """The jupyter_recall magics; registered by ``%load_ext jupyter_recall``."""
+
+    @line_cell_magic
+    def schedule(self, line: str, cell: str | None = None) -> None:
+        """Schedule code: ``%schedule in 30m: print(df.shape)``; ``%schedule`` for help."""
+        _guarded(lambda: run_schedule(line, cell))
+
+    @line_cell_magic
+    def recall(self, line: str, cell: str | None = None) -> None:
+        """Schedule a recall for this session: ``%recall in 30m: <self-instruction>``."""
+        _guarded(lambda: run_recall(line, cell))
+
+    @line_magic
+    def jobs(self, line: str) -> None:
+        """The jobs of this notebook as a table (``--all``: every job of the user)."""
+        _guarded(lambda: run_jobs(line))

@@ -1,0 +1,357 @@
+"""A notification queue for agent loops, fed while the kernel is idle too.
+
+A daemon thread reads the server's event stream (``/api/recall/events``), keeps the runs of this
+session's jobs that finish, and queues one notification per run (with its output). When the
+stream drops it reconnects with backoff and re-syncs with ``GET /api/recall/runs?since=``, so
+nothing that finished meanwhile is lost; a run is never notified twice. Recalls delivered while
+no handler is registered are queued too (``type: "recall"``).
+
+Callbacks run in the thread that produced the notification (the listener's, or the recall's):
+they must be quick and must not print (there is no cell to print into); their errors are
+written to the kernel process's own stderr, never into a cell.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import sys
+import threading
+from collections import OrderedDict, deque
+from collections.abc import Callable, Iterable, Iterator
+from datetime import datetime, timedelta, timezone
+from typing import Any, TypeVar
+
+from jupyter_recall.kernel import client as _client
+
+Notification = dict[str, Any]
+Callback = Callable[[Notification], Any]
+C = TypeVar("C", bound=Callback)
+
+MAX_QUEUED = 1000
+"""Oldest notifications are dropped beyond this many undrained ones."""
+READ_TIMEOUT = 60.0
+"""A stream silent this long (no heartbeat either) is considered dead and reopened."""
+INITIAL_BACKOFF = 0.5
+MAX_BACKOFF = 30.0
+RESYNC_MARGIN = timedelta(seconds=5)
+"""Re-sync reaches this far before the last known point: clocks of kernel and server differ."""
+SEEN_LIMIT = 5000
+FINAL_STATUSES = ("succeeded", "failed", "interrupted", "skipped", "missed", "cancelled")
+
+_condition = threading.Condition()
+_queue: deque[Notification] = deque(maxlen=MAX_QUEUED)
+_callbacks: list[Callback] = []
+_tracked: set[str] = set()
+
+
+class _State:
+    listener: Listener | None = None
+
+
+_state = _State()
+
+
+def _warn(message: str) -> None:
+    # The process's own stderr (the server log), not sys.stderr, which a kernel routes to cells.
+    stream = sys.__stderr__
+    if stream is not None:
+        with contextlib.suppress(Exception):
+            stream.write(f"[jupyter_recall] {message}\n")
+            stream.flush()
+
+
+# --- the queue --------------------------------------------------------------------------------
+
+
+def push(notification: Notification) -> None:
+    """Queue a notification and call the callbacks with it."""
+    with _condition:
+        _queue.append(notification)
+        callbacks = list(_callbacks)
+        _condition.notify_all()
+    for callback in callbacks:
+        try:
+            callback(notification)
+        except Exception as error:
+            _warn(f"notification callback {callback!r} failed: {type(error).__name__}: {error}")
+
+
+def drain() -> list[Notification]:
+    """Every queued notification, oldest first; the queue is then empty."""
+    with _condition:
+        items = list(_queue)
+        _queue.clear()
+    return items
+
+
+def wait(timeout: float | None = None, *, count: int = 1) -> list[Notification]:
+    """Block until ``count`` notifications are queued (or ``timeout`` seconds pass), then
+    drain. Starts the listener if it is not running."""
+    start_in_kernel()
+    with _condition:
+        _condition.wait_for(lambda: len(_queue) >= count, timeout=timeout)
+    return drain()
+
+
+def pending() -> int:
+    with _condition:
+        return len(_queue)
+
+
+def on_notification(callback: C) -> C:
+    """Call ``callback(notification)`` for every new notification (usable as a decorator).
+    Starts the listener if it is not running."""
+    if not callable(callback):
+        raise TypeError(f"on_notification needs a callable, got {callback!r}")
+    with _condition:
+        _callbacks.append(callback)
+    start_in_kernel()
+    return callback
+
+
+def remove_callback(callback: Callback) -> None:
+    with _condition:
+        if callback in _callbacks:
+            _callbacks.remove(callback)
+
+
+def track(job_id: str) -> None:
+    """Notify the runs of this job too (jobs created from this kernel for other sessions)."""
+    with _condition:
+        _tracked.add(job_id)
+    listener = _state.listener
+    if listener is not None:
+        listener.watch(job_id)
+
+
+# --- server-sent events -----------------------------------------------------------------------
+
+
+def parse_sse(lines: Iterable[str]) -> Iterator[tuple[str, str]]:
+    """``(event, data)`` for each event of a text/event-stream; comments are skipped."""
+    event, data = "message", list[str]()
+    for line in lines:
+        if not line:
+            if data:
+                yield event, "\n".join(data)
+            event, data = "message", list[str]()
+            continue
+        if line.startswith(":"):
+            continue
+        name, _, value = line.partition(":")
+        value = value.removeprefix(" ")
+        if name == "event":
+            event = value
+        elif name == "data":
+            data.append(value)
+
+
+def _parse_instant(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def _notification_of(run: dict[str, Any], job: dict[str, Any] | None) -> Notification:
+    return {
+        "type": "run.finished",
+        "job_id": run.get("job_id"),
+        "job_name": (job or {}).get("name"),
+        "job_kind": (job or {}).get("kind"),
+        "run_id": run.get("id"),
+        "status": run.get("status"),
+        "error": run.get("error"),
+        "scheduled_for": run.get("scheduled_for"),
+        "started_at": run.get("started_at"),
+        "finished_at": run.get("finished_at"),
+        "output": run.get("output", ""),
+    }
+
+
+class Listener:
+    """The daemon thread that turns finished runs of this session's jobs into notifications."""
+
+    def __init__(self, client: _client.Client, session: str | None, *, since: datetime) -> None:
+        self.client = client
+        self.session = session
+        self._since = since
+        self._jobs: dict[str, dict[str, Any]] = {}
+        self._seen: OrderedDict[str, None] = OrderedDict()
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._stream: _client.EventStream | None = None
+        self.connected = threading.Event()
+        self.thread = threading.Thread(
+            target=self._run, name="jupyter_recall-notifications", daemon=True
+        )
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def stop(self, timeout: float = 2.0) -> None:
+        self._stopping.set()
+        stream = self._stream
+        if stream is not None:
+            stream.close()
+        if self.thread.is_alive() and threading.current_thread() is not self.thread:
+            self.thread.join(timeout)
+
+    @property
+    def alive(self) -> bool:
+        return self.thread.is_alive() and not self._stopping.is_set()
+
+    def watch(self, job_id: str, job: dict[str, Any] | None = None) -> None:
+        with self._lock:
+            if job is not None or job_id not in self._jobs:
+                self._jobs[job_id] = job or {"id": job_id}
+
+    def _watching(self, job_id: Any) -> dict[str, Any] | None:
+        with self._lock:
+            return self._jobs.get(job_id) if isinstance(job_id, str) else None
+
+    def _run(self) -> None:
+        delay = INITIAL_BACKOFF
+        while not self._stopping.is_set():
+            try:
+                self._load_jobs()
+                self._listen()
+                delay = INITIAL_BACKOFF
+            except Exception as error:
+                if self._stopping.is_set():
+                    break
+                _warn(f"event stream: {type(error).__name__}: {error}; retrying in {delay:.1f}s")
+            finally:
+                self.connected.clear()
+            self._stopping.wait(delay)
+            delay = min(delay * 2, MAX_BACKOFF)
+
+    def _load_jobs(self) -> None:
+        with _condition:
+            tracked = set(_tracked)
+        for job_id in tracked:
+            self.watch(job_id)
+        if self.session is None:
+            return
+        found = self.client.request("GET", "/api/recall/jobs", query={"path": self.session})
+        for job in found["jobs"]:
+            self.watch(job["id"], job)
+
+    def _listen(self) -> None:
+        mark = datetime.now(timezone.utc) - RESYNC_MARGIN
+        stream = _client.open_event_stream(self.client, "/api/recall/events", timeout=READ_TIMEOUT)
+        self._stream = stream
+        try:
+            if self._stopping.is_set():
+                return
+            events = parse_sse(stream.lines())
+            for event, _ in events:
+                if event == "open":
+                    break
+            # Subscribed: what finished since the last sync point is either re-synced here or
+            # comes through the stream (duplicates are dropped by run id).
+            self._resync()
+            self._since = mark
+            self.connected.set()
+            for event, data in events:
+                self._handle(event, data)
+        finally:
+            self._stream = None
+            stream.close()
+
+    def _resync(self) -> None:
+        since = self._since.astimezone(timezone.utc).isoformat()
+        runs = self.client.request("GET", "/api/recall/runs", query={"since": since})["runs"]
+        for run in sorted(runs, key=lambda r: str(r.get("finished_at") or "")):
+            job = self._watching(run.get("job_id"))
+            if job is not None and run.get("status") in FINAL_STATUSES:
+                self._notify(run, job, with_output=True)
+
+    def _handle(self, event: str, data: str) -> None:
+        try:
+            document = json.loads(data)
+        except ValueError:
+            return
+        job = document.get("job")
+        if isinstance(job, dict) and event in ("job.created", "job.updated"):
+            if self.session is not None and job.get("session") == self.session:
+                self.watch(str(job["id"]), job)
+            return
+        run = document.get("run")
+        if event != "run.finished" or not isinstance(run, dict):
+            return
+        watched = self._watching(run.get("job_id"))
+        if watched is not None:
+            self._notify(run, job if isinstance(job, dict) else watched, with_output=False)
+
+    def _notify(self, run: dict[str, Any], job: dict[str, Any], *, with_output: bool) -> None:
+        run_id = run.get("id")
+        if not isinstance(run_id, str):
+            return
+        with self._lock:
+            if run_id in self._seen:
+                return
+            self._seen[run_id] = None
+            while len(self._seen) > SEEN_LIMIT:
+                self._seen.popitem(last=False)
+        if not with_output:
+            # Events carry runs without their output: read it once, here.
+            try:
+                run = self.client.request("GET", f"/api/recall/runs/{run_id}")
+            except Exception as error:
+                _warn(f"could not read run {run_id}: {error}")
+        push(_notification_of(run, job))
+
+
+# --- the listener of this kernel --------------------------------------------------------------
+
+
+def start(client: _client.Client | None = None, session: str | None = None) -> Listener:
+    """Start the listener (once; later calls return the running one)."""
+    with _condition:
+        if _state.listener is not None and _state.listener.alive:
+            return _state.listener
+    client = client or _client.get_client()
+    if session is None:
+        session = _client.identity(client).session
+    listener = Listener(client, session, since=datetime.now(timezone.utc) - RESYNC_MARGIN)
+    with _condition:
+        if _state.listener is not None and _state.listener.alive:
+            return _state.listener
+        _state.listener = listener
+    listener.start()
+    return listener
+
+
+def start_in_kernel() -> Listener | None:
+    """Start the listener if this process is a kernel that can reach its server; else None
+    (a plain script does not get a background thread it did not ask for)."""
+    running = _state.listener
+    if running is not None and running.alive:
+        return running
+    if _client.own_kernel_id() is None:
+        return None
+    try:
+        return start()
+    except Exception as error:
+        _warn(f"notifications are off: {error}")
+        return None
+
+
+def stop() -> None:
+    """Stop the listener (on extension unload and at kernel exit)."""
+    with _condition:
+        listener, _state.listener = _state.listener, None
+    if listener is not None:
+        listener.stop()
+
+
+def listener() -> Listener | None:
+    return _state.listener
+
+
+atexit.register(stop)

@@ -1,0 +1,177 @@
+"""The one writ syntax of the magics: ``[options] <when>: <what>``.
+
+The schedule text ends at the first ``:`` followed by a space or by the end of the line, so
+``at 09:00`` and ISO instants keep their colons, and the code after the separator may hold any.
+Options (``--tz Europe/Paris``, ``--name "nightly report"``, ``--headless``) may come anywhere
+before the separator. Parsing is pure: the server parses the time itself.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from jupyter_recall.core.errors import ValidationError
+
+SUBCOMMANDS_SCHEDULE = ("list", "cancel", "pause", "resume", "skip", "run", "status", "info")
+SUBCOMMANDS_RECALL = ("list", "cancel", "skip", "status")
+NEEDS_ID = ("cancel", "pause", "resume", "skip", "run", "status")
+
+
+@dataclass(frozen=True)
+class Option:
+    flag: str
+    key: str
+    takes_value: bool = True
+    integer: bool = False
+
+    def convert(self, value: str) -> Any:
+        if not self.integer:
+            return value
+        if not re.fullmatch(r"[0-9]+", value):
+            raise ValidationError(self.flag, f"must be a positive integer, got {value!r}")
+        return int(value)
+
+
+SCHEDULE_OPTIONS = (
+    Option("--headless", "headless", takes_value=False),
+    Option("--kernel-name", "kernel_name"),
+    Option("--exclusive", "exclusive", takes_value=False),
+    Option("--tz", "tz"),
+    Option("--name", "name"),
+    Option("--max-runs", "max_runs", integer=True),
+    Option("--on-missing-kernel", "on_missing_kernel"),
+)
+COMMAND_OPTIONS = (Option("--all", "all", takes_value=False),)
+RECALL_OPTIONS = (
+    Option("--tz", "tz"),
+    Option("--name", "name"),
+    Option("--max-runs", "max_runs", integer=True),
+)
+
+
+@dataclass(frozen=True)
+class Writ:
+    """A request to schedule: the time text, what to run, and the options given."""
+
+    when: str
+    body: str
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Command:
+    """A management subcommand such as ``cancel 3f9c2a1b7d0e`` or ``list``."""
+
+    name: str
+    argument: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+def _starts_token(text: str, index: int) -> bool:
+    return index == 0 or text[index - 1].isspace()
+
+
+def split_writ(text: str) -> tuple[str, str] | None:
+    """``(head, body)`` split at the first ``": "`` (or a final ``":"``) outside quotes that
+    open a token; None when there is no separator."""
+    quote: str | None = None
+    for index, char in enumerate(text):
+        if quote is not None:
+            if char == quote:
+                quote = None
+            continue
+        if char in "\"'" and _starts_token(text, index):
+            quote = char
+            continue
+        if char == ":" and (index + 1 == len(text) or text[index + 1].isspace()):
+            return text[:index], text[index + 1 :].strip()
+    return None
+
+
+_TOKEN = re.compile(r"""\s*("[^"]*"|'[^']*'|\S+)""")
+
+
+def tokens(text: str) -> list[str]:
+    """Whitespace-separated tokens; a token that opens with a quote runs to the closing one."""
+    found = []
+    for match in _TOKEN.finditer(text):
+        token = match.group(1)
+        if len(token) >= 2 and token[0] in "\"'" and token[-1] == token[0]:
+            token = token[1:-1]
+        found.append(token)
+    return found
+
+
+def _option_named(flag: str, allowed: tuple[Option, ...]) -> Option:
+    for option in allowed:
+        if option.flag == flag:
+            return option
+    raise ValidationError(flag, "unknown option", accepted=[option.flag for option in allowed])
+
+
+def split_options(text: str, allowed: tuple[Option, ...]) -> tuple[list[str], dict[str, Any]]:
+    """The words that are not options, and the options as ``{key: value}``."""
+    words: list[str] = []
+    options: dict[str, Any] = {}
+    items = iter(tokens(text))
+    for token in items:
+        if not token.startswith("--") or token == "--":
+            words.append(token)
+            continue
+        flag, equals, inline = token.partition("=")
+        option = _option_named(flag, allowed)
+        if not option.takes_value:
+            if equals:
+                raise ValidationError(flag, "takes no value")
+            options[option.key] = True
+            continue
+        value = inline if equals else next(items, None)
+        if value is None or (not equals and value.startswith("--")):
+            raise ValidationError(flag, "needs a value")
+        options[option.key] = option.convert(value)
+    return words, options
+
+
+def parse_writ(line: str, cell: str | None, allowed: tuple[Option, ...], what: str) -> Writ:
+    """Parse ``[options] <when>: <body>`` (line magic) or ``[options] <when>`` + cell body.
+
+    ``what`` names the body in messages ("code", "instruction").
+    """
+    split = split_writ(line)
+    head, inline = split if split is not None else (line, "")
+    words, options = split_options(head, allowed)
+    when = " ".join(words)
+    if not when:
+        raise ValidationError("when", f"missing: write '<when>: <{what}>', e.g. 'in 30m: ...'")
+    body = cell if cell is not None and cell.strip() else ""
+    if body and inline:
+        raise ValidationError(
+            what, f"give the {what} either after '<when>: ' or as the cell body, not both"
+        )
+    if body:
+        return Writ(when=when, body=body, options=options)
+    if cell is not None and not inline:
+        raise ValidationError(what, f"the cell is empty: write the {what} in the cell body")
+    if split is None:
+        raise ValidationError(
+            what, f"missing ': ' after the time: write '<when>: <{what}>', e.g. 'in 30m: ...'"
+        )
+    if not inline:
+        raise ValidationError(what, f"nothing to schedule after '{head.strip()}:'")
+    return Writ(when=when, body=inline, options=options)
+
+
+def parse_command(line: str, names: tuple[str, ...], allowed: tuple[Option, ...]) -> Command | None:
+    """A management subcommand, or None when the line is a writ to schedule."""
+    if split_writ(line) is not None:
+        return None
+    words = line.split(None, 1)
+    if not words or words[0] not in names:
+        return None
+    rest = words[1] if len(words) > 1 else ""
+    arguments, options = split_options(rest, allowed)
+    if len(arguments) > 1:
+        raise ValidationError(words[0], f"takes at most one job id, got {' '.join(arguments)!r}")
+    return Command(words[0], arguments[0] if arguments else None, options)
