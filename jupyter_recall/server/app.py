@@ -19,6 +19,7 @@ from jupyter_recall.server.handlers import route_table
 from jupyter_recall.server.kernels import KernelExecutors
 from jupyter_recall.server.localzone import local_zone_name
 from jupyter_recall.server.owners import names_users, owner_resolver
+from jupyter_recall.server.sessions import SessionWatcher
 from jupyter_recall.server.sse import EventHub
 from jupyter_recall.server.wiring import make_server_executor
 from jupyter_recall.store.sqlite import SQLiteStore
@@ -128,6 +129,7 @@ class RecallApp(ExtensionApp):
             engine_id=self._engine_id(),
         )
         self.scheduler.subscribe(self._events.publish)
+        self._session_watcher = self._make_session_watcher()
         self._stopped = asyncio.Event()
         self._ready = asyncio.Event()
         self._runner: asyncio.Task[None] | None = None
@@ -143,6 +145,12 @@ class RecallApp(ExtensionApp):
         self.log.info(
             "jupyter_recall: jobs in %s, default zone %s", self.db_path, self.default_timezone
         )
+
+    def _make_session_watcher(self) -> SessionWatcher | None:
+        event_logger = getattr(self.serverapp, "event_logger", None)
+        if event_logger is None:
+            return None
+        return SessionWatcher(self.scheduler, self.serverapp, event_logger)
 
     def _engine_id(self) -> str:
         # Stable across restarts of this server (one address serves one server at a time), so a
@@ -172,10 +180,14 @@ class RecallApp(ExtensionApp):
         async with self.scheduler:
             started.set()
             self._ready.set()
+            if self._session_watcher is not None:
+                self._session_watcher.start()
             await self._stopped.wait()
 
     async def stop_extension(self) -> None:
         """Stop firing; runs in flight end as ``interrupted``; nothing is left running."""
+        if self._session_watcher is not None:
+            self._session_watcher.stop()
         self._events.close_all()
         self._stopped.set()
         if self._runner is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 
 import pytest
@@ -132,3 +133,31 @@ async def test_missing_kernel_policy_fail_names_the_path(jp_fetch):
     run = await finished(jp_fetch, (await first_run(jp_fetch, job["id"]))["id"])
     assert run["status"] == "failed"
     assert "nowhere/gone.ipynb" in run["error"]
+
+
+async def test_deleting_a_notebook_session_cancels_its_pending_recall(jp_fetch):
+    sessions = []
+    for path in ("a.ipynb", "b.ipynb"):
+        body = {"path": path, "name": path, "type": "notebook", "kernel": {"name": "python3"}}
+        response = await jp_fetch("api", "sessions", method="POST", body=json.dumps(body))
+        sessions.append(json.loads(response.body))
+    recalls = []
+    for session in sessions:
+        body = {
+            "when": "in 1h",
+            "kind": "recall",
+            "action": {"type": "instruction", "instruction": "check the log"},
+            "target": {"type": "kernel", "path": session["path"]},
+        }
+        recalls.append(await call(jp_fetch, "POST", "api/recall/jobs", body, expect=201))
+    await jp_fetch("api", "sessions", sessions[0]["id"], method="DELETE")
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        gone = await call(jp_fetch, "GET", f"api/recall/jobs/{recalls[0]['id']}")
+        if gone["status"] == "cancelled":
+            break
+        await asyncio.sleep(0.1)
+    assert gone["status"] == "cancelled"
+    kept = await call(jp_fetch, "GET", f"api/recall/jobs/{recalls[1]['id']}")
+    assert kept["status"] == "active"
+    assert kept["pending"] is True
