@@ -1,0 +1,203 @@
+"""Finding the server without configuration, and saying clearly what is wrong when we can't."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from jupyter_recall import ConflictError, NotFoundError, ParseError, ValidationError
+from jupyter_recall.kernel.client import (
+    Client,
+    RecallConnectionError,
+    ServerInfo,
+    ancestor_pids,
+    api_path_from_session_name,
+    discover_server,
+    error_from_response,
+    kernel_id_from_connection_file,
+)
+from jupyter_recall.kernel.notifications import parse_sse
+from tests.server.live_server import free_port
+
+
+def write_server_file(directory: Path, pid: int, url: str, token: str = "secret") -> Path:
+    path = directory / f"jpserver-{pid}.json"
+    path.write_text(
+        json.dumps({"url": url, "token": token, "root_dir": "/srv/notebooks", "pid": pid})
+    )
+    return path
+
+
+def test_ancestors_start_with_the_parent():
+    ancestors = ancestor_pids()
+    assert ancestors[0] == os.getppid()
+    assert os.getpid() not in ancestors
+
+
+def test_runtime_file_of_the_parent_process(tmp_path):
+    write_server_file(tmp_path, os.getppid(), "http://127.0.0.1:8888/")
+    write_server_file(tmp_path, 999_999_999, "http://127.0.0.1:9999/")  # not ours
+    info = discover_server({}, runtime=tmp_path)
+    assert info.url == "http://127.0.0.1:8888/"
+    assert info.token == "secret"
+    assert info.root_dir == "/srv/notebooks"
+    assert f"jpserver-{os.getppid()}.json" in info.source
+
+
+def test_a_grandparent_server_is_found(tmp_path):
+    # A kernel started through a wrapper (nanny, provisioner script) is a grandchild.
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        write_server_file(tmp_path, os.getpid(), "http://127.0.0.1:7777/")
+        info = discover_server({}, runtime=tmp_path, pid=child.pid)
+        assert info.url == "http://127.0.0.1:7777/"
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_environment_wins(tmp_path):
+    write_server_file(tmp_path, os.getppid(), "http://127.0.0.1:8888/")
+    env = {"JUPYTER_RECALL_URL": "http://10.0.0.1:9000/base/", "JUPYTER_RECALL_TOKEN": "t0k"}
+    info = discover_server(env, runtime=tmp_path)
+    assert (info.url, info.token, info.source) == (
+        "http://10.0.0.1:9000/base/",
+        "t0k",
+        "$JUPYTER_RECALL_URL",
+    )
+    only_token = discover_server({"JUPYTER_RECALL_TOKEN": "t0k"}, runtime=tmp_path)
+    assert (only_token.url, only_token.token) == ("http://127.0.0.1:8888/", "t0k")
+
+
+def test_no_server_says_where_it_looked_and_what_to_set(tmp_path):
+    with pytest.raises(RecallConnectionError) as caught:
+        discover_server({}, runtime=tmp_path)
+    message = str(caught.value)
+    assert str(tmp_path) in message
+    assert "JUPYTER_RECALL_URL" in message
+    assert "jpserver-<pid>.json" in message
+
+
+def test_kernel_id_and_notebook_path():
+    assert kernel_id_from_connection_file("/run/kernel-5a1b-77.json") == "5a1b-77"
+    assert kernel_id_from_connection_file("/run/other.json") is None
+    assert kernel_id_from_connection_file(None) is None
+    assert api_path_from_session_name("dir/nb.ipynb", "/srv") == "dir/nb.ipynb"
+    assert api_path_from_session_name("/srv/dir/nb.ipynb", "/srv") == "dir/nb.ipynb"
+    assert api_path_from_session_name("/elsewhere/nb.ipynb", "/srv") is None
+    assert api_path_from_session_name(None, "/srv") is None
+
+
+def test_server_errors_become_domain_errors():
+    parse = error_from_response(
+        400,
+        {
+            "message": "when: cannot parse 'x'",
+            "reason": "ParseError",
+            "field": "when",
+            "accepted": ["30m"],
+        },
+        url="u",
+    )
+    assert isinstance(parse, ParseError)
+    assert (str(parse), parse.field, parse.accepted) == ("when: cannot parse 'x'", "when", ("30m",))
+    bad = error_from_response(
+        400, {"message": "tz: unknown", "reason": "ValidationError", "field": "tz"}, url="u"
+    )
+    assert isinstance(bad, ValidationError) and not isinstance(bad, ParseError)
+    assert (bad.field, str(bad)) == ("tz", "tz: unknown")
+    missing = error_from_response(
+        404, {"message": "job 'x' not found", "reason": "NotFoundError"}, url="u"
+    )
+    assert isinstance(missing, NotFoundError)
+    assert str(missing) == "job 'x' not found"
+    clash = error_from_response(
+        409, {"message": "already pending", "reason": "ConflictError"}, url="u"
+    )
+    assert isinstance(clash, ConflictError)
+    assert isinstance(
+        error_from_response(403, {"message": "Forbidden"}, url="u"), RecallConnectionError
+    )
+
+
+class _PlainJupyter(http.server.BaseHTTPRequestHandler):
+    """A server that is not ours: 404 with HTML for /api/recall/*, like a jupyter_server
+    without the extension."""
+
+    def do_GET(self) -> None:
+        self.send_response(404)
+        self.send_header("Content-Type", "text/html")
+        self.end_headers()
+        self.wfile.write(b"<html>404: Not Found</html>")
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def plain_server() -> Iterator[str]:
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _PlainJupyter)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/"
+    httpd.shutdown()
+    httpd.server_close()
+    thread.join()
+
+
+def test_server_without_the_extension(plain_server):
+    client = Client(ServerInfo(plain_server, "", "test"))
+    with pytest.raises(RecallConnectionError, match="does not have the jupyter_recall extension"):
+        client.info()
+    with pytest.raises(RecallConnectionError, match="does not have the jupyter_recall extension"):
+        client.request("GET", "/api/recall/jobs")
+
+
+def test_nothing_listening():
+    url = f"http://127.0.0.1:{free_port()}/"
+    client = Client(ServerInfo(url, "", "$JUPYTER_RECALL_URL"), timeout=2)
+    with pytest.raises(RecallConnectionError) as caught:
+        client.request("GET", "/api/recall/jobs")
+    assert f"cannot reach the Jupyter server at {url}" in str(caught.value)
+    assert "$JUPYTER_RECALL_URL" in str(caught.value)
+
+
+def test_sse_parsing():
+    lines = [
+        "event: open",
+        'data: {"ok": true}',
+        "",
+        ": heartbeat",
+        "",
+        "event: run.finished",
+        'data: {"a":',
+        "data: 1}",
+        "",
+        "data: plain",
+        "",
+    ]
+    assert list(parse_sse(lines)) == [
+        ("open", '{"ok": true}'),
+        ("run.finished", '{"a":\n1}'),
+        ("message", "plain"),
+    ]
+
+
+def test_import_is_cheap():
+    code = (
+        "import sys, jupyter_recall\n"
+        "heavy = [m for m in sys.modules if m.split('.')[0] in "
+        "('IPython', 'jupyter_server', 'ipykernel', 'tornado') "
+        "or m.startswith('jupyter_recall.kernel')]\n"
+        "print(heavy)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -1,0 +1,120 @@
+"""The writ syntax of the magics: `[options] <when>: <what>`, split at the first ': '."""
+
+from __future__ import annotations
+
+import pytest
+
+from jupyter_recall import ValidationError
+from jupyter_recall.kernel.writ import (
+    COMMAND_OPTIONS,
+    RECALL_OPTIONS,
+    SCHEDULE_OPTIONS,
+    SUBCOMMANDS_RECALL,
+    SUBCOMMANDS_SCHEDULE,
+    Command,
+    parse_command,
+    parse_writ,
+    split_writ,
+)
+
+
+@pytest.mark.parametrize(
+    ("line", "head", "body"),
+    [
+        ("in 30m: print(df.shape)", "in 30m", "print(df.shape)"),
+        ("every monday at 09:00: run()", "every monday at 09:00", "run()"),
+        ("at 09:00:30: x = 1", "at 09:00:30", "x = 1"),
+        ("2026-06-01T12:00:00+02:00: go()", "2026-06-01T12:00:00+02:00", "go()"),
+        ("in 5m: d = {'a': 1}; print(d['a'])", "in 5m", "d = {'a': 1}; print(d['a'])"),
+        ("in 5m:   spaced()", "in 5m", "spaced()"),
+        ("every day at 9:00:", "every day at 9:00", ""),
+        ("--name 'a: b' in 5m: code()", "--name 'a: b' in 5m", "code()"),
+        ("aujourd'hui à 18h: dîner()", "aujourd'hui à 18h", "dîner()"),
+    ],
+)
+def test_split_at_first_colon_space(line, head, body):
+    assert split_writ(line) == (head, body)
+
+
+@pytest.mark.parametrize("line", ["every monday at 09:00", "in 30m:print(x)", ""])
+def test_no_separator(line):
+    assert split_writ(line) is None
+
+
+def test_options_anywhere_before_the_separator():
+    writ = parse_writ(
+        "--headless --name 'nightly report' every day at 09:00 --max-runs 3 --tz=Europe/Paris: f()",
+        None,
+        SCHEDULE_OPTIONS,
+        "code",
+    )
+    assert writ.when == "every day at 09:00"
+    assert writ.body == "f()"
+    assert writ.options == {
+        "headless": True,
+        "name": "nightly report",
+        "max_runs": 3,
+        "tz": "Europe/Paris",
+    }
+
+
+def test_negative_offset_is_a_value():
+    writ = parse_writ("--tz -05:00 tomorrow at 9am: f()", None, RECALL_OPTIONS, "instruction")
+    assert writ.options == {"tz": "-05:00"}
+    assert writ.when == "tomorrow at 9am"
+
+
+def test_cell_body_is_the_code():
+    writ = parse_writ(
+        "--exclusive every monday at 09:00", "x = 1\nprint(x)\n", SCHEDULE_OPTIONS, "code"
+    )
+    assert writ == type(writ)(
+        when="every monday at 09:00", body="x = 1\nprint(x)\n", options={"exclusive": True}
+    )
+    # A trailing ':' on the magic line is allowed.
+    assert parse_writ("in 5m:", "go()", SCHEDULE_OPTIONS, "code").body == "go()"
+    # An empty cell with the code on the line is a one-liner.
+    assert parse_writ("in 5m: go()", "", SCHEDULE_OPTIONS, "code").body == "go()"
+
+
+@pytest.mark.parametrize(
+    ("line", "cell", "field", "words"),
+    [
+        ("--bogus in 5m: f()", None, "--bogus", "accepted: --headless"),
+        ("--max-runs many in 5m: f()", None, "--max-runs", "positive integer"),
+        ("in 5m --name: f()", None, "--name", "needs a value"),
+        ("--headless=yes in 5m: f()", None, "--headless", "takes no value"),
+        (": f()", None, "when", "missing"),
+        ("--headless: f()", None, "when", "missing"),
+        ("in 5m print(x)", None, "code", "missing ': '"),
+        ("in 5m:", None, "code", "nothing to schedule"),
+        ("in 5m: f()", "g()", "code", "not both"),
+        ("in 5m", "   \n", "code", "cell is empty"),
+    ],
+)
+def test_usage_errors_name_the_part(line, cell, field, words):
+    with pytest.raises(ValidationError) as caught:
+        parse_writ(line, cell, SCHEDULE_OPTIONS, "code")
+    assert caught.value.field == field
+    assert words in str(caught.value)
+
+
+def test_recall_refuses_target_options():
+    with pytest.raises(ValidationError, match="accepted: --tz, --name, --max-runs"):
+        parse_writ("--headless in 5m: do it", None, RECALL_OPTIONS, "instruction")
+
+
+def test_subcommands():
+    assert parse_command("list", SUBCOMMANDS_SCHEDULE, COMMAND_OPTIONS) == Command("list")
+    assert parse_command("list --all", SUBCOMMANDS_SCHEDULE, COMMAND_OPTIONS) == Command(
+        "list", None, {"all": True}
+    )
+    assert parse_command("cancel 3f9c2a1b7d0e", SUBCOMMANDS_SCHEDULE, COMMAND_OPTIONS) == Command(
+        "cancel", "3f9c2a1b7d0e"
+    )
+    assert parse_command("cancel", SUBCOMMANDS_RECALL, ()) == Command("cancel")
+    # A writ is never a subcommand, even when its code starts like one.
+    assert parse_command("in 5m: list", SUBCOMMANDS_SCHEDULE, COMMAND_OPTIONS) is None
+    assert parse_command("every day at 09:00", SUBCOMMANDS_SCHEDULE, COMMAND_OPTIONS) is None
+    with pytest.raises(ValidationError, match="at most one job id"):
+        parse_command("cancel a b", SUBCOMMANDS_SCHEDULE, COMMAND_OPTIONS)
