@@ -239,7 +239,8 @@ def test_bad_values_name_the_argument(tool, arguments, field, words):
 
 def test_unknown_tool_and_undecodable_arguments():
     unknown = agent.dispatch("launch_rocket", {})
-    assert unknown["ok"] is False and unknown["field"] == "name"
+    assert unknown["ok"] is False
+    assert unknown["field"] == "name"
     assert unknown["accepted"] == list(VALID)
     assert agent.dispatch("schedule_list", "{not json")["field"] == "arguments"
     assert agent.dispatch("schedule_list", "[1, 2]")["field"] == "arguments"

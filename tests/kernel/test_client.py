@@ -112,7 +112,8 @@ def test_server_errors_become_domain_errors():
     bad = error_from_response(
         400, {"message": "tz: unknown", "reason": "ValidationError", "field": "tz"}, url="u"
     )
-    assert isinstance(bad, ValidationError) and not isinstance(bad, ParseError)
+    assert isinstance(bad, ValidationError)
+    assert not isinstance(bad, ParseError)
     assert (bad.field, str(bad)) == ("tz", "tz: unknown")
     missing = error_from_response(
         404, {"message": "job 'x' not found", "reason": "NotFoundError"}, url="u"
