@@ -3,9 +3,22 @@
 from __future__ import annotations
 
 import pytest
+from anyio.pytest_plugin import pytest_pyfunc_call as anyio_pyfunc_call
 from traitlets.config import Config
 
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    """Tests marked `anyio` run under anyio's runner.
+
+    pytest-jupyter's own hook would otherwise take every coroutine test and run it on its
+    event loop, outside anyio's runner (and its task-group semantics).
+    """
+    if "anyio_backend" in pyfuncitem.funcargs:
+        return anyio_pyfunc_call(pyfuncitem)
+    return None
 
 
 @pytest.fixture
