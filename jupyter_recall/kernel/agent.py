@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from jupyter_recall.core.errors import RecallError, ValidationError
+from jupyter_recall.core.errors import NotFoundError, RecallError, ValidationError
 from jupyter_recall.kernel import api
 from jupyter_recall.kernel import client as _client
 
@@ -185,7 +185,7 @@ def _expect_kind(when: str, kinds: tuple[str, ...], arg: str, hint: str, tz: str
     """Refuse a ``when`` whose kind does not fit the tool, before anything is created."""
     parsed = api.parse(when, tz)
     if parsed["kind"] not in kinds:
-        raise ValidationError(arg, f"{when!r} is a {parsed['kind']} schedule: {hint}")
+        raise ValidationError(arg, f"{when!r} is a schedule of kind {parsed['kind']!r}: {hint}")
 
 
 def _clip_name(text: str | None) -> str | None:
@@ -677,6 +677,9 @@ def dispatch(name: str, arguments: Mapping[str, Any] | str | None = None) -> Res
         result = tool.run(tool.arguments(_decode(arguments)))
     except ValidationError as error:
         return _failure(error, tool)
+    except NotFoundError as error:
+        ids = [param.name for param in tool.params if param.name == "job_id"]
+        return {"ok": False, "error": str(error), "field": ids[0] if ids else None}
     except RecallError as error:
         return {"ok": False, "error": str(error), "field": None}
     except Exception as error:
