@@ -201,6 +201,12 @@ class Listener:
         if self.thread.is_alive() and threading.current_thread() is not self.thread:
             self.thread.join(timeout)
 
+    def reconnect(self) -> None:
+        """Drop the current stream: the thread reconnects and re-syncs what it missed."""
+        stream = self._stream
+        if stream is not None:
+            stream.close()
+
     @property
     def alive(self) -> bool:
         return self.thread.is_alive() and not self._stopping.is_set()

@@ -223,7 +223,7 @@ def test_remember(nb, server):
 
 
 @pytest.mark.parametrize(
-    ("case"),
+    "case",
     [
         (
             "schedule_recall",

@@ -1,0 +1,79 @@
+"""The notification listener against a real server: re-sync on connect and after a drop, no
+duplicates, only this session's runs, and a clean stop even while the server is unreachable."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timedelta, timezone
+
+from jupyter_recall.kernel import notifications
+from jupyter_recall.kernel.client import Client, ServerInfo
+from tests.kernel.conftest import wait_until
+from tests.server.live_server import TOKEN, free_port
+
+SESSION = "listener.ipynb"
+
+
+def notification_job(server, message: str, session: str = SESSION) -> dict:
+    body = {"when": "now", "action": {"type": "notification", "message": message}}
+    return dict(server.request("POST", "/api/recall/jobs", {**body, "session": session}))
+
+
+def collected(job_id: str) -> list[dict]:
+    return [item for item in seen if item.get("job_id") == job_id]
+
+
+seen: list[dict] = []
+
+
+def test_resync_reconnect_no_duplicates(server):
+    notifications.drain()
+    seen.clear()
+    notifications.on_notification(seen.append)
+    client = Client(ServerInfo(server.url + "/", TOKEN, "test"))
+    try:
+        before = datetime.now(timezone.utc) - timedelta(seconds=1)
+        early = notification_job(server, "finished before the listener")
+        server.finished_runs(early["id"])
+        elsewhere = notification_job(server, "not ours", session="other.ipynb")
+        server.finished_runs(elsewhere["id"])
+
+        listener = notifications.Listener(client, SESSION, since=before)
+        listener.start()
+        wait_until(lambda: collected(early["id"]))
+        assert listener.connected.wait(10)
+        assert "finished before the listener" in collected(early["id"])[0]["output"]
+
+        live = notification_job(server, "while connected")
+        wait_until(lambda: collected(live["id"]))
+
+        listener.reconnect()
+        during = notification_job(server, "around a drop")
+        wait_until(lambda: collected(during["id"]))
+        assert listener.connected.wait(10)
+        # One more after the reconnection proves the stream is live again.
+        after = notification_job(server, "after the drop")
+        wait_until(lambda: collected(after["id"]))
+        time.sleep(0.5)
+
+        for job in (early, live, during, after):
+            assert len(collected(job["id"])) == 1, collected(job["id"])
+        assert collected(elsewhere["id"]) == []
+        assert {item["type"] for item in seen} == {"run.finished"}
+        listener.stop()
+        assert not listener.thread.is_alive()
+    finally:
+        notifications.remove_callback(seen.append)
+        notifications.drain()
+        server.delete_all_jobs()
+
+
+def test_stop_while_the_server_is_unreachable():
+    client = Client(ServerInfo(f"http://127.0.0.1:{free_port()}/", "", "test"), timeout=1)
+    listener = notifications.Listener(client, SESSION, since=datetime.now(timezone.utc))
+    listener.start()
+    time.sleep(0.3)
+    started = time.monotonic()
+    listener.stop()
+    assert not listener.thread.is_alive()
+    assert time.monotonic() - started < 2
