@@ -20,7 +20,6 @@ from functools import partial
 from typing import Any, TypeVar
 
 import anyio
-from anyio.abc import TaskGroup
 
 from jupyter_recall.core.clock import Clock, SystemClock
 from jupyter_recall.core.errors import ConflictError
@@ -130,10 +129,12 @@ class Scheduler:
             await stack.aclose()
             raise
         self._stack = stack
+        # Made here, not in the task: a stop that comes before the task starts still cancels.
+        self._loops = anyio.CancelScope()
         self._announce_recovery(recovered)
         self._runner.bind(tasks)
         tasks.start_soon(self._writer.run)
-        tasks.start_soon(self._run_loops, tasks)
+        tasks.start_soon(self._run_loops, self._loops)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -153,9 +154,9 @@ class Scheduler:
         finally:
             await stack.aclose()
 
-    async def _run_loops(self, tasks: TaskGroup) -> None:
+    async def _run_loops(self, loops_scope: anyio.CancelScope) -> None:
         try:
-            with anyio.CancelScope() as self._loops:
+            with loops_scope:
                 async with anyio.create_task_group() as loops:
                     loops.start_soon(self._fire_loop)
                     loops.start_soon(self._lease_loop)
