@@ -1,0 +1,186 @@
+"""Real time and real concurrency: bounded runs, two engines on one file, firing on time with
+the system clock, wake-ups for new jobs, and noticing a jump of the wall clock."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import anyio
+import pytest
+
+from jupyter_recall.core.clock import ManualClock, SystemClock
+from jupyter_recall.core.model import Job, Run, RunStatus
+from jupyter_recall.engine.executors import CallableExecutor, OutputSink
+from jupyter_recall.engine.scheduler import NewJob, Scheduler
+from jupyter_recall.store.sqlite import SQLiteStore
+from tests.engine.support import OWNER, UTC, Script, eventually, wait_runs
+
+pytestmark = pytest.mark.anyio
+
+
+def on(lane: str, message: str = "block") -> NewJob:
+    return NewJob(
+        when="now",
+        action={"type": "notification", "message": message},
+        options={"lane": lane},
+    )
+
+
+class Lanes(CallableExecutor):
+    """Runs share a target when their job's ``options.lane`` is the same."""
+
+    def concurrency_key(self, job: Job) -> str:
+        return str(job.options["lane"])
+
+
+async def test_runs_are_bounded_globally_and_per_target(
+    db: Path, script: Script, clock: ManualClock
+) -> None:
+    active: Counter[str] = Counter()
+    most: Counter[str] = Counter()
+
+    async def run(job: Job, run: Run, output: OutputSink) -> None:
+        lane = str(job.options["lane"])
+        active[lane] += 1
+        most[lane] = max(most[lane], active[lane])
+        try:
+            await script(job, run, output)
+        finally:
+            active[lane] -= 1
+
+    store = SQLiteStore(db)
+    engine = Scheduler(store, Lanes(run), clock=clock, max_concurrent_runs=3, per_target_limit=2)
+    async with engine:
+        jobs = await engine.add_jobs([on("a") for _ in range(5)] + [on("b")], owner=OWNER)
+        await eventually(lambda: len(script.blocked) == 3)
+        await anyio.sleep(0.05)
+        assert len(script.blocked) == 3
+        assert most["a"] == 2
+        while script.blocked or len(script.calls) < 6:
+            if script.blocked:
+                script.release()
+            await anyio.sleep(0.005)
+        for job in jobs:
+            (done,) = await wait_runs(engine, job.id, 1)
+            assert done.status is RunStatus.SUCCEEDED
+    store.close()
+    assert (most["a"], most["b"], script.most_active) == (2, 1, 3)
+
+
+async def test_two_engines_on_one_file_fire_each_occurrence_exactly_once(db: Path) -> None:
+    executed: list[tuple[str, str, datetime]] = []
+
+    async def record(job: Job, run: Run, output: OutputSink) -> None:
+        executed.append((run.id, job.id, run.scheduled_for))
+
+    stores = [SQLiteStore(db), SQLiteStore(db)]
+    engines = [
+        Scheduler(store, CallableExecutor(record), clock=SystemClock(), batch_size=25)
+        for store in stores
+    ]
+    async with engines[0], engines[1]:
+        start = datetime.now(UTC) + timedelta(seconds=0.5)
+        news = [
+            NewJob(
+                when=(start + timedelta(milliseconds=2 * i)).isoformat(),
+                action={"type": "notification", "message": "x"},
+            )
+            for i in range(300)
+        ]
+        # Half of the jobs are created through each engine: both see all of them due.
+        created = await engines[0].add_jobs(news[:150], owner=OWNER)
+        created += await engines[1].add_jobs(news[150:], owner=OWNER)
+        await eventually(lambda: len(executed) >= 300, timeout=20)
+        await anyio.sleep(0.3)  # room for a duplicate to show up, if there were one
+        runs = await engines[0].list_runs(owner=OWNER)
+    for store in stores:
+        store.close()
+    assert len(runs) == 300
+    assert len({(run.job_id, run.scheduled_for) for run in runs}) == 300
+    assert {run.job_id for run in runs} == {job.id for job in created}
+    assert all(run.status is RunStatus.SUCCEEDED for run in runs)
+    assert len(executed) == 300
+    assert Counter(run_id for run_id, _, _ in executed).most_common(1)[0][1] == 1
+    assert {run.id for run in runs} == {run_id for run_id, _, _ in executed}
+    assert {run.engine_id for run in runs} == {engine.engine_id for engine in engines}
+
+
+async def test_a_job_in_one_second_fires_within_50_ms_of_due(db: Path) -> None:
+    lags: list[float] = []
+
+    async def record(job: Job, run: Run, output: OutputSink) -> None:
+        lags.append(time.time() - run.scheduled_for.timestamp())
+
+    store = SQLiteStore(db)
+    async with Scheduler(store, CallableExecutor(record), clock=SystemClock()) as engine:
+        job = await engine.add_job(
+            NewJob(when="in 1s", action={"type": "notification", "message": "x"}), owner=OWNER
+        )
+        await eventually(lambda: len(lags) == 1)
+        (run,) = await wait_runs(engine, job.id, 1)
+    store.close()
+    assert 0 <= lags[0] < 0.05
+    assert run.status is RunStatus.SUCCEEDED
+
+
+async def test_a_new_earlier_job_wakes_the_sleeping_loop(db: Path) -> None:
+    fired: list[float] = []
+
+    async def record(job: Job, run: Run, output: OutputSink) -> None:
+        fired.append(time.time() - run.scheduled_for.timestamp())
+
+    store = SQLiteStore(db)
+    engine = Scheduler(store, CallableExecutor(record), clock=SystemClock(), max_sleep=30)
+    async with engine:
+        await engine.add_job(
+            NewJob(when="in 1h", action={"type": "notification", "message": "x"}), owner=OWNER
+        )
+        await anyio.sleep(0.1)  # the loop is now asleep until the hour (30 s at most)
+        soon = datetime.now(UTC) + timedelta(seconds=0.2)
+        await engine.add_job(
+            NewJob(when=soon.isoformat(), action={"type": "notification", "message": "y"}),
+            owner=OWNER,
+        )
+        await eventually(lambda: len(fired) == 1, timeout=2)
+    store.close()
+    assert fired[0] < 0.05
+
+
+class JumpingClock(SystemClock):
+    """The system clock plus an offset that a test can change: a jump of the wall clock that
+    no one tells the engine about."""
+
+    def __init__(self) -> None:
+        self.offset = timedelta(0)
+
+    def now(self) -> datetime:
+        return super().now() + self.offset
+
+    async def sleep_until(self, deadline: datetime, *, max_sleep: float) -> None:
+        delay = (deadline - self.now()).total_seconds()
+        await anyio.sleep(max(0.0, min(delay, max_sleep)))
+
+
+async def test_the_loop_notices_a_jump_of_the_wall_clock_within_max_sleep(db: Path) -> None:
+    fired: list[Run] = []
+
+    async def record(job: Job, run: Run, output: OutputSink) -> None:
+        fired.append(run)
+
+    clock = JumpingClock()
+    store = SQLiteStore(db)
+    async with Scheduler(store, CallableExecutor(record), clock=clock, max_sleep=0.2) as engine:
+        await engine.add_job(
+            NewJob(when="in 1h", action={"type": "notification", "message": "x"}), owner=OWNER
+        )
+        await anyio.sleep(0.1)
+        clock.offset = timedelta(hours=1)
+        jumped = time.monotonic()
+        await eventually(lambda: len(fired) == 1, timeout=2)
+        noticed = time.monotonic() - jumped
+    store.close()
+    assert noticed < 0.2 + 0.1
+    assert fired[0].status is RunStatus.RUNNING
