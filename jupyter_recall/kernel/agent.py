@@ -414,8 +414,8 @@ def _schedule_cron(args: dict[str, Any]) -> Result:
 
 
 def _schedule_cancel(args: dict[str, Any]) -> Result:
-    api.Job({"id": args["job_id"]}).cancel()
-    return {"cancelled": args["job_id"]}
+    job = api.Job({"id": args["job_id"]}).cancel()
+    return {"cancelled": job.id, **job_summary(job)}
 
 
 def _schedule_list(args: dict[str, Any]) -> Result:
@@ -553,10 +553,10 @@ TOOLS: dict[str, Tool] = {
         ),
         Tool(
             "manage_recall",
-            "Manage this session's recall: 'cancel' deletes the pending recall (do this before "
-            "scheduling a new one), 'skip' moves a recurring recall to its next occurrence "
-            "(never earlier than now), 'list' shows all recalls of the session "
-            "(pending, fired, cancelled).",
+            "Manage this session's recall: 'cancel' cancels the pending recall (do this before "
+            "scheduling a new one; a recall may cancel itself from its own run), 'skip' moves "
+            "a recurring recall to its next occurrence (never earlier than now), 'list' shows "
+            "all recalls of the session (pending, fired, cancelled).",
             (
                 Param("action", "string", "cancel, skip or list.", True, enum=MANAGE_ACTIONS),
                 Param("session_id", "string", "Target session (default: the current one)."),
@@ -592,7 +592,7 @@ TOOLS: dict[str, Tool] = {
         ),
         Tool(
             "schedule_cancel",
-            "Cancel (delete) a scheduled job of this session or any of yours.",
+            "Cancel a scheduled job: nothing more fires; its history stays.",
             (_JOB_ID,),
             _schedule_cancel,
         ),

@@ -85,8 +85,13 @@ class Job(Mapping[str, Any]):
     def refresh(self) -> Job:
         return self._replace(_client.get_client().request("GET", _job_path(self.id)))
 
-    def cancel(self) -> None:
-        """Delete the job (and its history); a run in flight is stopped."""
+    def cancel(self) -> Job:
+        """Stop firing for good; the job and its runs stay (status ``cancelled``) and a run in
+        flight finishes, so a recall's handler may cancel its own recall."""
+        return self._replace(_client.get_client().request("POST", _job_path(self.id, "/cancel")))
+
+    def delete(self) -> None:
+        """Delete the job and its history; a run in flight is stopped."""
         _client.get_client().request("DELETE", _job_path(self.id))
 
     def pause(self) -> Job:

@@ -34,7 +34,7 @@ usage:
   %schedule [options] <when>: <code>       run code later (in this kernel by default)
   %%schedule [options] <when>              the cell body is the code
   %schedule list [--all] | info
-  %schedule cancel|pause|resume|skip|run|status <id>
+  %schedule cancel|delete|pause|resume|skip|run|status <id>
 options: --headless, --kernel-name NAME (a fresh kernel per run), --exclusive (wait until this
   kernel is idle), --tz ZONE, --name NAME, --max-runs N, --on-missing-kernel start|skip|fail
 examples: %schedule in 30m: print(df.shape)    %%schedule every monday at 09:00"""
@@ -46,6 +46,9 @@ usage:
   %recall list | status [id] | cancel [id] | skip [id]
 options: --tz ZONE, --name NAME, --max-runs N
 one pending recall per session: cancel it (%recall cancel) before scheduling another."""
+
+
+PAST = {"cancel": "cancelled", "skip": "skipped"}
 
 
 def _show(bundle: dict[str, str]) -> None:
@@ -113,9 +116,9 @@ def _job_command(command: Command) -> None:
     if command.argument is None:
         raise ValidationError(command.name, f"needs a job id: %schedule {command.name} <id>")
     handle = api.Job({"id": api.check_job_id(command.argument)})
-    if command.name == "cancel":
-        handle.cancel()
-        print(f"cancelled job {handle.id}")
+    if command.name == "delete":
+        handle.delete()
+        print(f"deleted job {handle.id} and its history")
     elif command.name == "run":
         run = handle.run_now()
         print(f"run {run.get('id')} of job {handle.id} started")
@@ -123,7 +126,8 @@ def _job_command(command: Command) -> None:
         show_status(handle.id)
     else:
         changed = getattr(handle, command.name)()
-        print(f"{command.name}d job {changed.id}: {changed.get('status')}, {_next(changed)}")
+        done = PAST.get(command.name, command.name + "d")
+        print(f"{done} job {changed.id}: {changed.get('status')}, {_next(changed)}")
 
 
 def run_schedule(line: str, cell: str | None) -> None:

@@ -14,9 +14,19 @@ from typing import Any
 
 from jupyter_recall.core.errors import ValidationError
 
-SUBCOMMANDS_SCHEDULE = ("list", "cancel", "pause", "resume", "skip", "run", "status", "info")
+SUBCOMMANDS_SCHEDULE = (
+    "list",
+    "cancel",
+    "delete",
+    "pause",
+    "resume",
+    "skip",
+    "run",
+    "status",
+    "info",
+)
 SUBCOMMANDS_RECALL = ("list", "cancel", "skip", "status")
-NEEDS_ID = ("cancel", "pause", "resume", "skip", "run", "status")
+NEEDS_ID = ("cancel", "delete", "pause", "resume", "skip", "run", "status")
 
 
 @dataclass(frozen=True)

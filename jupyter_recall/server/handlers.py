@@ -32,7 +32,7 @@ from jupyter_recall.server.serialize import (
 from jupyter_recall.store.base import JobFilter, RunFilter
 
 AUTH_RESOURCE = "recall"
-JOB_ACTIONS = ("pause", "resume", "skip", "trigger")
+JOB_ACTIONS = ("pause", "resume", "skip", "trigger", "cancel")
 PREVIEW_COUNT = 5
 READY_TIMEOUT = 30.0
 
@@ -167,6 +167,8 @@ class JobActionHandler(RecallHandler):
             job = await scheduler.resume_job(job_id, owner=owner, catch_up=catch_up)
         elif action == "pause":
             job = await scheduler.pause_job(job_id, owner=owner)
+        elif action == "cancel":
+            job = await scheduler.cancel_job(job_id, owner=owner)
         else:
             job = await scheduler.skip_job(job_id, owner=owner)
         self.send_json(job_to_json(job))

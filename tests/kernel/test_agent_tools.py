@@ -56,7 +56,10 @@ def test_schedule_recall_once_and_manage_it(nb, server):
     assert [r["recall_id"] for r in listed["recalls"]] == [rid]
 
     assert ok(nb, "manage_recall", {"action": "cancel"})["cancelled"] == rid
-    assert server.jobs(kind="recall") == []
+    assert server.job(rid)["status"] == "cancelled"
+    after = ok(nb, "manage_recall", {"action": "list"})
+    assert after["pending"] is None
+    assert [(r["recall_id"], r["status"]) for r in after["recalls"]] == [(rid, "cancelled")]
     nothing = call(nb, "manage_recall", {"action": "cancel"})
     assert nothing["ok"] is False
     assert nothing["field"] == "action"
@@ -181,6 +184,7 @@ def test_schedule_cron_list_status_cancel(nb, server):
     assert listed["total"] == 2
     assert listed["active"] == 2
     ok(nb, "schedule_cancel", {"job_id": unlimited["job_id"]})
+    assert ok(nb, "schedule_list", {"status": "cancelled"})["total"] == 1
     nb.ok(f"%schedule pause {cron['job_id']}")
     assert ok(nb, "schedule_list", {"status": "active"})["total"] == 0
     assert ok(nb, "schedule_list", {"status": "paused"})["jobs"][0]["job_id"] == cron["job_id"]
@@ -198,9 +202,11 @@ def test_schedule_cron_list_status_cancel(nb, server):
     assert status["recent_runs"][0]["status"] == "succeeded"
     assert "API health?" in status["recent_runs"][0]["output"]
 
-    assert ok(nb, "schedule_cancel", {"job_id": cron["job_id"]})["cancelled"] == cron["job_id"]
-    gone = call(nb, "schedule_cancel", {"job_id": cron["job_id"]})
-    assert gone == {"ok": False, "error": f"job {cron['job_id']!r} not found", "field": "job_id"}
+    cancelled = ok(nb, "schedule_cancel", {"job_id": cron["job_id"]})
+    assert (cancelled["cancelled"], cancelled["status"]) == (cron["job_id"], "cancelled")
+    assert server.job(cron["job_id"])["status"] == "cancelled"
+    gone = call(nb, "schedule_cancel", {"job_id": "000000000000"})
+    assert gone == {"ok": False, "error": "job '000000000000' not found", "field": "job_id"}
 
 
 def test_remember(nb, server):

@@ -98,7 +98,12 @@ def test_manage_by_id(nb, server):
     assert "| tick" in out.stdout
 
     out = nb.ok(f"%schedule cancel {ident}")
-    assert f"cancelled job {ident}" in out.stdout
+    assert f"cancelled job {ident}: cancelled, no run ahead" in out.stdout
+    assert server.job(ident)["status"] == "cancelled"
+    assert len(server.runs(ident)) == 2  # the history stays
+
+    out = nb.ok(f"%schedule delete {ident}")
+    assert f"deleted job {ident}" in out.stdout
     assert server.jobs() == []
 
 
@@ -183,8 +188,12 @@ def test_recall_once_and_the_one_pending_rule(nb, server):
     assert recall["id"] in listed
 
     assert f"cancelled recall {recall['id']}" in nb.ok("%recall cancel").stdout
-    assert server.jobs(kind="recall") == []
+    cancelled = server.job(recall["id"])
+    assert (cancelled["status"], cancelled["pending"]) == ("cancelled", False)
     assert "no pending recall" in nb.ok("%recall cancel").stderr
+    # Cancelled, it no longer blocks a new one.
+    nb.ok("%recall in 1h: the next one")
+    assert len(server.jobs(kind="recall", status="active")) == 1
 
 
 def test_recurring_recall_skip_and_cell_form(nb, server):

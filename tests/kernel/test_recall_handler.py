@@ -3,6 +3,8 @@ and the notification queue fed while the kernel is idle."""
 
 from __future__ import annotations
 
+import time
+
 from tests.kernel.conftest import Kernel, wait_until
 
 HANDLER = """
@@ -105,6 +107,27 @@ def test_failing_handler_fails_a_one_shot_and_keeps_a_recurring_schedule(nb, ser
     assert job["pending"] is True
     assert job["next_fire_at"] is not None
     assert job["failure_count"] >= 2
+
+
+def test_a_recurring_recall_may_cancel_itself_from_its_handler(nb, server):
+    nb.ok(
+        "@jupyter_recall.on_recall\n"
+        "def last_time(instruction, job):\n"
+        "    print('checking')\n"
+        "    result = jupyter_recall.agent.dispatch('manage_recall', {'action': 'cancel'})\n"
+        "    print(json.dumps(result))\n"
+        "    print('still here')\n"
+    )
+    nb.ok("%recall every 1s: poll until done")
+    (recall,) = server.jobs(kind="recall")
+    (run,) = server.finished_runs(recall["id"])
+    # Cancelling lets the run in flight finish (deleting would have stopped it).
+    assert run["status"] == "succeeded"
+    assert run["output"].startswith('checking\n{"ok": true')
+    assert run["output"].endswith("still here\n")
+    assert wait_until(lambda: server.job(recall["id"])["status"] == "cancelled")
+    time.sleep(1.5)
+    assert len(server.runs(recall["id"])) == 1
 
 
 def test_handled_headlessly_with_no_frontend_connected(server, tmp_path):

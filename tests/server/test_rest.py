@@ -238,7 +238,7 @@ def test_openapi_documents_exactly_the_routes():
             if "{action}" in template:
                 served |= {
                     (template.replace("{action}", a), method)
-                    for a in ("pause", "resume", "skip", "trigger")
+                    for a in ("pause", "resume", "skip", "trigger", "cancel")
                 }
             else:
                 served.add((template, method))
