@@ -1,0 +1,69 @@
+"""notebooks/agent_recall.ipynb runs top to bottom in a kernel started by the live server.
+
+The kernel is the server's own (a notebook session), so recalls fire in it exactly as they would
+for a user in JupyterLab; nbclient drives it through a client of ours, never through its own
+kernel setup.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from pathlib import Path
+
+import nbformat
+from jupyter_client.asynchronous import AsyncKernelClient
+from nbclient import NotebookClient
+
+NOTEBOOK = Path(__file__).parents[2] / "notebooks" / "agent_recall.ipynb"
+
+
+async def execute(nb: nbformat.NotebookNode, connection_file: Path) -> None:
+    client = AsyncKernelClient()
+    client.load_connection_file(str(connection_file))
+    client.start_channels()
+    try:
+        await client.wait_for_ready(timeout=60)
+        runner = NotebookClient(nb, timeout=120, kernel_name="python3")
+        runner.kc = client
+        runner.reset_execution_trackers()
+        for index, cell in enumerate(nb.cells):
+            await runner.async_execute_cell(
+                cell, index, execution_count=runner.code_cells_executed + 1
+            )
+    finally:
+        client.stop_channels()
+
+
+def outputs_text(nb: nbformat.NotebookNode) -> str:
+    parts = []
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            parts.append(output.get("text", ""))
+            parts.append(output.get("data", {}).get("text/plain", ""))
+    return "\n".join(parts)
+
+
+def test_agent_recall_notebook_runs(server):
+    shutil.copy(NOTEBOOK, server.root / NOTEBOOK.name)
+    session = server.request(
+        "POST",
+        "/api/sessions",
+        {"path": NOTEBOOK.name, "type": "notebook", "kernel": {"name": "python3"}},
+    )
+    try:
+        connection_file = server.runtime / f"kernel-{session['kernel']['id']}.json"
+        server.wait_for(connection_file.exists, timeout=30)
+        nb = nbformat.read(NOTEBOOK, as_version=4)
+        asyncio.run(execute(nb, connection_file))
+    finally:
+        server.request("DELETE", f"/api/sessions/{session['id']}")
+        server.delete_all_jobs()
+    text = outputs_text(nb)
+    assert "agent: I will look at it in the background" in text
+    assert "agent: The build finished: compiling... / linking... / done" in text
+    assert "already has a pending recall" in text
+    assert "'field': 'call_type'" in text
+    assert "<table" in str(nb.cells[-1].outputs[0]["data"]["text/html"])
+    errors = [o for cell in nb.cells for o in cell.get("outputs", []) if o.output_type == "error"]
+    assert errors == []
