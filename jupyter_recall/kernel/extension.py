@@ -13,6 +13,8 @@ def load_ipython_extension(ipython: Any) -> None:
     from jupyter_recall.kernel.magics import RecallMagics
 
     ipython.register_magics(RecallMagics)
+    # `%reload_ext` asks again: the notebook may have been renamed since.
+    client.forget_identity()
     try:
         client.get_client().info()
         client.identity()
