@@ -434,6 +434,8 @@ def identity(client: Client | None = None) -> Identity:
         if _connection.identity is not None:
             return _connection.identity
     client = client or get_client()
+    # Reachability first: "no server" explains more than anything we could say about ourselves.
+    client.info()
     kernel_id = own_kernel_id()
     path = client.session_path(kernel_id) if kernel_id else None
     if path is None:

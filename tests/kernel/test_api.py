@@ -1,0 +1,132 @@
+"""The Python API in a real kernel: schedule/recall/jobs/job, the Job handle, domain errors."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from tests.server.live_server import free_port
+
+ERRORS = """
+def error_of(call):
+    try:
+        call()
+    except jupyter_recall.RecallError as error:
+        return {"type": type(error).__name__, "message": str(error),
+                "field": getattr(error, "field", None),
+                "accepted": list(getattr(error, "accepted", ()))}
+    return None
+"""
+
+
+def test_schedule_and_the_job_handle(nb, server):
+    info = nb.json(
+        "job = jupyter_recall.schedule('every 1h', \"print('api')\", name='api job', max_runs=5)\n"
+        "print(json.dumps([job.id, job.name, job['status'], job.policies['max_runs'],"
+        " isinstance(job, jupyter_recall.Job), sorted(dict(job))[:3]]))"
+    )
+    ident, name, status, max_runs, is_job, keys = info
+    assert (name, status, max_runs, is_job) == ("api job", "active", 5, True)
+    assert keys == sorted(server.job(ident))[:3]
+    assert server.job(ident)["target"] == {"type": "kernel", "path": nb.path}
+
+    assert nb.json("print(json.dumps(job.pause().status))") == "paused"
+    assert nb.json("print(json.dumps(job.resume().status))") == "active"
+    before = server.job(ident)["next_fire_at"]
+    assert nb.json("print(json.dumps(job.skip().next_fire_at))") > before
+    run = nb.json("print(json.dumps(job.run_now()))")
+    assert run["trigger"] == "manual"
+    server.wait_for(lambda: any(r["output"] == "api\n" for r in server.runs(ident)))
+    runs = nb.json("print(json.dumps(job.runs()))")
+    assert {r["status"] for r in runs} >= {"skipped", "succeeded"}
+    assert nb.json("print(json.dumps(job.refresh().last_run_id))") == run["id"]
+    assert nb.json("print(json.dumps([j.id for j in jupyter_recall.jobs()]))") == [ident]
+    assert nb.json(f"print(json.dumps(jupyter_recall.job({ident!r}).name))") == "api job"
+    assert nb.json("print(json.dumps(job.cancel().status))") == "cancelled"
+    nb.ok("job.delete()")
+    assert server.jobs() == []
+
+
+def test_other_actions_and_targets(nb, server):
+    nb.ok(
+        "jupyter_recall.schedule('in 1h', tool='http.get', params={'url': 'https://example.org'})\n"
+        "jupyter_recall.schedule('in 1h', notification='stand-up', title='Reminder')\n"
+        "jupyter_recall.schedule('in 1h', 'print(1)', target='headless', exclusive=False)\n"
+        "import datetime\n"
+        "end = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=3)\n"
+        "jupyter_recall.schedule('every day at 09:00', instruction='daily review', end_at=end)\n"
+    )
+    jobs = {job["action"]["type"]: job for job in server.jobs()}
+    assert jobs["tool"]["target"] == {"type": "server"}
+    assert jobs["tool"]["action"]["params"] == {"url": "https://example.org"}
+    assert jobs["notification"]["action"]["title"] == "Reminder"
+    assert jobs["code"]["target"] == {"type": "headless", "kernel_name": "python3"}
+    assert jobs["instruction"]["kind"] == "job"
+    assert jobs["instruction"]["policies"]["end_at"] is not None
+    assert {job["session"] for job in server.jobs()} == {nb.path}
+
+
+def test_domain_errors_keep_field_and_accepted(nb, server):
+    nb.ok(ERRORS)
+    parse = nb.json("print(json.dumps(error_of(lambda: jupyter_recall.schedule('whenever', 'x'))))")
+    assert parse["type"] == "ParseError"
+    assert parse["field"] == "when"
+    assert any("every day at 09:00" in form for form in parse["accepted"])
+    assert "Accepted forms:" in parse["message"]
+
+    bad = nb.json(
+        "print(json.dumps(error_of(lambda: jupyter_recall.schedule('in 5m', 'x', overlap='x'))))"
+    )
+    assert (bad["type"], bad["field"]) == ("ValidationError", "overlap")
+    assert bad["accepted"] == ["skip", "buffer_one", "allow"]
+
+    unknown_policy = nb.json(
+        "print(json.dumps(error_of(lambda: jupyter_recall.schedule('in 5m', 'x', colour=1))))"
+    )
+    assert unknown_policy["field"] == "colour"
+
+    two = nb.json("print(json.dumps(error_of(lambda: jupyter_recall.schedule('in 5m'))))")
+    assert (two["field"], two["type"]) == ("action", "ValidationError")
+    assert "give exactly one of code, instruction, tool, notification, notebook" in two["message"]
+
+    target = nb.json(
+        "print(json.dumps(error_of(lambda: jupyter_recall.schedule('in 5m', 'x', target='gpu'))))"
+    )
+    assert target["accepted"] == ["kernel", "headless", "server"]
+
+    missing = nb.json("print(json.dumps(error_of(lambda: jupyter_recall.job('000000000000'))))")
+    assert missing == {
+        "type": "NotFoundError",
+        "message": "job '000000000000' not found",
+        "field": None,
+        "accepted": [],
+    }
+    nb.ok("first = jupyter_recall.recall('in 1h', 'check')")
+    clash = nb.json("print(json.dumps(error_of(lambda: jupyter_recall.recall('in 2h', 'again'))))")
+    assert clash["type"] == "ConflictError"
+    assert "already has a pending recall" in clash["message"]
+    assert server.jobs(kind="recall")[0]["action"]["instruction"] == "check"
+
+
+def test_load_ext_without_a_server_says_why(tmp_path):
+    env = {**os.environ, "JUPYTER_RECALL_URL": f"http://127.0.0.1:{free_port()}/"}
+    env["IPYTHONDIR"] = str(tmp_path)
+    code = "%load_ext jupyter_recall\n%schedule in 5m: print(1)\n%jobs\n"
+    script = tmp_path / "session.ipy"
+    script.write_text(code)
+    out = subprocess.run(
+        [sys.executable, "-m", "IPython", "--no-banner", "--quick", str(script)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    lines = [line for line in out.stderr.splitlines() if "cannot reach the Jupyter server" in line]
+    assert len(lines) == 3, out.stderr
+    assert lines[0].startswith(
+        "jupyter_recall: cannot reach the Jupyter server at http://127.0.0.1:"
+    )
+    assert "$JUPYTER_RECALL_URL" in lines[0]
+    assert "Traceback" not in out.stderr + out.stdout
