@@ -4,6 +4,9 @@ Every function here takes the instants it needs as arguments (``now`` included) 
 decision; the engine applies decisions to the store. Nothing here reads a clock or does I/O, so
 each policy is tested as a table of inputs and expected plans.
 
+Plans are named tuples: the engine builds several per fired job, thousands per second, and a
+frozen dataclass costs several times more to construct.
+
 Vocabulary: an *occurrence* is a nominal instant of a schedule (the unique key of its run); its
 *fire time* is the occurrence plus the job's deterministic jitter, strictly before the following
 occurrence.
@@ -13,9 +16,8 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from jupyter_recall.core.model import (
     Coalesce,
@@ -95,8 +97,7 @@ def within_end(occurrence: datetime | None, policies: Policies, run_count: int) 
     return occurrence
 
 
-@dataclass(frozen=True, slots=True)
-class NextFire:
+class NextFire(NamedTuple):
     """Where a job's schedule stands: its next occurrence and when that actually fires."""
 
     occurrence: datetime | None = None
@@ -132,14 +133,22 @@ def first_at_or_after(schedule: Schedule, instant: datetime) -> datetime | None:
 
 
 def latest_due(schedule: Schedule, first: datetime, horizon: datetime) -> datetime:
-    """The last occurrence in ``[first, horizon]``, where ``first`` is an occurrence.
+    """The last occurrence in ``[first, horizon]``, where ``first`` is an occurrence."""
+    return due_span(schedule, first, horizon)[0]
+
+
+def due_span(
+    schedule: Schedule, first: datetime, horizon: datetime
+) -> tuple[datetime, datetime | None]:
+    """The last occurrence in ``[first, horizon]`` (``first`` being an occurrence) and the one
+    after it.
 
     A bisection on ``t -> next_after(t) <= horizon`` (true before the answer, false from it
     on): about 45 calls whatever the length of the downtime, instead of one per occurrence.
     """
     following = schedule.next_after(first)
     if following is None or following > horizon:
-        return first
+        return first, following
     low, high = first, horizon
     while high - low > TICK:
         middle = low + (high - low) // 2
@@ -150,18 +159,17 @@ def latest_due(schedule: Schedule, first: datetime, horizon: datetime) -> dateti
             high = middle
     latest = schedule.next_after(low)
     assert latest is not None  # next_after(low) <= horizon is the loop invariant
-    return latest
+    return latest, schedule.next_after(latest)
 
 
-@dataclass(frozen=True, slots=True)
-class Remainder:
+class Remainder(NamedTuple):
     """Occurrences beyond what was listed one by one, summarised in a single row."""
 
     first: datetime
     last: datetime
-    count: int
+    total: int
     at_least: bool
-    """True when counting stopped at COUNT_LIMIT: ``count`` is a lower bound."""
+    """True when counting stopped at COUNT_LIMIT: ``total`` is a lower bound."""
 
 
 def walk(
@@ -189,8 +197,7 @@ def walk(
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class PlannedRun:
+class PlannedRun(NamedTuple):
     """One row to record: a run to execute (status RUNNING), or a missed/skipped occurrence."""
 
     scheduled_for: datetime
@@ -199,16 +206,14 @@ class PlannedRun:
     error: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class InFlight:
+class InFlight(NamedTuple):
     """Runs of one job that this engine holds: started or waiting their turn."""
 
     running: int = 0
     waiting: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class FiringPlan:
+class FiringPlan(NamedTuple):
     runs: tuple[PlannedRun, ...]
     next: NextFire
     run_count: int
@@ -219,8 +224,7 @@ class FiringPlan:
         return tuple(run for run in self.runs if run.status is RunStatus.RUNNING)
 
 
-@dataclass(frozen=True, slots=True)
-class DueJob:
+class DueJob(NamedTuple):
     """The part of a job that planning reads."""
 
     id: str
@@ -228,7 +232,7 @@ class DueJob:
     occurrence: datetime
     policies: Policies
     run_count: int = 0
-    in_flight: InFlight = field(default_factory=InFlight)
+    in_flight: InFlight = InFlight()
 
 
 def _duration(delta: timedelta) -> str:
@@ -249,7 +253,7 @@ def _window_text(policies: Policies) -> str:
 
 
 def _summary_row(rest: Remainder, reason: str) -> PlannedRun:
-    count = f"at least {rest.count}" if rest.at_least else str(rest.count)
+    count = f"at least {rest.total}" if rest.at_least else str(rest.total)
     text = (
         f"missed {count} more occurrences between {rest.first.isoformat()} and "
         f"{rest.last.isoformat()} ({reason}); recorded as this one row"
@@ -271,8 +275,7 @@ def _missed_rows(
     return rows
 
 
-@dataclass(frozen=True, slots=True)
-class CatchupSelection:
+class CatchupSelection(NamedTuple):
     """Catch-up decision before overlap and max_runs: rows already final, occurrences to run."""
 
     missed: list[PlannedRun]
@@ -283,8 +286,8 @@ class CatchupSelection:
 def _window_start(now: datetime, policies: Policies) -> datetime | None:
     if policies.catchup_window is None:
         return None
-    slack = timedelta(seconds=policies.catchup_window + policies.jitter) + ON_TIME_TOLERANCE
-    return now - slack
+    slack = policies.catchup_window + policies.jitter + ON_TIME_TOLERANCE.total_seconds()
+    return now - timedelta(seconds=slack)
 
 
 def select_catchup(
@@ -371,25 +374,25 @@ def plan_firing(job: DueJob, now: datetime) -> FiringPlan:
     """What to record and execute for a job whose next occurrence is due at ``now``, and
     where its schedule goes next."""
     policies, schedule = job.policies, job.schedule
-    horizon = now if policies.end_at is None else min(now, policies.end_at)
+    end_at = policies.end_at
+    horizon = now if end_at is None or end_at > now else end_at
     if job.occurrence > horizon:
         # Only reachable when end_at moved before a stored occurrence: nothing is left.
         return FiringPlan((), NextFire(), job.run_count)
-    latest = latest_due(schedule, job.occurrence, horizon)
+    latest, upcoming = due_span(schedule, job.occurrence, horizon)
     chosen = select_catchup(schedule, job.occurrence, latest, now, policies)
     allowed = chosen.to_run
     if policies.max_runs is not None:
         allowed = allowed[: max(0, policies.max_runs - job.run_count)]
     started, skipped = overlap_split(policies.overlap, job.in_flight, len(allowed))
-    runs = list(chosen.missed)
-    runs += [PlannedRun(at, RunStatus.RUNNING, chosen.trigger) for at in allowed[:started]]
-    reason = _skip_reason(policies.overlap)
-    runs += [
-        PlannedRun(at, RunStatus.SKIPPED, chosen.trigger, reason)
-        for at in allowed[started : started + skipped]
-    ]
+    runs = chosen.missed
+    for at in allowed[:started]:
+        runs.append(PlannedRun(at, RunStatus.RUNNING, chosen.trigger))
+    if skipped:
+        reason = _skip_reason(policies.overlap)
+        for at in allowed[started : started + skipped]:
+            runs.append(PlannedRun(at, RunStatus.SKIPPED, chosen.trigger, reason))
     run_count = job.run_count + started
-    upcoming = schedule.next_after(latest)
     return FiringPlan(
         tuple(runs), schedule_next(schedule, job.id, upcoming, policies, run_count), run_count
     )
@@ -400,8 +403,7 @@ def plan_firing(job: DueJob, now: datetime) -> FiringPlan:
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class SkipPlan:
+class SkipPlan(NamedTuple):
     skipped: datetime
     next: NextFire
 

@@ -7,7 +7,7 @@ from ``core.policy``, which is pure.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -22,9 +22,7 @@ from jupyter_recall.core.policy import (
     exhausted_status,
     plan_firing,
 )
-from jupyter_recall.store.base import Store
-
-_NOTHING_IN_FLIGHT = InFlight()
+from jupyter_recall.store.base import JobState, Store
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +94,7 @@ def fire_due(
     now: datetime,
     engine_id: str,
     batch_size: int,
-    in_flight: Mapping[str, InFlight],
+    in_flight: Callable[[str], InFlight],
 ) -> FireResult:
     """Fire the jobs due at ``now``, one batch, in one transaction.
 
@@ -107,9 +105,9 @@ def fire_due(
     result = FireResult()
     with store.atomic():
         jobs = store.due_jobs(now, limit=batch_size)
-        plans: list[tuple[Job, FiringPlan, list[Run]]] = []
+        plans: list[tuple[Job, FiringPlan, list[Run], InFlight]] = []
         for job in jobs:
-            flight = in_flight.get(job.id, _NOTHING_IN_FLIGHT)
+            flight = in_flight(job.id)
             due = DueJob(
                 job.id,
                 job.schedule,
@@ -120,11 +118,10 @@ def fire_due(
             )
             plan = plan_firing(due, now)
             rows = [planned_row(job, p, now=now, engine_id=engine_id) for p in plan.runs]
-            plans.append((job, plan, rows))
-        inserted = {run.id for run in store.insert_runs([r for _, _, rs in plans for r in rs])}
-        for job, plan, rows in plans:
+            plans.append((job, plan, rows, flight))
+        inserted = {run.id for run in store.insert_runs([r for p in plans for r in p[2]])}
+        for job, plan, rows, flight in plans:
             kept = [row for row in rows if row.id in inserted]
-            flight = in_flight.get(job.id, _NOTHING_IN_FLIGHT)
             advanced = advance(job, plan, kept, now=now, in_flight=flight)
             result.jobs.append(advanced)
             serial = job.policies.overlap is not Overlap.ALLOW
@@ -133,7 +130,7 @@ def fire_due(
                     result.fired.append(Fired(advanced, row, serial))
                 else:
                     result.recorded.append(row)
-        store.update_jobs(result.jobs)
+        store.update_job_states([JobState.of(job) for job in result.jobs])
     result.full_batch = len(jobs) >= batch_size
     result.next_fire_at = None if result.full_batch else store.next_fire_at()
     return result
@@ -149,54 +146,68 @@ class Ended:
 
     run: Run
     others_in_flight: int = 0
+    job: Job | None = None
+    """The job as it was when the run fired, to show the settled job in events."""
 
 
-def settle(job: Job, run: Run, *, now: datetime, others_in_flight: int) -> Job:
-    """Apply the end of one of its runs to ``job``, in place (it was just read in the same
-    transaction): counters, last outcome, and the job's own end."""
-    job.last_status = run.status
-    job.last_error = run.error
-    job.updated_at = now
+def settle(state: JobState, run: Run, *, now: datetime, others_in_flight: int) -> JobState:
+    """Apply the end of one of its runs to a job's state, in place (it was just read in the
+    same transaction): counters, last outcome, and the job's own end."""
+    state.last_status = run.status
+    state.last_error = run.error
+    state.updated_at = now
     if counts_as_failure(run.status):
-        job.failure_count += 1
-    ending = job.status in (JobStatus.ACTIVE, JobStatus.PAUSED)
-    if ending and job.next_occurrence is None and others_in_flight == 0:
-        job.status = exhausted_status(job.schedule.is_recurring, run.status)
-    return job
+        state.failure_count += 1
+    ending = state.status in (JobStatus.ACTIVE, JobStatus.PAUSED)
+    if ending and state.next_occurrence is None and others_in_flight == 0:
+        state.status = exhausted_status(state.is_recurring, run.status)
+    return state
 
 
-def settle_jobs(store: Store, ended: Iterable[Ended], *, now: datetime) -> list[Job]:
-    """Apply ended runs to their jobs (read inside the caller's transaction, so a concurrent
-    pause or edit is never overwritten). Jobs deleted meanwhile are left alone."""
-    jobs: dict[str, Job] = {}
+def settle_jobs(store: Store, ended: Sequence[Ended], *, now: datetime) -> list[JobState]:
+    """Apply ended runs to their jobs' states, read inside the caller's transaction (so a
+    concurrent pause or edit is never overwritten). Jobs deleted meanwhile are left alone."""
+    states = store.get_job_states([item.run.job_id for item in ended])
     for item in ended:
-        job = jobs.get(item.run.job_id)
-        if job is None:
-            try:
-                job = store.get_job(item.run.job_id, owner=None)
-            except NotFoundError:
-                continue
-        jobs[job.id] = settle(job, item.run, now=now, others_in_flight=item.others_in_flight)
-    store.update_jobs(list(jobs.values()))
-    return list(jobs.values())
+        state = states.get(item.run.job_id)
+        if state is not None:
+            settle(state, item.run, now=now, others_in_flight=item.others_in_flight)
+    store.update_job_states(list(states.values()))
+    return list(states.values())
+
+
+def with_state(job: Job, state: JobState) -> Job:
+    """``job`` (its definition) with a newer state."""
+    return job.evolve(
+        status=state.status,
+        next_occurrence=state.next_occurrence,
+        next_fire_at=state.next_fire_at,
+        run_count=state.run_count,
+        failure_count=state.failure_count,
+        last_run_at=state.last_run_at,
+        last_run_id=state.last_run_id,
+        last_status=state.last_status,
+        last_error=state.last_error,
+        updated_at=state.updated_at,
+    )
 
 
 @dataclass(slots=True)
 class FlushResult:
     runs: list[Run] = field(default_factory=list)
-    jobs: list[Job] = field(default_factory=list)
+    states: list[JobState] = field(default_factory=list)
 
 
 def _update_existing_runs(store: Store, runs: Sequence[Run]) -> list[Run]:
     try:
-        store.update_runs(runs)
+        store.update_run_states(runs)
         return list(runs)
     except NotFoundError:
         # A job was deleted while its run was in flight: keep the others.
         kept = []
         for run in runs:
             try:
-                store.update_runs([run])
+                store.update_run_states([run])
             except NotFoundError:
                 continue
             kept.append(run)
@@ -222,7 +233,7 @@ def flush(
                 continue
         result.runs = _update_existing_runs(store, updates)
         kept = {run.id for run in result.runs}
-        result.jobs = settle_jobs(store, [e for e in ended if e.run.id in kept], now=now)
+        result.states = settle_jobs(store, [e for e in ended if e.run.id in kept], now=now)
     return result
 
 
@@ -248,5 +259,8 @@ def renew_and_recover(
         store.renew_lease(engine_id, now=now, until=until)
         look_as = engine_id if starting else f"{engine_id}/sweep"
         runs = store.interrupt_orphaned_runs(now=now, engine_id=look_as)
-        jobs = settle_jobs(store, [Ended(run) for run in runs], now=now) if runs else []
+        if not runs:
+            return Recovery()
+        settled = settle_jobs(store, [Ended(run) for run in runs], now=now)
+        jobs = [store.get_job(state.id, owner=None) for state in settled]
     return Recovery(runs, jobs)

@@ -9,7 +9,6 @@ goes to the writer, which persists it in a batch.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -23,6 +22,8 @@ from jupyter_recall.engine.events import RUN_OUTPUT, RUN_STARTED, EventBus
 from jupyter_recall.engine.executors import Executor
 from jupyter_recall.engine.firing import Ended
 from jupyter_recall.engine.writer import RunWriter
+
+NOTHING_IN_FLIGHT = InFlight()
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,25 +113,6 @@ class _Lane:
             self.busy = False
 
 
-class _InFlightView(Mapping[str, InFlight]):
-    """A live, read-only view of the lanes for the firing pass (read from the store thread:
-    single dict lookups, atomic under the GIL). A value that is a moment stale only makes the
-    overlap decision conservative."""
-
-    def __init__(self, lanes: dict[str, _Lane]) -> None:
-        self._lanes = lanes
-
-    def __getitem__(self, job_id: str) -> InFlight:
-        lane = self._lanes[job_id]
-        return InFlight(lane.running, lane.waiting)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(list(self._lanes))
-
-    def __len__(self) -> int:
-        return len(self._lanes)
-
-
 @dataclass(slots=True)
 class _Flight:
     """One run held by this engine: how to stop it, and its place in its job's lane."""
@@ -168,11 +150,16 @@ class Runner:
         self._idle = anyio.Event()
         self._idle.set()
         self._tasks: TaskGroup | None = None
-        self.in_flight: Mapping[str, InFlight] = _InFlightView(self._lanes)
-        """Per job: its scheduled runs in flight here (read by the firing pass)."""
 
     def bind(self, tasks: TaskGroup) -> None:
         self._tasks = tasks
+
+    def in_flight(self, job_id: str) -> InFlight:
+        """The job's scheduled runs held here, for the overlap policy. Called by the firing
+        pass in the store thread: one dict lookup, atomic under the GIL; a value a moment
+        stale only makes the decision conservative."""
+        lane = self._lanes.get(job_id)
+        return NOTHING_IN_FLIGHT if lane is None else InFlight(lane.running, lane.waiting)
 
     def held(self, job_id: str) -> int:
         """Runs of the job in flight here, manual ones included."""
@@ -263,7 +250,7 @@ class Runner:
             finished_at=self._clock.now(),
             error=error,
         )
-        self._writer.ended(Ended(final, others))
+        self._writer.ended(Ended(final, others, job))
 
     @staticmethod
     async def _wait_turn(lane: _Lane, ticket: anyio.Event) -> None:

@@ -184,18 +184,25 @@ class Scheduler:
         for job in recovered.jobs:
             self._bus.job(JOB_UPDATED, job)
 
-    def _flushed(self, result: firing.FlushResult) -> None:
-        jobs_by_id = {job.id: job for job in result.jobs}
-        ended = False
-        for run in result.runs:
-            if run.status.is_final:
-                ended = True
-                self._bus.run(RUN_FINISHED, run, job=jobs_by_id.get(run.job_id))
-        for job in result.jobs:
-            self._bus.job(JOB_UPDATED, job)
-        if ended:
+    def _flushed(self, result: firing.FlushResult, ended: Sequence[firing.Ended]) -> None:
+        if self._bus.active:
+            self._announce_ends(result, ended)
+        if any(run.status.is_final for run in result.runs):
             self._runs_ended.set()
             self._runs_ended = anyio.Event()
+
+    def _announce_ends(self, result: firing.FlushResult, ended: Sequence[firing.Ended]) -> None:
+        fired = {item.run.job_id: item.job for item in ended if item.job is not None}
+        jobs = {
+            state.id: firing.with_state(fired[state.id], state)
+            for state in result.states
+            if state.id in fired
+        }
+        for run in result.runs:
+            if run.status.is_final:
+                self._bus.run(RUN_FINISHED, run, job=jobs.get(run.job_id))
+        for job in jobs.values():
+            self._bus.job(JOB_UPDATED, job)
 
     # --- the firing loop -----------------------------------------------------------------------
 

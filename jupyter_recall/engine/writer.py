@@ -38,7 +38,7 @@ class RunWriter:
         clock: Clock,
         *,
         output_limit: int,
-        on_flushed: Callable[[FlushResult], None],
+        on_flushed: Callable[[FlushResult, list[Ended]], None],
         output_interval: float = 0.25,
         max_batch: int = 200,
     ) -> None:
@@ -143,4 +143,4 @@ class RunWriter:
             await anyio.sleep(RETRY_DELAY)
             return
         self._failures = 0
-        self._on_flushed(result)
+        self._on_flushed(result, ended)

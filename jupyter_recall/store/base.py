@@ -37,6 +37,49 @@ class RunFilter:
     limit: int | None = None
 
 
+@dataclass(slots=True)
+class JobState:
+    """What firing and the end of runs change in a job, without its definition (schedule,
+    payloads, policies, name): the engine's hot path reads and writes thousands per second, so
+    these carry no JSON and a state write leaves the job's other columns (and their indexes)
+    alone."""
+
+    id: str
+    schedule_kind: str
+    """Read only: ``once``, ``immediate`` (one-shot) or ``interval``, ``cron`` (recurring)."""
+    status: JobStatus
+    next_occurrence: datetime | None
+    next_fire_at: datetime | None
+    run_count: int
+    failure_count: int
+    last_run_at: datetime | None
+    last_run_id: str | None
+    last_status: RunStatus | None
+    last_error: str | None
+    updated_at: datetime
+
+    @property
+    def is_recurring(self) -> bool:
+        return self.schedule_kind in ("interval", "cron")
+
+    @classmethod
+    def of(cls, job: Job) -> JobState:
+        return cls(
+            job.id,
+            job.schedule.kind,
+            job.status,
+            job.next_occurrence,
+            job.next_fire_at,
+            job.run_count,
+            job.failure_count,
+            job.last_run_at,
+            job.last_run_id,
+            job.last_status,
+            job.last_error,
+            job.updated_at,
+        )
+
+
 class Store(Protocol):
     # --- transactions -------------------------------------------------------------------
     def atomic(self) -> AbstractContextManager[None]:
@@ -55,6 +98,17 @@ class Store(Protocol):
         """Replace stored jobs by id (all fields but the identity: id, owner, kind and
         created_at are fixed at insert). NotFoundError for an unknown id, ConflictError as for
         insert_jobs; the whole batch is refused."""
+        ...
+
+    def get_job_states(self, job_ids: Sequence[str]) -> dict[str, JobState]:
+        """The states of these jobs by id (system access); unknown ids are left out."""
+        ...
+
+    def update_job_states(self, states: Sequence[JobState]) -> None:
+        """Write the state fields of stored jobs (everything in JobState but ``id`` and
+        ``schedule_kind``), leaving their definition as stored. NotFoundError for an unknown
+        id, ConflictError if it would make a second pending recall; the whole batch is refused.
+        """
         ...
 
     def get_job(self, job_id: str, *, owner: str | None) -> Job:
@@ -89,6 +143,12 @@ class Store(Protocol):
         """Replace stored runs by id, all fields but ``output``: only append_output writes it,
         since the engine's copy of a run does not hold what was streamed into the store.
         NotFoundError for an unknown id."""
+        ...
+
+    def update_run_states(self, runs: Sequence[Run]) -> None:
+        """Write what changes while and after a run executes (``status``, ``started_at``,
+        ``finished_at``, ``error``), leaving the rest as inserted. NotFoundError for an
+        unknown id; the whole batch is refused."""
         ...
 
     def append_output(self, run_id: str, text: str, *, limit: int) -> None:

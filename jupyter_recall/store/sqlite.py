@@ -26,9 +26,9 @@ from typing import Any
 import sqlite_utils
 
 from jupyter_recall.core.errors import ConflictError, NotFoundError, StoreError
-from jupyter_recall.core.model import Job, JobKind, Run, RunStatus
+from jupyter_recall.core.model import Job, JobKind, JobStatus, Run, RunStatus
 from jupyter_recall.store import codec
-from jupyter_recall.store.base import JobFilter, RunFilter
+from jupyter_recall.store.base import JobFilter, JobState, RunFilter
 from jupyter_recall.store.migrations import Migration, migrate
 
 # SQLite's default limit of bound parameters was 999 before 3.32; stay below it.
@@ -62,6 +62,25 @@ _OUTPUT_INDEX = codec.RUN_COLUMNS.index("output")
 # the query's WHERE visibly implies the index's WHERE.
 _DUE_JOBS = (
     f"{_JOB_SELECT} WHERE status = 'active' AND next_fire_at <= ? ORDER BY next_fire_at, id LIMIT ?"
+)
+# The engine's hot path writes only what changes: an UPDATE that names a column maintains every
+# index on it, even when the value is the same, so full-row updates cost several times more.
+_STATE_COLUMNS = (
+    "status",
+    "next_occurrence",
+    "next_fire_at",
+    "run_count",
+    "failure_count",
+    "last_run_at",
+    "last_run_id",
+    "last_status",
+    "last_error",
+    "updated_at",
+)
+_UPDATE_JOB_STATE = f"UPDATE jobs SET {', '.join(f'{c} = ?' for c in _STATE_COLUMNS)} WHERE id = ?"
+_SELECT_JOB_STATE = f"SELECT id, schedule_kind, {', '.join(_STATE_COLUMNS)} FROM jobs"
+_UPDATE_RUN_STATE = (
+    "UPDATE runs SET status = ?, started_at = ?, finished_at = ?, error = ? WHERE id = ?"
 )
 _NEXT_FIRE_AT = (
     "SELECT next_fire_at FROM jobs WHERE status = 'active' AND next_fire_at IS NOT NULL "
@@ -276,6 +295,36 @@ class SQLiteStore:
                 return str(ident)
         return None
 
+    def get_job_states(self, job_ids: Sequence[str]) -> dict[str, JobState]:
+        states: dict[str, JobState] = {}
+        unique = list(dict.fromkeys(job_ids))
+        with self._errors():
+            for start in range(0, len(unique), _IN_CHUNK):
+                chunk = unique[start : start + _IN_CHUNK]
+                sql = f"{_SELECT_JOB_STATE} WHERE id IN ({', '.join('?' * len(chunk))})"
+                for row in self._conn.execute(sql, chunk):
+                    states[row[0]] = _state_from_row(row)
+        return states
+
+    def update_job_states(self, states: Sequence[JobState]) -> None:
+        if not states:
+            return
+        rows = [_state_row(state) for state in states]
+        with self.atomic():
+            try:
+                with self.atomic():
+                    changed = self._conn.executemany(_UPDATE_JOB_STATE, rows).rowcount
+            except StoreError as exc:
+                if isinstance(exc.__cause__, sqlite3.IntegrityError):
+                    raise ConflictError(
+                        "a job state change would make a second pending recall in a session"
+                    ) from None
+                raise
+            if changed != len(rows):
+                ids = [state.id for state in states]
+                existing = self._existing_ids("jobs", ids)
+                raise NotFoundError("job", next(i for i in ids if i not in existing))
+
     def get_job(self, job_id: str, *, owner: str | None) -> Job:
         sql, params = _scoped(f"{_JOB_SELECT} WHERE id = ?", [job_id], owner)
         rows = self._rows(sql, params)
@@ -362,6 +411,27 @@ class SQLiteStore:
             rows.append((*row[1:_OUTPUT_INDEX], *row[_OUTPUT_INDEX + 1 :], run.id))
         with self.atomic():
             changed = self._conn.executemany(_UPDATE_RUN, rows).rowcount
+            if changed != len(rows):
+                ids = [run.id for run in runs]
+                existing = self._existing_ids("runs", ids)
+                raise NotFoundError("run", next(i for i in ids if i not in existing))
+
+    def update_run_states(self, runs: Sequence[Run]) -> None:
+        if not runs:
+            return
+        encode = codec.encode_optional_instant
+        rows = [
+            (
+                run.status,
+                encode(run.started_at, "started_at"),
+                encode(run.finished_at, "finished_at"),
+                run.error,
+                run.id,
+            )
+            for run in runs
+        ]
+        with self.atomic():
+            changed = self._conn.executemany(_UPDATE_RUN_STATE, rows).rowcount
             if changed != len(rows):
                 ids = [run.id for run in runs]
                 existing = self._existing_ids("runs", ids)
@@ -461,6 +531,41 @@ def _orphan_reason(
         expired = codec.decode_instant(until).isoformat()
         return f"interrupted: engine {run_engine} stopped renewing its lease (expired {expired})"
     return None
+
+
+def _state_row(state: JobState) -> tuple[Any, ...]:
+    encode = codec.encode_optional_instant
+    return (
+        state.status,
+        encode(state.next_occurrence, "next_occurrence"),
+        encode(state.next_fire_at, "next_fire_at"),
+        state.run_count,
+        state.failure_count,
+        encode(state.last_run_at, "last_run_at"),
+        state.last_run_id,
+        state.last_status,
+        state.last_error,
+        codec.encode_instant(state.updated_at, "updated_at"),
+        state.id,
+    )
+
+
+def _state_from_row(row: codec.Row) -> JobState:
+    decode = codec.decode_optional_instant
+    return JobState(
+        id=row[0],
+        schedule_kind=row[1],
+        status=JobStatus(row[2]),
+        next_occurrence=decode(row[3]),
+        next_fire_at=decode(row[4]),
+        run_count=row[5],
+        failure_count=row[6],
+        last_run_at=decode(row[7]),
+        last_run_id=row[8],
+        last_status=None if row[9] is None else RunStatus(row[9]),
+        last_error=row[10],
+        updated_at=codec.decode_instant(row[11]),
+    )
 
 
 def _scoped(sql: str, params: list[Any], owner: str | None) -> tuple[str, list[Any]]:

@@ -151,14 +151,14 @@ def test_walk_lists_up_to_the_limit_and_summarises_the_rest() -> None:
     listed, rest = walk(TEN_MIN, occ(1), occ(10), 4)
     assert listed == [occ(1), occ(2), occ(3), occ(4)]
     assert rest is not None
-    assert (rest.first, rest.last, rest.count, rest.at_least) == (occ(5), occ(10), 6, False)
+    assert (rest.first, rest.last, rest.total, rest.at_least) == (occ(5), occ(10), 6, False)
     listed, rest = walk(TEN_MIN, occ(1), occ(3), 4)
     assert listed == [occ(1), occ(2), occ(3)]
     assert rest is None
     far = occ(COUNT_LIMIT + 50)
     _, rest = walk(TEN_MIN, occ(1), far, 2)
     assert rest is not None
-    assert (rest.count, rest.at_least, rest.last) == (COUNT_LIMIT, True, far)
+    assert (rest.total, rest.at_least, rest.last) == (COUNT_LIMIT, True, far)
 
 
 # --- firing plans ---------------------------------------------------------------------------
