@@ -1,9 +1,16 @@
 """Executing runs: bounded concurrency, per-job lanes for the overlap policy, stop and shutdown.
 
-Each run is a task with its own cancel scope (so it can be stopped alone). It waits for its
-turn in its job's lane (runs of a job whose overlap policy is not ``allow`` execute one after
-another), then for a slot of its target and a global slot, then calls the executor. Its end
-goes to the writer, which persists it in a batch.
+``max_concurrent_runs`` worker tasks take runs from a ready queue, so starting a run spawns no
+task (at thousands of runs per second, spawning one task per run costs more than the rest of
+the run's handling). A run becomes ready when it has
+
+1. its turn in its job's *lane*: the runs of a job whose overlap policy is not ``allow`` execute
+   one after another, in the order they fired;
+2. a slot of its *target* (``executor.concurrency_key(job)``): at most ``per_target_limit``
+   runs of one target execute at once. A run waiting for either holds no worker.
+
+Each executing run has its own cancel scope, so it can be stopped alone; a run that waits is
+simply taken out of its queue. Its end goes to the writer, which persists it in a batch.
 """
 
 from __future__ import annotations
@@ -11,9 +18,9 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 from datetime import datetime
+from enum import Enum
 
 import anyio
-from anyio.abc import TaskGroup
 
 from jupyter_recall.core.clock import Clock
 from jupyter_recall.core.model import Job, Run, RunStatus
@@ -24,6 +31,10 @@ from jupyter_recall.engine.firing import Ended
 from jupyter_recall.engine.writer import RunWriter
 
 NOTHING_IN_FLIGHT = InFlight()
+
+YIELD_EVERY = 8
+"""Runs a worker executes back to back before letting the event loop run other tasks (an
+executor that returns without awaiting anything would otherwise hold the loop)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,49 +91,38 @@ def run_with(
     )
 
 
-async def _acquire(limiter: anyio.CapacityLimiter) -> None:
-    """Take a token; without a wait when one is free (``async with limiter`` always yields to
-    the event loop twice, which at thousands of runs per second is most of a run's cost)."""
-    try:
-        limiter.acquire_nowait()
-    except anyio.WouldBlock:
-        await limiter.acquire()
+class _Where(Enum):
+    LANE = "waiting for its turn in its job's lane"
+    TARGET = "waiting for a slot of its target"
+    READY = "waiting for a worker"
+    EXECUTING = "executing"
 
 
 @dataclass(slots=True)
 class _Lane:
-    """The scheduled runs of one job held by this engine.
-
-    Serial runs take turns: the first one goes, the others wait on a ticket in ``queue``; the
-    run that ends hands the turn to the next ticket. An event is only made for a run that
-    actually has to wait.
-    """
+    """The scheduled runs of one job held by this engine."""
 
     running: int = 0
+    """Held: executing or waiting, whatever for."""
     busy: bool = False
-    queue: deque[anyio.Event] = field(default_factory=deque)
-
-    @property
-    def waiting(self) -> int:
-        return len(self.queue)
-
-    def pass_turn(self) -> None:
-        if self.queue:
-            self.queue.popleft().set()
-        else:
-            self.busy = False
+    """A serial run has the turn."""
+    queue: deque[_Item] = field(default_factory=deque)
+    """Serial runs waiting for the turn, in firing order."""
 
 
-@dataclass(slots=True)
-class _Flight:
-    """One run held by this engine: how to stop it, and its place in its job's lane."""
+@dataclass(slots=True, eq=False)
+class _Item:
+    """One run held by this engine, and where it stands."""
 
-    job_id: str
-    lane: _Lane | None = None
-    serial: bool = False
-    ticket: anyio.Event | None = None
-    """Set when the run must wait for its turn in the lane."""
-    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    job: Job
+    run: Run
+    key: str
+    lane: _Lane | None
+    serial: bool
+    where: _Where = _Where.LANE
+    has_turn: bool = False
+    has_slot: bool = False
+    scope: anyio.CancelScope | None = None
     reason: StopReason | None = None
 
 
@@ -137,29 +137,64 @@ class Runner:
         max_concurrent_runs: int,
         per_target_limit: int,
     ) -> None:
+        if max_concurrent_runs < 1:
+            raise ValueError(f"max_concurrent_runs must be >= 1, got {max_concurrent_runs}")
+        if per_target_limit < 1:
+            raise ValueError(f"per_target_limit must be >= 1, got {per_target_limit}")
         self._executor = executor
         self._clock = clock
         self._bus = bus
         self._writer = writer
-        self._global = anyio.CapacityLimiter(max_concurrent_runs)
+        self._workers = max_concurrent_runs
         self._per_target_limit = per_target_limit
-        self._targets: dict[str, anyio.CapacityLimiter] = {}
+        self._items: dict[str, _Item] = {}
         self._lanes: dict[str, _Lane] = {}
-        self._flights: dict[str, _Flight] = {}
         self._per_job: dict[str, int] = {}
+        self._ready: deque[_Item] = deque()
+        self._work = anyio.Event()
+        self._target_running: dict[str, int] = {}
+        self._target_waiting: dict[str, deque[_Item]] = {}
         self._idle = anyio.Event()
         self._idle.set()
-        self._tasks: TaskGroup | None = None
+        self._scope: anyio.CancelScope | None = None
 
-    def bind(self, tasks: TaskGroup) -> None:
-        self._tasks = tasks
+    # --- the workers ------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """The workers; until ``close``."""
+        self._scope = anyio.CancelScope()
+        with self._scope:
+            async with anyio.create_task_group() as workers:
+                for _ in range(self._workers):
+                    workers.start_soon(self._worker)
+
+    def close(self) -> None:
+        """Stop the workers (call after ``stop_all`` and ``wait_idle``)."""
+        if self._scope is not None:
+            self._scope.cancel()
+
+    async def _worker(self) -> None:
+        done = 0
+        while True:
+            while not self._ready:
+                if self._work.is_set():
+                    self._work = anyio.Event()
+                await self._work.wait()
+            item = self._ready.popleft()
+            item.where = _Where.EXECUTING
+            await self._execute(item)
+            done += 1
+            if done % YIELD_EVERY == 0:
+                await anyio.lowlevel.checkpoint()
+
+    # --- state read by the firing pass and the API ---------------------------------------------
 
     def in_flight(self, job_id: str) -> InFlight:
         """The job's scheduled runs held here, for the overlap policy. Called by the firing
         pass in the store thread: one dict lookup, atomic under the GIL; a value a moment
         stale only makes the decision conservative."""
         lane = self._lanes.get(job_id)
-        return NOTHING_IN_FLIGHT if lane is None else InFlight(lane.running, lane.waiting)
+        return NOTHING_IN_FLIGHT if lane is None else InFlight(lane.running, len(lane.queue))
 
     def held(self, job_id: str) -> int:
         """Runs of the job in flight here, manual ones included."""
@@ -168,45 +203,70 @@ class Runner:
     # --- starting and stopping ------------------------------------------------------------------
 
     def start(self, job: Job, run: Run, *, lane: bool, serial: bool) -> None:
-        """Execute ``run`` in a new task. ``lane``: it counts for the job's overlap policy
+        """Hold ``run`` until it executes. ``lane``: it counts for the job's overlap policy
         (scheduled runs do, manual ones do not); ``serial``: it takes turns with the job's
         other serial runs."""
-        if self._tasks is None:
-            raise RuntimeError("the runner is not bound to a task group (scheduler not started)")
         job_lane: _Lane | None = None
-        ticket: anyio.Event | None = None
         if lane:
             job_lane = self._lanes.get(job.id)
             if job_lane is None:
                 job_lane = self._lanes[job.id] = _Lane()
             job_lane.running += 1
-            if serial and job_lane.busy:
-                ticket = anyio.Event()
-                job_lane.queue.append(ticket)
-            elif serial:
-                job_lane.busy = True
-        flight = _Flight(job.id, job_lane, serial, ticket)
-        self._flights[run.id] = flight
+        item = _Item(job, run, self._executor.concurrency_key(job), job_lane, serial)
+        self._items[run.id] = item
         self._per_job[job.id] = self._per_job.get(job.id, 0) + 1
         if self._idle.is_set():
             self._idle = anyio.Event()
-        self._tasks.start_soon(self._execute, job, run, flight)
+        if serial and job_lane is not None:
+            if job_lane.busy:
+                job_lane.queue.append(item)
+                return
+            job_lane.busy = True
+            item.has_turn = True
+        self._admit(item)
+
+    def _admit(self, item: _Item) -> None:
+        """Past its lane: execute it when its target has a slot."""
+        running = self._target_running.get(item.key, 0)
+        if running >= self._per_target_limit:
+            item.where = _Where.TARGET
+            self._target_waiting.setdefault(item.key, deque()).append(item)
+            return
+        self._target_running[item.key] = running + 1
+        item.has_slot = True
+        item.where = _Where.READY
+        self._ready.append(item)
+        self._work.set()
 
     def stop(self, run_id: str, reason: StopReason) -> bool:
-        flight = self._flights.get(run_id)
-        if flight is None:
+        item = self._items.get(run_id)
+        if item is None:
             return False
-        flight.reason = flight.reason or reason
-        flight.scope.cancel()
+        item.reason = item.reason or reason
+        if item.where is _Where.EXECUTING:
+            if item.scope is not None:
+                item.scope.cancel()
+            return True
+        self._withdraw(item)
+        self._end(item, item.run, RunStatus.CANCELLED, None)
         return True
 
+    def _withdraw(self, item: _Item) -> None:
+        """Take a waiting run out of the queue it waits in."""
+        if item.where is _Where.LANE and item.lane is not None:
+            item.lane.queue.remove(item)
+        elif item.where is _Where.TARGET:
+            self._target_waiting[item.key].remove(item)
+        elif item.where is _Where.READY:
+            self._ready.remove(item)
+
     def stop_job(self, job_id: str, reason: StopReason) -> None:
-        for run_id, flight in list(self._flights.items()):
-            if flight.job_id == job_id:
+        for run_id, item in list(self._items.items()):
+            if item.job.id == job_id:
                 self.stop(run_id, reason)
 
     def stop_all(self, reason: StopReason) -> None:
-        for run_id in list(self._flights):
+        for run_id in list(self._items):
             self.stop(run_id, reason)
 
     async def wait_idle(self) -> None:
@@ -214,55 +274,19 @@ class Runner:
 
     # --- one run --------------------------------------------------------------------------------
 
-    async def _execute(self, job: Job, run: Run, flight: _Flight) -> None:
-        lane, ticket = flight.lane, flight.ticket
+    async def _execute(self, item: _Item) -> None:
+        job, run = item.job, item.run
         status: RunStatus = RunStatus.CANCELLED
-        error: str | None = "cancelled before it started"
-        has_turn = flight.serial and ticket is None
+        error: str | None = None
+        item.scope = anyio.CancelScope()
         try:
-            with flight.scope:
-                if ticket is not None and lane is not None:
-                    await self._wait_turn(lane, ticket)
-                    has_turn = True
-                target = self._target(job)
-                await _acquire(target)
-                try:
-                    await _acquire(self._global)
-                    try:
-                        run = run_with(run, status=RunStatus.RUNNING, started_at=self._clock.now())
-                        self._bus.run(RUN_STARTED, run, job=job)
-                        self._writer.started(run)
-                        status, error = await self._call(job, run)
-                    finally:
-                        self._global.release()
-                finally:
-                    target.release()
+            with item.scope:
+                run = run_with(run, status=RunStatus.RUNNING, started_at=self._clock.now())
+                self._bus.run(RUN_STARTED, run, job=job)
+                self._writer.started(run)
+                status, error = await self._call(job, run)
         finally:
-            if has_turn and lane is not None:
-                lane.pass_turn()
-            others = self._release(job.id, run.id, lane)
-        if flight.reason is not None:
-            status, error = flight.reason.status, flight.reason.error
-        final = run_with(
-            run,
-            status=status,
-            started_at=run.started_at,
-            finished_at=self._clock.now(),
-            error=error,
-        )
-        self._writer.ended(Ended(final, others, job))
-
-    @staticmethod
-    async def _wait_turn(lane: _Lane, ticket: anyio.Event) -> None:
-        try:
-            await ticket.wait()
-        except BaseException:
-            if ticket.is_set():
-                # The turn was handed over just as this run was stopped: pass it on.
-                lane.pass_turn()
-            else:
-                lane.queue.remove(ticket)
-            raise
+            self._end(item, run, status, error)
 
     async def _call(self, job: Job, run: Run) -> tuple[RunStatus, str | None]:
         try:
@@ -277,26 +301,56 @@ class Runner:
             return RunStatus.FAILED, outcome.error
         return RunStatus.SUCCEEDED, None
 
-    def _target(self, job: Job) -> anyio.CapacityLimiter:
-        key = self._executor.concurrency_key(job)
-        limiter = self._targets.get(key)
-        if limiter is None:
-            limiter = self._targets[key] = anyio.CapacityLimiter(self._per_target_limit)
-        return limiter
-
-    def _release(self, job_id: str, run_id: str, lane: _Lane | None) -> int:
-        """Bookkeeping at the end of a run; returns how many runs of the job (manual ones
-        included) remain in flight."""
-        self._flights.pop(run_id, None)
-        if lane is not None:
-            lane.running -= 1
-            if lane.running == 0 and self._lanes.get(job_id) is lane:
-                del self._lanes[job_id]
-        remaining = self._per_job.get(job_id, 1) - 1
-        if remaining:
-            self._per_job[job_id] = remaining
+    def _end(self, item: _Item, run: Run, status: RunStatus, error: str | None) -> None:
+        """Release what the run held, let the next runs go, and hand the end to the writer."""
+        if item.reason is not None:
+            status, error = item.reason.status, item.reason.error
+        del self._items[run.id]
+        if item.has_slot:
+            self._release_slot(item.key)
+        if item.has_turn and item.lane is not None:
+            self._pass_turn(item.lane)
+        if item.lane is not None:
+            item.lane.running -= 1
+            if item.lane.running == 0 and self._lanes.get(item.job.id) is item.lane:
+                del self._lanes[item.job.id]
+        others = self._per_job[item.job.id] - 1
+        if others:
+            self._per_job[item.job.id] = others
         else:
-            self._per_job.pop(job_id, None)
-        if not self._flights:
+            del self._per_job[item.job.id]
+        final = run_with(
+            run,
+            status=status,
+            started_at=run.started_at,
+            finished_at=self._clock.now(),
+            error=error,
+        )
+        self._writer.ended(Ended(final, others, item.job))
+        if not self._items:
             self._idle.set()
-        return remaining
+
+    def _release_slot(self, key: str) -> None:
+        waiting = self._target_waiting.get(key)
+        if waiting:
+            # The slot goes straight to the next run of the same target.
+            item = waiting.popleft()
+            item.has_slot = True
+            item.where = _Where.READY
+            self._ready.append(item)
+            self._work.set()
+            return
+        running = self._target_running[key] - 1
+        if running:
+            self._target_running[key] = running
+        else:
+            del self._target_running[key]
+            self._target_waiting.pop(key, None)
+
+    def _pass_turn(self, lane: _Lane) -> None:
+        if lane.queue:
+            item = lane.queue.popleft()
+            item.has_turn = True
+            self._admit(item)
+        else:
+            lane.busy = False

@@ -132,7 +132,7 @@ class Scheduler:
         # Made here, not in the task: a stop that comes before the task starts still cancels.
         self._loops = anyio.CancelScope()
         self._announce_recovery(recovered)
-        self._runner.bind(tasks)
+        tasks.start_soon(self._runner.run)
         tasks.start_soon(self._writer.run)
         tasks.start_soon(self._run_loops, self._loops)
         return self
@@ -148,6 +148,7 @@ class Scheduler:
             await self._loops_done.wait()
             self._runner.stop_all(SHUTDOWN)
             await self._runner.wait_idle()
+            self._runner.close()
             await self._writer.close()
             with anyio.CancelScope(shield=True):
                 await self._in_store(partial(self.store.release_lease, self.engine_id))
