@@ -224,7 +224,6 @@ class Listener:
         delay = INITIAL_BACKOFF
         while not self._stopping.is_set():
             try:
-                self._load_jobs()
                 self._listen()
                 delay = INITIAL_BACKOFF
             except Exception as error:
@@ -258,8 +257,10 @@ class Listener:
             for event, _ in events:
                 if event == "open":
                     break
-            # Subscribed: what finished since the last sync point is either re-synced here or
-            # comes through the stream (duplicates are dropped by run id).
+            # Subscribed: jobs created from now on come as events; what finished since the last
+            # sync point is either re-synced here or comes through the stream (duplicates are
+            # dropped by run id).
+            self._load_jobs()
             self._resync()
             self._since = mark
             self.connected.set()

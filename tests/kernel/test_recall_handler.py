@@ -73,9 +73,9 @@ def agent(instruction, job):
 def test_a_recall_whose_handler_schedules_the_next_phase(nb, server):
     nb.ok(CHAIN)
     nb.ok("%recall now: phase 1: download")
-    first = server.jobs(kind="recall")[0]
     wait_until(lambda: len(server.jobs(kind="recall")) == 2)
-    second = next(job for job in server.jobs(kind="recall") if job["id"] != first["id"])
+    by_text = {job["action"]["instruction"]: job for job in server.jobs(kind="recall")}
+    first, second = by_text["phase 1: download"], by_text["phase 2: analyse"]
     (run1,) = server.finished_runs(first["id"])
     (run2,) = server.finished_runs(second["id"])
     assert run1["status"] == run2["status"] == "succeeded"
