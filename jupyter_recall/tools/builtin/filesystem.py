@@ -1,0 +1,108 @@
+"""``filesystem.read|write|list``: files under the tool root (refused when a path leaves it)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from jupyter_recall.core.errors import ValidationError
+from jupyter_recall.tools.registry import ToolContext, ToolResult, builtin, failed, ok
+
+MAX_ENTRIES = 10_000
+
+
+def _relative(context: ToolContext, path: Path) -> str:
+    relative = os.path.relpath(path, context.root)
+    return "." if relative == os.curdir else relative.replace(os.sep, "/")
+
+
+def _read_text(path: Path, encoding: str, limit: int) -> tuple[str, int, bool]:
+    size = path.stat().st_size
+    with path.open("rb") as handle:
+        raw = handle.read(limit + 1)
+    truncated = len(raw) > limit
+    # Cutting inside a multi-byte character: the broken tail is dropped, not an error.
+    text = raw[:limit].decode(encoding, errors="ignore" if truncated else "strict")
+    if truncated:
+        text += f"\n[truncated: {limit} of {size} bytes shown]"
+    return text, size, truncated
+
+
+@builtin("filesystem.read", "Read a text file under the root: path, encoding='utf-8'.")
+async def read(context: ToolContext, path: str, encoding: str = "utf-8") -> ToolResult:
+    target = context.resolve(path)
+    if not target.is_file():
+        return failed(f"filesystem.read: {path!r} is not a file under the root")
+    try:
+        text, size, truncated = await context.run_blocking(
+            _read_text, target, encoding, context.output_limit
+        )
+    except UnicodeDecodeError as error:
+        return failed(f"filesystem.read: {path!r} is not {encoding} text ({error.reason})")
+    except LookupError:
+        raise ValidationError("encoding", f"unknown encoding {encoding!r}") from None
+    return ok(
+        {
+            "path": _relative(context, target),
+            "content": text,
+            "size": size,
+            "truncated": truncated,
+        }
+    )
+
+
+def _write_text(path: Path, content: str, encoding: str, append: bool) -> int:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = content.encode(encoding)
+    with path.open("ab" if append else "wb") as handle:
+        handle.write(data)
+    return len(data)
+
+
+@builtin(
+    "filesystem.write",
+    "Write text to a file under the root (parents created): path, content, append=False.",
+)
+async def write(
+    context: ToolContext, path: str, content: str, append: bool = False, encoding: str = "utf-8"
+) -> ToolResult:
+    if not isinstance(content, str):
+        raise ValidationError("content", f"must be a string, got {type(content).__name__}")
+    target = context.resolve(path)
+    if target.is_dir():
+        return failed(f"filesystem.write: {path!r} is a directory")
+    try:
+        written = await context.run_blocking(_write_text, target, content, encoding, append)
+    except LookupError:
+        raise ValidationError("encoding", f"unknown encoding {encoding!r}") from None
+    return ok({"path": _relative(context, target), "bytes": written, "append": bool(append)})
+
+
+def _entries(directory: Path, context: ToolContext) -> tuple[list[dict[str, Any]], bool]:
+    entries: list[dict[str, Any]] = []
+    for child in sorted(directory.iterdir(), key=lambda child: child.name):
+        if len(entries) == MAX_ENTRIES:
+            return entries, True
+        is_dir = child.is_dir()
+        entries.append(
+            {
+                "name": child.name,
+                "path": _relative(context, child),
+                "type": "directory" if is_dir else "file",
+                "size": None if is_dir else child.stat().st_size,
+            }
+        )
+    return entries, False
+
+
+@builtin("filesystem.list", "List a directory under the root: path='.'.")
+async def list_directory(context: ToolContext, path: str = ".") -> ToolResult:
+    target = context.resolve(path)
+    if not target.is_dir():
+        return failed(f"filesystem.list: {path!r} is not a directory under the root")
+    entries, truncated = await context.run_blocking(_entries, target, context)
+    return ok({"path": _relative(context, target), "entries": entries, "truncated": truncated})
+
+
+TOOLS = (read, write, list_directory)

@@ -1,0 +1,347 @@
+"""Named tools (``module.action``) and the one way to run them: ``ToolRunner.run_tool``.
+
+A tool is a plain function, sync or async, called with its params as keyword arguments. Every
+call, from any entry point (a cell, ``run_parallel``, a background task, a server-side job, a
+watcher), goes through ``run_tool``: name lookup, argument check, policy (``policy.py``),
+approval (``approval.py``), then the call; it never raises and always returns a result of the
+one shape ``{"success": True, "data": ...}`` or ``{"success": False, "error": "..."}``
+(a failure may carry ``data`` too: an HTTP error response, a failed command's output).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import functools
+import inspect
+import os
+import re
+import threading
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from jupyter_recall.core.errors import RecallError, ValidationError
+from jupyter_recall.tools.approval import APPROVED, Approvals
+from jupyter_recall.tools.policy import APPROVE, BLOCK, Decision, PolicyLayer, decide
+
+ToolResult = dict[str, Any]
+F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
+
+OUTPUT_LIMIT = 1_000_000
+"""Characters (text) or bytes of output kept in a result; the rest is cut, with a note."""
+MAX_THREADS = 64
+"""Threads for sync tools and blocking I/O: enough that 50 parallel sync calls do not queue."""
+NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def ok(data: Any) -> ToolResult:
+    return {"success": True, "data": data}
+
+
+def failed(error: str, data: Any = None) -> ToolResult:
+    result: ToolResult = {"success": False, "error": error}
+    if data is not None:
+        result["data"] = data
+    return result
+
+
+def check_name(name: object, field_name: str = "name") -> str:
+    if not isinstance(name, str) or not NAME_PATTERN.match(name):
+        raise ValidationError(
+            field_name, f"must look like 'module.action' (identifiers), got {name!r}"
+        )
+    return name
+
+
+def check_seconds(value: object, field_name: str, maximum: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValidationError(field_name, f"must be a number of seconds, got {value!r}")
+    if not 0 < value <= maximum:
+        raise ValidationError(field_name, f"must be in (0, {maximum:g}] seconds, got {value!r}")
+    return float(value)
+
+
+def clip(text: str, limit: int) -> tuple[str, bool]:
+    """``text`` cut to ``limit`` characters with a note saying so; (text, truncated)."""
+    if len(text) <= limit:
+        return text, False
+    note = f"\n[truncated: {limit} of {len(text)} characters shown]"
+    return text[:limit] + note, True
+
+
+class ToolContext:
+    """What a built-in tool may use: the root its paths live under, the output bound and the
+    thread pool for blocking calls."""
+
+    def __init__(self, root: str, output_limit: int, pool: Callable[[], ThreadPoolExecutor]):
+        self.root = os.path.realpath(root)
+        self.output_limit = output_limit
+        self._pool = pool
+
+    def resolve(self, path: object, field_name: str = "path") -> Path:
+        """``path`` (relative to the root, or absolute inside it), refused if it leaves the
+        root, symlinks included."""
+        if not isinstance(path, str) or not path:
+            raise ValidationError(field_name, f"must be a non-empty path, got {path!r}")
+        resolved = os.path.realpath(os.path.join(self.root, os.path.expanduser(path)))
+        if os.path.commonpath([self.root, resolved]) != self.root:
+            raise ValidationError(
+                field_name, f"{path!r} is outside the tool root {self.root!r}; paths stay in it"
+            )
+        return Path(resolved)
+
+    async def run_blocking(self, func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        loop = asyncio.get_running_loop()
+        call = functools.partial(contextvars.copy_context().run, func, *args, **kwargs)
+        return await loop.run_in_executor(self._pool(), call)
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    func: Callable[..., Any]
+    description: str = ""
+    builtin: bool = False
+    """Built-ins take the ``ToolContext`` first and return a ``ToolResult`` themselves."""
+
+    @property
+    def module(self) -> str:
+        return self.name.partition(".")[0]
+
+    @property
+    def is_async(self) -> bool:
+        return inspect.iscoroutinefunction(self.func)
+
+    def parameters(self) -> list[str]:
+        names = list(inspect.signature(self.func).parameters)
+        return names[1:] if self.builtin else names
+
+    def bind(self, context: ToolContext, params: Mapping[str, Any]) -> tuple[Any, ...]:
+        """The positional arguments of the call; ValidationError on ``params`` when the params
+        do not fit the function's signature (checked before anything runs or is asked)."""
+        args: tuple[Any, ...] = (context,) if self.builtin else ()
+        try:
+            inspect.signature(self.func).bind(*args, **params)
+        except TypeError as error:
+            raise ValidationError(
+                "params", f"{self.name}: {error}", accepted=self.parameters()
+            ) from None
+        return args
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "description": self.description,
+            "parameters": self.parameters(),
+            "builtin": self.builtin,
+            "async": self.is_async,
+        }
+
+
+class ToolRegistry:
+    """Tools by name (thread-safe). Built-ins cannot be replaced; a user tool registered again
+    (a re-run cell) replaces the previous one."""
+
+    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+        self._lock = threading.Lock()
+        self._tools: dict[str, Tool] = {}
+        for tool in tools:
+            self.add(tool)
+
+    def add(self, tool: Tool) -> Tool:
+        check_name(tool.name)
+        if not callable(tool.func):
+            raise ValidationError("func", f"must be callable, got {tool.func!r}")
+        with self._lock:
+            current = self._tools.get(tool.name)
+            if current is not None and current.builtin and not tool.builtin:
+                raise ValidationError(
+                    "name", f"{tool.name} is a built-in tool and cannot be replaced"
+                )
+            self._tools[tool.name] = tool
+        return tool
+
+    def register(self, name: str, func: F | None = None, *, description: str | None = None) -> Any:
+        """``registry.register("mymod.fetch", fetch)`` or ``@registry.register("mymod.fetch")``."""
+        check_name(name)
+
+        def decorate(target: F) -> F:
+            text = description if description is not None else inspect.getdoc(target) or ""
+            self.add(Tool(name, target, text.strip()))
+            return target
+
+        return decorate if func is None else decorate(func)
+
+    def unregister(self, name: str) -> None:
+        with self._lock:
+            tool = self._tools.get(name)
+            if tool is None or tool.builtin:
+                raise ValidationError(
+                    "name", f"no user tool named {name!r}", accepted=self._user_names()
+                )
+            del self._tools[name]
+
+    def _user_names(self) -> list[str]:
+        return sorted(name for name, tool in self._tools.items() if not tool.builtin)
+
+    def get(self, name: object, field_name: str = "name") -> Tool:
+        with self._lock:
+            tool = self._tools.get(name) if isinstance(name, str) else None
+            if tool is None:
+                raise ValidationError(
+                    field_name, f"unknown tool {name!r}", accepted=sorted(self._tools)
+                )
+            return tool
+
+    def names(self) -> list[str]:
+        with self._lock:
+            return sorted(self._tools)
+
+    def __contains__(self, name: object) -> bool:
+        with self._lock:
+            return name in self._tools
+
+    def describe(self) -> list[dict[str, Any]]:
+        with self._lock:
+            tools = sorted(self._tools.values(), key=lambda tool: tool.name)
+        return [tool.describe() for tool in tools]
+
+
+PolicySource = Callable[[], Iterable[PolicyLayer]]
+
+
+class ToolRunner:
+    """Runs tools of a registry under policies, asking approvals where needed.
+
+    ``root`` is the directory filesystem paths are relative to (a callable is read at each
+    call: the kernel's cwd); ``policies`` returns the policy layers to apply at each call.
+    """
+
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        *,
+        root: str | Callable[[], str],
+        policies: PolicySource = tuple,
+        approvals: Approvals | None = None,
+        output_limit: int = OUTPUT_LIMIT,
+        max_threads: int = MAX_THREADS,
+    ) -> None:
+        self.registry = registry
+        self.approvals = approvals
+        self._root = root
+        self._policies = policies
+        self._output_limit = output_limit
+        self._max_threads = max_threads
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
+
+    def _get_pool(self) -> ThreadPoolExecutor:
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self._max_threads, "jupyter_recall-tool")
+            return self._pool
+
+    def context(self) -> ToolContext:
+        root = self._root() if callable(self._root) else self._root
+        return ToolContext(root, self._output_limit, self._get_pool)
+
+    def decision(self, name: str) -> Decision:
+        """The policy that applies to ``name`` now, and where it comes from."""
+        return decide(name, self._policies())
+
+    async def run_tool(
+        self,
+        name: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        allow_approval: bool = True,
+        denial_reason: str = "this caller cannot ask for approval",
+    ) -> ToolResult:
+        """Run one tool call; never raises (except cancellation).
+
+        ``allow_approval=False`` (watchers, server-side jobs) refuses ``approve`` tools with
+        ``denial_reason`` instead of asking.
+        """
+        try:
+            tool = self.registry.get(name)
+            params = _check_params(params)
+            context = self.context()
+            args = tool.bind(context, params)
+            refusal = await self._gate(tool.name, params, allow_approval, denial_reason)
+            if refusal is not None:
+                return failed(refusal)
+            return await self._call(tool, context, args, params)
+        except RecallError as error:
+            return failed(str(error))
+
+    async def _gate(
+        self, name: str, params: dict[str, Any], allow_approval: bool, denial_reason: str
+    ) -> str | None:
+        decision = self.decision(name)
+        if decision.policy == BLOCK:
+            return decision.refusal()
+        if decision.policy != APPROVE:
+            return None
+        if not allow_approval or self.approvals is None:
+            return f"tool {name} needs approval ({decision.source}) and {denial_reason}"
+        request = await self.approvals.ask(name, params, decision.source)
+        if request.outcome == APPROVED:
+            return None
+        return f"tool {name} was not run: approval {request.outcome} ({request.request_id})"
+
+    async def _call(
+        self, tool: Tool, context: ToolContext, args: tuple[Any, ...], params: dict[str, Any]
+    ) -> ToolResult:
+        try:
+            if tool.is_async:
+                value = await tool.func(*args, **params)
+            else:
+                value = await context.run_blocking(tool.func, *args, **params)
+        except asyncio.CancelledError:
+            raise
+        except RecallError as error:
+            return failed(f"{tool.name}: {error}")
+        except Exception as error:
+            return failed(f"{tool.name} raised {type(error).__name__}: {error}")
+        if tool.builtin:
+            return dict(value)
+        if isinstance(value, str):
+            value, _ = clip(value, self._output_limit)
+        return ok(value)
+
+    def run_tool_sync(
+        self, name: str, params: Mapping[str, Any] | None = None, **options: Any
+    ) -> ToolResult:
+        """``run_tool`` from a thread that has no running event loop (it makes one)."""
+        return asyncio.run(self.run_tool(name, params, **options))
+
+    def close(self) -> None:
+        with self._pool_lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _check_params(params: Mapping[str, Any] | None) -> dict[str, Any]:
+    if params is None:
+        return {}
+    if not isinstance(params, Mapping):
+        raise ValidationError("params", f"must be an object, got {type(params).__name__}")
+    for key in params:
+        if not isinstance(key, str) or not key.isidentifier():
+            raise ValidationError("params", f"parameter names must be identifiers, got {key!r}")
+    return dict(params)
+
+
+def builtin(name: str, description: str) -> Callable[[Callable[..., Awaitable[ToolResult]]], Tool]:
+    """Declares a built-in tool (an async function taking the ToolContext first)."""
+
+    def make(func: Callable[..., Awaitable[ToolResult]]) -> Tool:
+        return Tool(check_name(name), func, description, builtin=True)
+
+    return make
