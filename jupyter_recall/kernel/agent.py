@@ -11,17 +11,13 @@ No exception escapes to the agent loop. Semantics follow the seed tools: recalls
 
 from __future__ import annotations
 
-import json
-import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import Any
 
 from jupyter_recall.core.errors import NotFoundError, RecallError, ValidationError
 from jupyter_recall.kernel import api
 from jupyter_recall.kernel import client as _client
-
-Result = dict[str, Any]
+from jupyter_recall.kernel.toolspec import Param, Result, Tool, decode_arguments, failure
 
 CALL_TYPES = ("once", "recurring", "immediate")
 MANAGE_ACTIONS = ("cancel", "skip", "list")
@@ -34,139 +30,6 @@ IMMEDIATE_WORDS = ("now", "immediately")
 NAME_LENGTH = 60
 OUTPUT_CLIP = 2000
 SPEC_STYLES = ("openai", "anthropic")
-
-
-# --- arguments --------------------------------------------------------------------------------
-
-
-def _shown(value: Any) -> str:
-    text = json.dumps(value, default=repr)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
-@dataclass(frozen=True)
-class Param:
-    """One argument of a tool: its JSON schema and its check."""
-
-    name: str
-    type: str
-    description: str
-    required: bool = False
-    enum: tuple[str, ...] = ()
-    minimum: int | None = None
-    pattern: str | None = None
-    default: Any = None
-
-    def schema(self) -> dict[str, Any]:
-        schema: dict[str, Any] = {"type": self.type, "description": self.description}
-        if self.enum:
-            schema["enum"] = list(self.enum)
-        if self.minimum is not None:
-            schema["minimum"] = self.minimum
-        if self.pattern is not None:
-            schema["pattern"] = self.pattern
-        if self.default is not None:
-            schema["default"] = self.default
-        return schema
-
-    def check(self, value: Any) -> Any:
-        checker = _CHECKERS[self.type]
-        return checker(self, value)
-
-
-def _check_string(param: Param, value: Any) -> str:
-    if not isinstance(value, str):
-        raise ValidationError(param.name, f"must be a string, got {_shown(value)}")
-    if param.enum and value not in param.enum:
-        raise ValidationError(param.name, f"unknown value {value!r}", accepted=param.enum)
-    if param.required and not value.strip():
-        raise ValidationError(param.name, "must not be empty")
-    if param.pattern is not None and not re.fullmatch(param.pattern, value):
-        raise ValidationError(param.name, f"{value!r} does not match {param.pattern}")
-    return value
-
-
-def _check_integer(param: Param, value: Any) -> int:
-    # JSON numbers decoded as 900.0 are still the integer 900.
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValidationError(param.name, f"must be an integer, got {_shown(value)}")
-    if param.minimum is not None and value < param.minimum:
-        raise ValidationError(param.name, f"must be >= {param.minimum}, got {value}")
-    return value
-
-
-def _check_object(param: Param, value: Any) -> dict[str, Any]:
-    if not isinstance(value, Mapping):
-        raise ValidationError(param.name, f"must be a JSON object, got {_shown(value)}")
-    return dict(value)
-
-
-_CHECKERS: dict[str, Callable[[Param, Any], Any]] = {
-    "string": _check_string,
-    "integer": _check_integer,
-    "object": _check_object,
-}
-
-
-@dataclass(frozen=True)
-class Tool:
-    name: str
-    description: str
-    params: tuple[Param, ...]
-    run: Callable[[dict[str, Any]], Result]
-    fields: Mapping[str, str] = field(default_factory=dict)
-    """Server field names -> this tool's argument names, for error messages."""
-
-    def spec(self, style: str = "openai") -> dict[str, Any]:
-        parameters = {
-            "type": "object",
-            "properties": {param.name: param.schema() for param in self.params},
-            "required": [param.name for param in self.params if param.required],
-            "additionalProperties": False,
-        }
-        if style == "anthropic":
-            return {"name": self.name, "description": self.description, "input_schema": parameters}
-        return {
-            "type": "function",
-            "function": {
-                "name": self.name,
-                "description": self.description,
-                "parameters": parameters,
-            },
-        }
-
-    def arguments(self, given: Mapping[str, Any]) -> dict[str, Any]:
-        known = {param.name for param in self.params}
-        unknown = sorted(set(given) - known)
-        if unknown:
-            raise ValidationError(
-                unknown[0], f"unknown argument of {self.name}", accepted=sorted(known)
-            )
-        values: dict[str, Any] = {}
-        for param in self.params:
-            value = given.get(param.name)
-            if value is None:
-                if param.required:
-                    raise ValidationError(param.name, f"required by {self.name}")
-                values[param.name] = param.default
-            else:
-                values[param.name] = param.check(value)
-        return values
-
-
-def _decode(arguments: Any) -> Mapping[str, Any]:
-    if arguments is None:
-        return {}
-    if isinstance(arguments, (str, bytes)):
-        try:
-            arguments = json.loads(arguments or "{}")
-        except ValueError as error:
-            raise ValidationError("arguments", f"not valid JSON: {error}") from None
-    if not isinstance(arguments, Mapping):
-        raise ValidationError("arguments", f"must be a JSON object, got {_shown(arguments)}")
-    return arguments
 
 
 # --- shared pieces ----------------------------------------------------------------------------
@@ -652,31 +515,17 @@ def tool_specs(names: list[str] | None = None, *, style: str = "openai") -> list
     return [TOOLS[name].spec(style) for name in chosen]
 
 
-def _failure(error: ValidationError, tool: Tool | None) -> Result:
-    server_field = error.field
-    argument = (tool.fields.get(server_field) if tool else None) or server_field
-    if "." in argument and tool is not None and argument not in {p.name for p in tool.params}:
-        argument = tool.fields.get(argument.split(".", 1)[0], argument)
-    message = str(error)
-    if server_field != argument and message.startswith(f"{server_field}: "):
-        message = f"{argument}: " + message[len(server_field) + 2 :]
-    result: Result = {"ok": False, "error": message, "field": argument}
-    if error.accepted:
-        result["accepted"] = list(error.accepted)
-    return result
-
-
 def dispatch(name: str, arguments: Mapping[str, Any] | str | None = None) -> Result:
     """Run one tool call. Never raises: errors come back as ``{"ok": false, "error", "field"}``
     (``field`` names the argument at fault, ``accepted`` lists valid values when known)."""
     tool = TOOLS.get(name) if isinstance(name, str) else None
     if tool is None:
         unknown = ValidationError("name", f"unknown tool {name!r}", accepted=TOOL_NAMES)
-        return _failure(unknown, None)
+        return failure(unknown, None)
     try:
-        result = tool.run(tool.arguments(_decode(arguments)))
+        result = tool.run(tool.arguments(decode_arguments(arguments)))
     except ValidationError as error:
-        return _failure(error, tool)
+        return failure(error, tool)
     except NotFoundError as error:
         ids = [param.name for param in tool.params if param.name == "job_id"]
         return {"ok": False, "error": str(error), "field": ids[0] if ids else None}

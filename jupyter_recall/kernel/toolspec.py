@@ -1,0 +1,161 @@
+"""Tools as function-calling specifications: each argument's JSON schema and its check.
+
+A small subset of JSON Schema (string, integer, object; enum, minimum, pattern), enough for the
+agent tools, checked here so that every bad argument is refused with a message naming it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from jupyter_recall.core.errors import ValidationError
+
+Result = dict[str, Any]
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value, default=repr)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+@dataclass(frozen=True)
+class Param:
+    """One argument of a tool: its JSON schema and its check."""
+
+    name: str
+    type: str
+    description: str
+    required: bool = False
+    enum: tuple[str, ...] = ()
+    minimum: int | None = None
+    pattern: str | None = None
+    default: Any = None
+
+    def schema(self) -> dict[str, Any]:
+        schema: dict[str, Any] = {"type": self.type, "description": self.description}
+        if self.enum:
+            schema["enum"] = list(self.enum)
+        if self.minimum is not None:
+            schema["minimum"] = self.minimum
+        if self.pattern is not None:
+            schema["pattern"] = self.pattern
+        if self.default is not None:
+            schema["default"] = self.default
+        return schema
+
+    def check(self, value: Any) -> Any:
+        checker = _CHECKERS[self.type]
+        return checker(self, value)
+
+
+def _check_string(param: Param, value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValidationError(param.name, f"must be a string, got {_shown(value)}")
+    if param.enum and value not in param.enum:
+        raise ValidationError(param.name, f"unknown value {value!r}", accepted=param.enum)
+    if param.required and not value.strip():
+        raise ValidationError(param.name, "must not be empty")
+    if param.pattern is not None and not re.fullmatch(param.pattern, value):
+        raise ValidationError(param.name, f"{value!r} does not match {param.pattern}")
+    return value
+
+
+def _check_integer(param: Param, value: Any) -> int:
+    # JSON numbers decoded as 900.0 are still the integer 900.
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValidationError(param.name, f"must be an integer, got {_shown(value)}")
+    if param.minimum is not None and value < param.minimum:
+        raise ValidationError(param.name, f"must be >= {param.minimum}, got {value}")
+    return value
+
+
+def _check_object(param: Param, value: Any) -> dict[str, Any]:
+    if not isinstance(value, Mapping):
+        raise ValidationError(param.name, f"must be a JSON object, got {_shown(value)}")
+    return dict(value)
+
+
+_CHECKERS: dict[str, Callable[[Param, Any], Any]] = {
+    "string": _check_string,
+    "integer": _check_integer,
+    "object": _check_object,
+}
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str
+    params: tuple[Param, ...]
+    run: Callable[[dict[str, Any]], Result]
+    fields: Mapping[str, str] = field(default_factory=dict)
+    """Server field names -> this tool's argument names, for error messages."""
+
+    def spec(self, style: str = "openai") -> dict[str, Any]:
+        parameters = {
+            "type": "object",
+            "properties": {param.name: param.schema() for param in self.params},
+            "required": [param.name for param in self.params if param.required],
+            "additionalProperties": False,
+        }
+        if style == "anthropic":
+            return {"name": self.name, "description": self.description, "input_schema": parameters}
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": parameters,
+            },
+        }
+
+    def arguments(self, given: Mapping[str, Any]) -> dict[str, Any]:
+        known = {param.name for param in self.params}
+        unknown = sorted(set(given) - known)
+        if unknown:
+            raise ValidationError(
+                unknown[0], f"unknown argument of {self.name}", accepted=sorted(known)
+            )
+        values: dict[str, Any] = {}
+        for param in self.params:
+            value = given.get(param.name)
+            if value is None:
+                if param.required:
+                    raise ValidationError(param.name, f"required by {self.name}")
+                values[param.name] = param.default
+            else:
+                values[param.name] = param.check(value)
+        return values
+
+
+def decode_arguments(arguments: Any) -> Mapping[str, Any]:
+    if arguments is None:
+        return {}
+    if isinstance(arguments, (str, bytes)):
+        try:
+            arguments = json.loads(arguments or "{}")
+        except ValueError as error:
+            raise ValidationError("arguments", f"not valid JSON: {error}") from None
+    if not isinstance(arguments, Mapping):
+        raise ValidationError("arguments", f"must be a JSON object, got {_shown(arguments)}")
+    return arguments
+
+
+def failure(error: ValidationError, tool: Tool | None) -> Result:
+    server_field = error.field
+    argument = (tool.fields.get(server_field) if tool else None) or server_field
+    if "." in argument and tool is not None and argument not in {p.name for p in tool.params}:
+        argument = tool.fields.get(argument.split(".", 1)[0], argument)
+    message = str(error)
+    if server_field != argument and message.startswith(f"{server_field}: "):
+        message = f"{argument}: " + message[len(server_field) + 2 :]
+    result: Result = {"ok": False, "error": message, "field": argument}
+    if error.accepted:
+        result["accepted"] = list(error.accepted)
+    return result
