@@ -40,7 +40,7 @@ class RunWriter:
         output_limit: int,
         on_flushed: Callable[[FlushResult, list[Ended]], None],
         output_interval: float = 0.25,
-        max_batch: int = 200,
+        max_batch: int = 32,
     ) -> None:
         self._call = call
         self._store = store

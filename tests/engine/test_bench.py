@@ -1,0 +1,44 @@
+"""The benchmarks run end to end at a small size (their figures are printed, not asserted)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+
+
+def run_bench(*args: str) -> dict[str, object]:
+    done = subprocess.run(
+        [sys.executable, str(BENCH / args[0]), *args[1:], "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+@pytest.mark.slow
+def test_burst_runs_both_schedulers_and_reports_every_figure() -> None:
+    result = run_bench("burst.py", "--jobs", "200", "--window", "1", "--lead", "0.5")
+    assert result["jobs"] == 200
+    for side in ("recall", "apscheduler"):
+        figures = result[side]
+        assert isinstance(figures, dict)
+        assert set(figures) == {"create_per_s", "p50_ms", "p99_ms", "fired"}
+    recall = result["recall"]
+    assert isinstance(recall, dict)
+    assert recall["fired"] == 200
+
+
+@pytest.mark.slow
+def test_idle_cpu_reports_cpu_seconds() -> None:
+    result = run_bench("idle_cpu.py", "--jobs", "1000", "--seconds", "1")
+    assert result["jobs"] == 1000
+    assert isinstance(result["cpu_seconds"], float)
