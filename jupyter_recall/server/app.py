@@ -21,7 +21,7 @@ from jupyter_recall.server.localzone import local_zone_name
 from jupyter_recall.server.owners import names_users, owner_resolver
 from jupyter_recall.server.sessions import SessionWatcher
 from jupyter_recall.server.sse import EventHub
-from jupyter_recall.server.wiring import make_server_executor
+from jupyter_recall.server.wiring import make_server_executor, make_tool_runner
 from jupyter_recall.store.sqlite import SQLiteStore
 
 TOOL_POLICIES = ("auto", "approve", "block")
@@ -117,6 +117,7 @@ class RecallApp(ExtensionApp):
         self._clock = SystemClock()
         self._store = SQLiteStore(self.db_path)
         self._events = EventHub(getattr(self.serverapp, "event_logger", None))
+        self.tool_runner = make_tool_runner(self.serverapp, self)
         self.scheduler = Scheduler(
             self._store,
             self._make_executor(),
@@ -141,6 +142,8 @@ class RecallApp(ExtensionApp):
             jupyter_recall_heartbeat=self.sse_heartbeat,
             jupyter_recall_ready=self._ready,
             jupyter_recall_owner=owner_resolver(self._scoped_by_user()),
+            jupyter_recall_tools=self.tool_runner,
+            jupyter_recall_tool_policies=self.tool_policies,
         )
         self.log.info(
             "jupyter_recall: jobs in %s, default zone %s", self.db_path, self.default_timezone
@@ -194,4 +197,5 @@ class RecallApp(ExtensionApp):
             await self._runner
             self._runner = None
         await self._executor.aclose()
+        self.tool_runner.close()
         self._store.close()

@@ -254,6 +254,23 @@ class InfoHandler(RecallHandler):
         )
 
 
+class ToolsHandler(RecallHandler):
+    """The tools the server can run and its tool policies (kernels apply them too)."""
+
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        from jupyter_recall.tools import ToolRunner
+
+        runner: ToolRunner = self.settings["jupyter_recall_tools"]
+        self.send_json(
+            {
+                "tools": runner.registry.describe(),
+                "policies": dict(self.settings["jupyter_recall_tool_policies"]),
+            }
+        )
+
+
 _ID = r"(?P<{}>[A-Za-z0-9_-]+)"
 
 
@@ -272,5 +289,6 @@ def route_table() -> list[tuple[str, type[RecallHandler]]]:
         (rf"/api/recall/runs/{run}", RunHandler),
         (rf"/api/recall/runs/{run}/stop", RunStopHandler),
         (r"/api/recall/parse", ParseHandler),
+        (r"/api/recall/tools", ToolsHandler),
         (r"/api/recall/events", EventsHandler),
     ]

@@ -5,8 +5,25 @@ from __future__ import annotations
 from typing import Any
 
 from jupyter_recall.server.kernels import KernelExecutors
+from jupyter_recall.tools import PolicyLayer, ToolRunner, default_registry
+
+SERVER_POLICY_LABEL = "server config RecallApp.tool_policies"
 
 
 def make_server_executor(serverapp: Any, app: Any) -> KernelExecutors:
     """Live kernels, fresh kernels and server-side actions, routed by each job's target."""
-    return KernelExecutors.from_serverapp(serverapp)
+    executors = KernelExecutors.from_serverapp(serverapp)
+    runner = getattr(app, "tool_runner", None)
+    if runner is not None:
+        executors.server.tools = runner
+    return executors
+
+
+def make_tool_runner(serverapp: Any, app: Any) -> ToolRunner:
+    """Tool actions run on the server: paths under the server's root, the server's policies
+    (read at each call), and no one to ask for approval."""
+    return ToolRunner(
+        default_registry(),
+        root=str(getattr(serverapp, "root_dir", "") or "."),
+        policies=lambda: [PolicyLayer(SERVER_POLICY_LABEL, dict(app.tool_policies))],
+    )

@@ -19,6 +19,7 @@ from jupyter_recall.engine.executors import RunOutcome
 from jupyter_recall.server.executors.iopub import strip_ansi
 from jupyter_recall.server.executors.live import subshell_interrupt_code
 from jupyter_recall.server.executors.notebook import executed_copy_path, inject_parameters
+from jupyter_recall.server.executors.server_actions import TOOLS_UNAVAILABLE
 from jupyter_recall.server.kernels import KernelExecutors
 from tests.server.user_notebook import UserNotebook
 
@@ -401,7 +402,7 @@ async def test_server_actions(executors: Any) -> None:
     assert executors.concurrency_key(note) == "server"
     tool = make_job({"type": "tool", "name": "shell.run", "params": {}}, {"type": "server"})
     outcome, _, _ = await run_job(executors, tool)
-    assert outcome == RunOutcome(error="tool actions are not available yet")
+    assert outcome == RunOutcome(error=TOOLS_UNAVAILABLE)  # no tool runner wired here
 
 
 async def test_routing_keys_and_payload_errors(executors: Any) -> None:

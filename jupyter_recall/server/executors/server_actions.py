@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.core.model import Job, Run
 from jupyter_recall.engine.executors import OutputSink, RunOutcome
@@ -10,12 +12,25 @@ from jupyter_recall.server.executors.payloads import (
     ToolAction,
     parse_job_payloads,
 )
+from jupyter_recall.tools import ToolRunner
 
-TOOLS_UNAVAILABLE = "tool actions are not available yet"
+TOOLS_UNAVAILABLE = "tool actions are not available: no tool runner is configured"
+NO_APPROVAL = (
+    "a server-side job cannot ask for approval (no one is in a notebook to answer); "
+    "set its policy to auto in RecallApp.tool_policies, or run it from a kernel"
+)
 
 
 class ServerActionExecutor:
-    """Notification and tool actions, which need no kernel."""
+    """Notification and tool actions, which need no kernel.
+
+    Tool actions run through ``tools`` (a ``ToolRunner`` set by the server wiring), under the
+    server's policies; ``approve`` tools are refused (nobody to ask). The tool's result is the
+    run's output as JSON; a failed tool call fails the run with the tool's error.
+    """
+
+    def __init__(self, tools: ToolRunner | None = None) -> None:
+        self.tools = tools
 
     def concurrency_key(self, job: Job) -> str:
         return "server"
@@ -23,7 +38,7 @@ class ServerActionExecutor:
     async def execute(self, job: Job, run: Run, output: OutputSink) -> RunOutcome:
         action, _ = parse_job_payloads(job.action, job.target)
         if isinstance(action, ToolAction):
-            return RunOutcome(error=TOOLS_UNAVAILABLE)
+            return await self._run_tool(action, output)
         if not isinstance(action, NotificationAction):
             raise ValidationError(
                 "action.type", "not a server action", accepted=("notification", "tool")
@@ -32,4 +47,15 @@ class ServerActionExecutor:
         # notification is its run's output, which the UI and the run history already show.
         heading = f"{action.title}: " if action.title else ""
         output.write(f"{heading}{action.message}\n")
+        return RunOutcome()
+
+    async def _run_tool(self, action: ToolAction, output: OutputSink) -> RunOutcome:
+        if self.tools is None:
+            return RunOutcome(error=TOOLS_UNAVAILABLE)
+        result = await self.tools.run_tool(
+            action.name, action.params, allow_approval=False, denial_reason=NO_APPROVAL
+        )
+        output.write(json.dumps(result, ensure_ascii=False, default=repr) + "\n")
+        if not result["success"]:
+            return RunOutcome(error=str(result["error"]))
         return RunOutcome()
