@@ -12,12 +12,13 @@ from collections.abc import Iterator, Mapping
 from datetime import datetime
 from typing import Any
 
-from jupyter_recall.core.errors import ValidationError
+from jupyter_recall.core.errors import ConflictError, ValidationError
 from jupyter_recall.kernel import client as _client
 
 JOB_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 ACTION_ARGUMENTS = ("code", "instruction", "tool", "notification", "notebook")
 TARGET_NAMES = ("kernel", "headless", "server")
+ENDED = ("completed", "failed", "cancelled")
 RECENT_RUNS = 5
 
 
@@ -86,9 +87,17 @@ class Job(Mapping[str, Any]):
         return self._replace(_client.get_client().request("GET", _job_path(self.id)))
 
     def cancel(self) -> Job:
-        """Stop firing for good; the job and its runs stay (status ``cancelled``) and a run in
-        flight finishes, so a recall's handler may cancel its own recall."""
-        return self._replace(_client.get_client().request("POST", _job_path(self.id, "/cancel")))
+        """Make sure nothing more fires: the job and its runs stay (status ``cancelled``) and a
+        run in flight finishes, so a recall's handler may cancel its own recall. A job that has
+        already ended (completed, failed) is left as it is."""
+        client = _client.get_client()
+        try:
+            return self._replace(client.request("POST", _job_path(self.id, "/cancel")))
+        except ConflictError:
+            current = self.refresh()
+            if current.get("status") in ENDED:
+                return current
+            raise
 
     def delete(self) -> None:
         """Delete the job and its history; a run in flight is stopped."""

@@ -48,6 +48,13 @@ def test_schedule_and_the_job_handle(nb, server):
     assert server.jobs() == []
 
 
+def test_cancelling_an_ended_job_leaves_it_as_it_is(nb, server):
+    nb.ok("done = jupyter_recall.schedule('now', 'print(1)')")
+    server.finished_runs(nb.json("print(json.dumps(done.id))"))
+    server.wait_for(lambda: server.jobs()[0]["status"] == "completed")
+    assert nb.json("print(json.dumps(done.cancel().status))") == "completed"
+
+
 def test_other_actions_and_targets(nb, server):
     nb.ok(
         "jupyter_recall.schedule('in 1h', tool='http.get', params={'url': 'https://example.org'})\n"

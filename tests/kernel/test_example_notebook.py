@@ -15,7 +15,8 @@ import nbformat
 from jupyter_client.asynchronous import AsyncKernelClient
 from nbclient import NotebookClient
 
-NOTEBOOK = Path(__file__).parents[2] / "notebooks" / "agent_recall.ipynb"
+NOTEBOOKS = Path(__file__).parents[2] / "notebooks"
+NOTEBOOK = NOTEBOOKS / "agent_recall.ipynb"
 
 
 async def execute(nb: nbformat.NotebookNode, connection_file: Path) -> None:
@@ -44,26 +45,40 @@ def outputs_text(nb: nbformat.NotebookNode) -> str:
     return "\n".join(parts)
 
 
-def test_agent_recall_notebook_runs(server):
-    shutil.copy(NOTEBOOK, server.root / NOTEBOOK.name)
+def run_notebook(server, path: Path) -> nbformat.NotebookNode:
+    """Execute a copy of the notebook in a kernel of its own session on the server."""
+    shutil.copy(path, server.root / path.name)
     session = server.request(
         "POST",
         "/api/sessions",
-        {"path": NOTEBOOK.name, "type": "notebook", "kernel": {"name": "python3"}},
+        {"path": path.name, "type": "notebook", "kernel": {"name": "python3"}},
     )
     try:
         connection_file = server.runtime / f"kernel-{session['kernel']['id']}.json"
         server.wait_for(connection_file.exists, timeout=30)
-        nb = nbformat.read(NOTEBOOK, as_version=4)
+        nb = nbformat.read(path, as_version=4)
         asyncio.run(execute(nb, connection_file))
     finally:
         server.request("DELETE", f"/api/sessions/{session['id']}")
         server.delete_all_jobs()
+    return nb
+
+
+def errors_of(nb: nbformat.NotebookNode) -> list[dict]:
+    return [o for cell in nb.cells for o in cell.get("outputs", []) if o.output_type == "error"]
+
+
+def test_quickstart_notebook_runs(server):
+    nb = run_notebook(server, NOTEBOOKS / "quickstart.ipynb")
+    assert errors_of(nb) == []
+
+
+def test_agent_recall_notebook_runs(server):
+    nb = run_notebook(server, NOTEBOOK)
     text = outputs_text(nb)
     assert "agent: I will look at it in the background" in text
     assert "agent: The build finished: compiling... / linking... / done" in text
     assert "already has a pending recall" in text
     assert "'field': 'call_type'" in text
     assert "<table" in str(nb.cells[-1].outputs[0]["data"]["text/html"])
-    errors = [o for cell in nb.cells for o in cell.get("outputs", []) if o.output_type == "error"]
-    assert errors == []
+    assert errors_of(nb) == []
