@@ -18,6 +18,23 @@ if TYPE_CHECKING:
     from jupyter_recall.kernel import agent, notifications
     from jupyter_recall.kernel.api import Job, job, jobs, recall, schedule
     from jupyter_recall.kernel.client import RecallConnectionError
+
+    # Tools, parallel and background calls (kernel/primitives.py).
+    from jupyter_recall.kernel.primitives import (
+        approvals,
+        background_cancel,
+        background_list,
+        background_result,
+        background_run,
+        background_status,
+        background_wait,
+        run_parallel,
+        run_parallel_async,
+        run_tool,
+        run_tool_async,
+        set_tool_policy,
+        tool,
+    )
     from jupyter_recall.kernel.recall import on_recall
 
 __all__ = [
@@ -31,6 +48,13 @@ __all__ = [
     "ValidationError",
     "__version__",
     "agent",
+    "approvals",
+    "background_cancel",
+    "background_list",
+    "background_result",
+    "background_run",
+    "background_status",
+    "background_wait",
     "job",
     "jobs",
     "load_ipython_extension",
@@ -38,7 +62,13 @@ __all__ = [
     "on_recall",
     "parse_when",
     "recall",
+    "run_parallel",
+    "run_parallel_async",
+    "run_tool",
+    "run_tool_async",
     "schedule",
+    "set_tool_policy",
+    "tool",
     "unload_ipython_extension",
 ]
 
@@ -53,6 +83,27 @@ _KERNEL_API = {
     "on_recall": "jupyter_recall.kernel.recall",
     "RecallConnectionError": "jupyter_recall.kernel.client",
 }
+# Tools, parallel and background calls.
+_KERNEL_API.update(
+    dict.fromkeys(
+        (
+            "tool",
+            "run_tool",
+            "run_tool_async",
+            "run_parallel",
+            "run_parallel_async",
+            "background_run",
+            "background_status",
+            "background_result",
+            "background_cancel",
+            "background_list",
+            "background_wait",
+            "approvals",
+            "set_tool_policy",
+        ),
+        "jupyter_recall.kernel.primitives",
+    )
+)
 _KERNEL_MODULES = {
     "agent": "jupyter_recall.kernel.agent",
     "notifications": "jupyter_recall.kernel.notifications",

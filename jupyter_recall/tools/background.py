@@ -34,6 +34,8 @@ DEFAULT_WAIT = 60.0
 MAX_WAIT = 3600.0
 NOTIFICATION_CLIP = 2000
 """Characters of a result shown in a notification; the rest is a pointer to the full result."""
+CANCEL_WAIT = 5.0
+"""Seconds ``cancel`` waits for the task to have stopped (a killed process reaped)."""
 MAX_FINISHED = 1000
 """Finished tasks kept for ``background_result``; the oldest are forgotten beyond this."""
 
@@ -59,6 +61,7 @@ class BackgroundTask:
     _started: float = field(default_factory=time.monotonic, repr=False)
     _ended: float | None = field(default=None, repr=False)
     _done: threading.Event = field(default_factory=threading.Event, repr=False)
+    _running: bool = field(default=False, repr=False)
     _future: concurrent.futures.Future[None] | None = field(default=None, repr=False)
 
     @property
@@ -127,8 +130,7 @@ class BackgroundTasks:
             self._forget_oldest()
         future = self._loop.submit(self._run(task))
         task._future = future
-        # A task cancelled before its coroutine started never reaches _run's handlers.
-        future.add_done_callback(lambda _: self._finish(task, CANCELLED, failed("cancelled")))
+        future.add_done_callback(lambda _: self._finish_unstarted(task))
         return task
 
     def _forget_oldest(self) -> None:
@@ -136,7 +138,14 @@ class BackgroundTasks:
         for task in finished[: max(0, len(finished) - MAX_FINISHED)]:
             del self._tasks[task.task_id]
 
+    def _finish_unstarted(self, task: BackgroundTask) -> None:
+        # A task cancelled before its coroutine started never reaches _run's handlers; one that
+        # started is finished by _run, once its cancellation has been handled (process killed).
+        if not task._running:
+            self._finish(task, CANCELLED, failed(f"background task {task.task_id} was cancelled"))
+
     async def _run(self, task: BackgroundTask) -> None:
+        task._running = True
         try:
             result = await self._call(task.name, task.params)
         except asyncio.CancelledError:
@@ -170,7 +179,8 @@ class BackgroundTasks:
         task = self.get(task_id)
         if not task.done and task._future is not None:
             task._future.cancel()
-            task._done.wait(5.0)
+            if not self._loop.in_loop_thread():
+                task._done.wait(CANCEL_WAIT)
         return task
 
     def list(self, status: str | None = None) -> list[BackgroundTask]:

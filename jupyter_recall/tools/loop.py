@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import contextvars
 import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
@@ -52,9 +53,31 @@ class LoopThread:
     def in_loop_thread(self) -> bool:
         return self._thread is not None and threading.current_thread() is self._thread
 
-    def submit(self, coroutine: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
-        """Schedule ``coroutine`` on the loop; cancelling the returned future cancels it."""
-        return asyncio.run_coroutine_threadsafe(coroutine, self.loop)
+    def submit(
+        self, coroutine: Coroutine[Any, Any, T], context: contextvars.Context | None = None
+    ) -> concurrent.futures.Future[T]:
+        """Schedule ``coroutine`` on the loop; cancelling the returned future cancels it.
+
+        The coroutine runs in ``context`` (default: a copy of the caller's), so context
+        variables of the caller apply to it, e.g. the kernel's parent message, which routes
+        what it prints and displays to the cell that started it.
+        """
+        loop = self.loop
+        context = context if context is not None else contextvars.copy_context()
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
+
+        def start() -> None:
+            if future.cancelled():
+                coroutine.close()
+                return
+            task = context.run(loop.create_task, coroutine)
+            task.add_done_callback(lambda done: _copy_outcome(done, future))
+            future.add_done_callback(
+                lambda f: loop.call_soon_threadsafe(task.cancel) if f.cancelled() else None
+            )
+
+        loop.call_soon_threadsafe(start)
+        return future
 
     def run(self, coroutine: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
         """Run ``coroutine`` on the loop and wait for its result in this thread.
@@ -89,6 +112,19 @@ class LoopThread:
             thread.join(timeout)
         if not loop.is_running():
             loop.close()
+
+
+def _copy_outcome(task: asyncio.Task[T], future: concurrent.futures.Future[T]) -> None:
+    # The future stays pending while the task runs, so that cancelling it is possible.
+    if task.cancelled():
+        future.cancel()
+        return
+    if not future.set_running_or_notify_cancel():
+        return
+    if task.exception() is not None:
+        future.set_exception(task.exception())
+    else:
+        future.set_result(task.result())
 
 
 async def _cancel_all() -> None:

@@ -57,7 +57,14 @@ class PolicyLayer:
     RecallApp.tool_policies``)."""
 
     label: str
+    """Names the source; ``{key}`` in it is replaced by the matching key (repr), else the key
+    is appended as ``[key]``."""
     policies: Mapping[str, str] = field(default_factory=dict)
+
+    def source(self, key: str) -> str:
+        if "{key}" in self.label:
+            return self.label.replace("{key}", repr(key))
+        return f"{self.label}[{key!r}]"
 
     def match(self, name: str) -> tuple[str, str] | None:
         """(key, policy) of the most specific key for ``name``, or None."""
@@ -89,5 +96,5 @@ def decide(name: str, layers: Iterable[PolicyLayer]) -> Decision:
             continue
         key, policy = found
         if best is None or STRICTNESS[policy] > STRICTNESS[best.policy]:
-            best = Decision(name, policy, f"{layer.label}[{key!r}]")
+            best = Decision(name, policy, layer.source(key))
     return best or Decision(name, DEFAULT_POLICY, "the default policy (no policy names it)")

@@ -1,0 +1,361 @@
+"""Tools, ``run_parallel`` and background tasks in the kernel: ``tools/`` wired to the kernel.
+
+- Tool calls run through one ``ToolRunner`` over the process's registry (built-ins and
+  ``@jupyter_recall.tool`` functions), with paths under the kernel's cwd.
+- Policies: the server's (``GET /api/recall/tools``, cached ``SERVER_POLICY_TTL`` seconds) and
+  this kernel's (``set_tool_policy``); the stricter wins. No reachable server: the kernel's only.
+- ``approve`` asks in the notebook (``approval_prompt.py``) and through ``approvals``.
+- Sync entry points (a cell) run on a private event loop in a daemon thread and wait for it;
+  ``*_async`` ones run on the caller's loop. Background tasks live on the private loop, so they
+  go on while the kernel is idle; each one's end is a notification and updates the output of
+  the cell that started it.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextvars
+import os
+import sys
+import threading
+import time
+from collections.abc import Coroutine, Mapping
+from typing import Any, TypeVar
+
+from jupyter_recall.core.errors import RecallError
+from jupyter_recall.tools import (
+    Approvals,
+    PolicyLayer,
+    ToolResult,
+    ToolRunner,
+    default_registry,
+    tool,
+)
+from jupyter_recall.tools.background import (
+    DEFAULT_WAIT,
+    BackgroundTask,
+    BackgroundTasks,
+    notification_text,
+)
+from jupyter_recall.tools.loop import LoopThread
+from jupyter_recall.tools.parallel import ConcurrencyLimits, check_actions, run_actions
+from jupyter_recall.tools.policy import check_key, check_policies, check_policy
+
+__all__ = [
+    "approvals",
+    "background_cancel",
+    "background_list",
+    "background_result",
+    "background_run",
+    "background_status",
+    "background_wait",
+    "refresh_tool_policies",
+    "run_parallel",
+    "run_parallel_async",
+    "run_tool",
+    "run_tool_async",
+    "set_concurrency_limits",
+    "set_tool_policy",
+    "tool",
+    "tool_policies",
+    "tool_policy",
+]
+
+T = TypeVar("T")
+
+SERVER_POLICY_TTL = 30.0
+"""Seconds the server's policies are reused before they are asked again."""
+SERVER_POLICY_TIMEOUT = 5.0
+SERVER_LABEL = "server config RecallApp.tool_policies"
+KERNEL_LABEL = "kernel setting jupyter_recall.set_tool_policy({key}, ...)"
+
+approvals = Approvals()
+"""Pending approval requests: ``approvals.pending()``, ``approvals.answer(request_id, True)``,
+``approvals.timeout = 120`` (seconds; a request not answered in time is refused)."""
+
+
+class _State:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.kernel_policies: dict[str, str] = {}
+        self.server_layer: PolicyLayer | None = None
+        self.server_fetched: float | None = None
+        self.limits = ConcurrencyLimits()
+        self.loop = LoopThread()
+        self.runner: ToolRunner | None = None
+        self.background: BackgroundTasks | None = None
+        self.exit_hook = False
+
+
+_state = _State()
+
+
+# --- policies ---------------------------------------------------------------------------------
+
+
+def _fetch_server_layer() -> PolicyLayer | None:
+    from jupyter_recall.kernel import client as _client
+
+    try:
+        body = _client.get_client().request(
+            "GET", "/api/recall/tools", timeout=SERVER_POLICY_TIMEOUT
+        )
+        return PolicyLayer(SERVER_LABEL, check_policies(body.get("policies") or {}, "policies"))
+    except (RecallError, AttributeError):
+        # No server (or one without the route): the kernel's own policies apply alone.
+        return None
+
+
+def _server_layer(*, refresh: bool = False) -> PolicyLayer | None:
+    with _state.lock:
+        fetched = _state.server_fetched
+        if not refresh and fetched is not None and time.monotonic() - fetched < SERVER_POLICY_TTL:
+            return _state.server_layer
+    layer = _fetch_server_layer()
+    with _state.lock:
+        _state.server_layer, _state.server_fetched = layer, time.monotonic()
+    return layer
+
+
+def _layers() -> list[PolicyLayer]:
+    server = _server_layer()
+    with _state.lock:
+        kernel = PolicyLayer(KERNEL_LABEL, dict(_state.kernel_policies))
+    return [server, kernel] if server is not None else [kernel]
+
+
+def set_tool_policy(name: str, policy: str | None) -> None:
+    """This kernel's policy for a tool (``shell.run``), a module (``shell``) or every tool
+    (``*``): ``auto``, ``approve`` or ``block``; ``None`` removes it. The server's policy still
+    applies when it is stricter."""
+    key = check_key(name, "name")
+    with _state.lock:
+        if policy is None:
+            _state.kernel_policies.pop(key, None)
+        else:
+            _state.kernel_policies[key] = check_policy(policy)
+
+
+def tool_policies() -> dict[str, Any]:
+    """The policies in force: ``{"server": {...} or None (no server), "kernel": {...}}``."""
+    server = _server_layer()
+    with _state.lock:
+        kernel = dict(_state.kernel_policies)
+    return {"server": dict(server.policies) if server else None, "kernel": kernel}
+
+
+def tool_policy(name: str) -> dict[str, str]:
+    """The policy that applies to ``name`` now and where it comes from."""
+    decision = _runner().decision(_runner().registry.get(name).name)
+    return {"tool": decision.name, "policy": decision.policy, "source": decision.source}
+
+
+def refresh_tool_policies() -> dict[str, Any]:
+    """Ask the server for its policies now (they are otherwise reused for 30 s)."""
+    _server_layer(refresh=True)
+    return tool_policies()
+
+
+# --- running tools ----------------------------------------------------------------------------
+
+
+def _runner() -> ToolRunner:
+    with _state.lock:
+        if _state.runner is None:
+            from jupyter_recall.kernel.approval_prompt import install
+
+            install(approvals)
+            _state.runner = ToolRunner(
+                default_registry(), root=os.getcwd, policies=_layers, approvals=approvals
+            )
+            _register_exit_hook()
+        return _state.runner
+
+
+def _register_exit_hook() -> None:
+    if not _state.exit_hook:
+        _state.exit_hook = True
+        atexit.register(shutdown)
+
+
+def shutdown() -> None:
+    """Cancel background tasks and stop the private loop (at kernel exit)."""
+    background = _state.background
+    if background is not None:
+        background.cancel_all()
+    _state.loop.stop()
+    runner = _state.runner
+    if runner is not None:
+        runner.close()
+
+
+def _merge(params: Mapping[str, Any] | None, keywords: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(params or {})
+    merged.update(keywords)
+    return merged
+
+
+async def run_tool_async(
+    name: str, params: Mapping[str, Any] | None = None, /, **keywords: Any
+) -> ToolResult:
+    """Run one tool on the caller's event loop: ``{"success", "data" | "error"}``."""
+    return await _runner().run_tool(name, _merge(params, keywords))
+
+
+def run_tool(name: str, params: Mapping[str, Any] | None = None, /, **keywords: Any) -> ToolResult:
+    """Run one tool and wait for its result (from a cell): ``run_tool("http.get", url=...)``
+    or ``run_tool("http.get", {"url": ..., "params": {...}})``."""
+    return _wait(run_tool_async(name, params, **keywords))
+
+
+def _wait(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run on the private loop and wait (a cell): approvals are asked on the cell's stdin; an
+    interrupt of the cell cancels the work."""
+    from jupyter_recall.kernel import approval_prompt
+
+    if _state.loop.in_loop_thread():
+        coroutine.close()
+        raise RuntimeError(
+            "this runs on the jupyter_recall loop: use the *_async function "
+            "(await jupyter_recall.run_parallel_async(...))"
+        )
+    context = contextvars.copy_context()
+    context.run(approval_prompt.waiting_cell.set, True)
+    future = _state.loop.submit(coroutine, context)
+    try:
+        return approval_prompt.wait(future, approvals)
+    except BaseException:
+        future.cancel()
+        raise
+
+
+def set_concurrency_limits(limits: Mapping[str, int]) -> dict[str, int]:
+    """Per-module limits of concurrent calls, e.g. ``{"http": 10, "shell": 4}`` (the
+    default); modules not named are not limited."""
+    _state.limits.set(limits)
+    return _state.limits.limits
+
+
+async def run_parallel_async(
+    actions: Any, *, limits: Mapping[str, int] | None = None
+) -> list[ToolResult]:
+    """``run_parallel`` on the caller's event loop (``await`` it in an async cell or tool)."""
+    runner = _runner()
+    checked = check_actions(actions, runner.registry)
+    chosen = ConcurrencyLimits(limits) if limits is not None else _state.limits
+    return await run_actions(runner, checked, chosen)
+
+
+def run_parallel(actions: Any, *, limits: Mapping[str, int] | None = None) -> list[ToolResult]:
+    """Run 1 to 50 tool calls (``[{"name": "http.get", "params": {...}}, ...]``) at once and
+    return their results in input order: ``{index, name, success, data | error}``. One failure
+    never cancels the others. ``limits`` replaces the per-module limits for this call."""
+    runner = _runner()
+    check_actions(actions, runner.registry)  # bad input is refused here, before any thread hop
+    return _wait(run_parallel_async(actions, limits=limits))
+
+
+# --- background tasks -------------------------------------------------------------------------
+
+
+def _tasks() -> BackgroundTasks:
+    runner = _runner()
+    with _state.lock:
+        if _state.background is None:
+            background = BackgroundTasks(_state.loop, runner.run_tool)
+            background.on_finished.append(_notify_finished)
+            _state.background = background
+        return _state.background
+
+
+_shown_lock = threading.Lock()
+_shown: dict[str, tuple[Any, contextvars.Context]] = {}
+"""Where each task's end is shown: a display in the cell that started it, and its context."""
+
+
+def _ipython_kernel() -> Any:
+    if "IPython" not in sys.modules:
+        return None
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    return shell if shell is not None and getattr(shell, "kernel", None) is not None else None
+
+
+def _bundle(text: str) -> dict[str, str]:
+    import html
+
+    return {"text/plain": text, "text/html": f"<pre>{html.escape(text)}</pre>"}
+
+
+def _show_started(task: BackgroundTask) -> None:
+    if _ipython_kernel() is None:
+        return
+    from jupyter_recall.kernel.approval_prompt import display
+
+    text = f"[BACKGROUND TASK STARTED] task_id={task.task_id}, tool={task.name}"
+    handle = display(_bundle(text), raw=True, display_id=True)
+    with _shown_lock:
+        _shown[task.task_id] = (handle, contextvars.copy_context())
+
+
+def _notify_finished(task: BackgroundTask) -> None:
+    from jupyter_recall.kernel import notifications
+
+    text = notification_text(task)
+    notifications.push(
+        {
+            "type": "background",
+            "task_id": task.task_id,
+            "tool": task.name,
+            "status": task.status,
+            "success": bool(task.result and task.result.get("success")),
+            "elapsed": round(task.elapsed, 3),
+            "text": text,
+        }
+    )
+    with _shown_lock:
+        shown = _shown.pop(task.task_id, None)
+    if shown is not None:
+        handle, context = shown
+        # In the starting cell's context: the update carries that cell's parent message.
+        context.run(handle.update, _bundle(text), raw=True)
+
+
+def background_run(name: str, params: Mapping[str, Any] | None = None) -> str:
+    """Start a tool call in the background; its task id. Its end is queued as a notification
+    (``jupyter_recall.notifications``) and shown in this cell's output."""
+    runner = _runner()
+    found = runner.registry.get(name)
+    checked = dict(params or {})
+    found.bind(runner.context(), checked)  # bad params are refused now, not in the task
+    task = _tasks().start(found.name, checked)
+    _show_started(task)
+    return task.task_id
+
+
+def background_status(task_id: str) -> dict[str, Any]:
+    """``{task_id, tool, params, status, started_at, finished_at, elapsed}``; status is
+    running, succeeded, failed or cancelled."""
+    return _tasks().get(task_id).summary()
+
+
+def background_result(task_id: str) -> dict[str, Any]:
+    """The status and the full ``result`` (None while running)."""
+    return _tasks().get(task_id).with_result()
+
+
+def background_cancel(task_id: str) -> dict[str, Any]:
+    """Cancel a running task (a shell command is killed); a finished one is left as is."""
+    return _tasks().cancel(task_id).summary()
+
+
+def background_list(status: str | None = None) -> list[dict[str, Any]]:
+    """Every task of this kernel (or those with ``status``), oldest first."""
+    return [task.summary() for task in _tasks().list(status)]
+
+
+def background_wait(task_id: str | None = None, timeout: float = DEFAULT_WAIT) -> dict[str, Any]:
+    """Wait up to ``timeout`` seconds (at most 3600) for the task (its status and result), or
+    without an id for every running task; ``timed_out`` says whether they were done in time."""
+    return _tasks().wait(task_id, timeout)
