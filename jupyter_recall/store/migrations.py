@@ -173,3 +173,47 @@ CREATE TABLE leases (
 @migration(1, "create jobs, runs and leases")
 def _create_schema(db: Database) -> None:
     db.executescript(_SCHEMA_V1)
+
+
+# Watchers and notifications (store/watchers.py): a watcher's escalation state and counters, the
+# ring buffer of its last results, and notifications held for notebook sessions that were not
+# listening when they were sent.
+_SCHEMA_V2 = """
+CREATE TABLE watcher_state (
+    job_id TEXT PRIMARY KEY REFERENCES jobs (id) ON DELETE CASCADE,
+    owner TEXT NOT NULL,
+    state TEXT NOT NULL,
+    checks INTEGER NOT NULL DEFAULT 0,
+    notifications INTEGER NOT NULL DEFAULT 0,
+    last_check_at INTEGER,
+    last_notified_at INTEGER,
+    updated_at INTEGER NOT NULL
+);
+
+CREATE TABLE watcher_results (
+    job_id TEXT NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,
+    check_number INTEGER NOT NULL,
+    owner TEXT NOT NULL,
+    run_id TEXT,
+    checked_at INTEGER NOT NULL,
+    success INTEGER NOT NULL,
+    result TEXT NOT NULL,
+    notified INTEGER NOT NULL,
+    reason TEXT NOT NULL,
+    PRIMARY KEY (job_id, check_number)
+);
+
+CREATE TABLE notification_buffer (
+    id TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    session TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    notification TEXT NOT NULL
+);
+CREATE INDEX notification_buffer_by_session ON notification_buffer (owner, session, created_at);
+"""
+
+
+@migration(2, "create watcher state, watcher results and the notification buffer")
+def _create_watchers(db: Database) -> None:
+    db.executescript(_SCHEMA_V2)
