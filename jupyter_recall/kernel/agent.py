@@ -17,6 +17,7 @@ from typing import Any
 from jupyter_recall.core.errors import NotFoundError, RecallError, ValidationError
 from jupyter_recall.kernel import api
 from jupyter_recall.kernel import client as _client
+from jupyter_recall.kernel.primitive_tools import PRIMITIVE_TOOLS
 from jupyter_recall.kernel.toolspec import Param, Result, Tool, decode_arguments, failure
 
 CALL_TYPES = ("once", "recurring", "immediate")
@@ -539,3 +540,9 @@ def dispatch(name: str, arguments: Mapping[str, Any] | str | None = None) -> Res
             "field": None,
         }
     return {"ok": True, "tool": name, **result}
+
+
+# --- tool calls at once and in the background (kernel/primitive_tools.py) ---------------------
+
+TOOLS.update((tool.name, tool) for tool in PRIMITIVE_TOOLS)
+TOOL_NAMES = tuple(TOOLS)

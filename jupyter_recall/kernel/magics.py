@@ -230,3 +230,11 @@ class RecallMagics(Magics):
     def jobs(self, line: str) -> None:
         """The jobs of this notebook as a table (``--all``: every job of the user)."""
         _guarded(lambda: run_jobs(line))
+
+    # Tool calls at once (kernel/parallel_magic.py).
+    @line_cell_magic
+    def parallel(self, line: str, cell: str | None = None) -> Any:
+        """Run tool calls at once: ``%parallel http.get url=... ; filesystem.read path=...``."""
+        from jupyter_recall.kernel.parallel_magic import run_parallel_magic
+
+        return run_parallel_magic(line, cell)

@@ -27,8 +27,22 @@ VALID: dict[str, dict[str, Any]] = {
     "schedule_list": {},
     "schedule_status": {"job_id": "3f9c2a1b7d0e"},
     "remember": {"what": "check the deploy", "when": "tomorrow at 9am"},
+    # Tool calls at once and in the background (kernel/primitive_tools.py).
+    "run_parallel": {"actions": [{"name": "shell.run", "params": {"command": "true"}}]},
+    "background_run": {"name": "shell.run"},
+    "background_status": {"task_id": "bg-0"},
+    "background_result": {"task_id": "bg-0"},
+    "background_cancel": {"task_id": "bg-0"},
+    "background_list": {},
+    "background_wait": {},
 }
-WRONG_TYPE = {"string": 42, "integer": "nine", "object": "not an object"}
+WRONG_TYPE = {
+    "string": 42,
+    "integer": "nine",
+    "object": "not an object",
+    "array": "not a list",
+    "number": "soon",
+}
 
 
 @pytest.fixture(autouse=True)
