@@ -1,61 +1,75 @@
 """Finding the Jupyter server that owns this kernel, and talking to its REST API.
 
-Plain synchronous HTTP (urllib) with timeouts: the server is another process, so a blocking call
-from a running cell (or from a recall handler in a subshell) cannot deadlock it. Only the standard
+The HTTP client, errors and event stream are shared with the command line
+(``jupyter_recall/remote.py``); what is kernel-specific lives here: the server is the one whose
+``jpserver-<pid>.json`` belongs to an ancestor of this process, and the kernel's identity (kernel
+id, notebook path) comes from its connection file and the server's sessions. Only the standard
 library is imported here, so that ``import jupyter_recall`` stays cheap.
 """
 
 from __future__ import annotations
 
-import contextlib
-import http.client
-import json
 import os
 import re
-import socket
 import threading
-import urllib.error
-import urllib.parse
-import urllib.request
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jupyter_recall.core.errors import (
-    ConflictError,
-    NotFoundError,
-    ParseError,
-    RecallError,
-    ValidationError,
+from jupyter_recall.remote import (
+    DEFAULT_TIMEOUT,
+    PROBE_TIMEOUT,
+    TOKEN_VARIABLE,
+    URL_VARIABLE,
+    Client,
+    EventStream,
+    RecallConnectionError,
+    ServerInfo,
+    error_from_response,
+    open_event_stream,
+    path_of,
+    read_server_file,
+    runtime_dir,
+    server_files,
 )
 
-URL_VARIABLE = "JUPYTER_RECALL_URL"
-TOKEN_VARIABLE = "JUPYTER_RECALL_TOKEN"
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "MAX_ANCESTORS",
+    "PROBE_TIMEOUT",
+    "SESSION_NAME_VARIABLE",
+    "TOKEN_VARIABLE",
+    "URL_VARIABLE",
+    "Client",
+    "EventStream",
+    "Identity",
+    "RecallConnectionError",
+    "ServerInfo",
+    "ancestor_pids",
+    "api_path_from_session_name",
+    "discover_server",
+    "error_from_response",
+    "forget_identity",
+    "get_client",
+    "identity",
+    "kernel_id_from_connection_file",
+    "open_event_stream",
+    "own_kernel_id",
+    "path_of",
+    "read_server_file",
+    "runtime_dir",
+    "server_files",
+    "set_client",
+]
+
 SESSION_NAME_VARIABLE = "JPY_SESSION_NAME"
 """Set by jupyter_server in a notebook kernel's environment: the notebook path (or OS path)."""
 
-DEFAULT_TIMEOUT = 30.0
-PROBE_TIMEOUT = 2.0
-"""Seconds to wait for a candidate server while looking for ours (it is on this machine)."""
 MAX_ANCESTORS = 12
 """Processes walked up from the kernel looking for the server (nannies and wrappers between)."""
 
 _CONNECTION_FILE = re.compile(r"kernel-(?P<id>.+)\.json$")
-
-
-class RecallConnectionError(RecallError, ConnectionError):
-    """No Jupyter server with jupyter_recall can be reached from here; the message says why."""
-
-
-@dataclass(frozen=True)
-class ServerInfo:
-    """Where the server is and how to authenticate; ``source`` says how it was found."""
-
-    url: str
-    token: str
-    source: str
-    root_dir: str | None = None
 
 
 @dataclass(frozen=True)
@@ -106,31 +120,6 @@ def ancestor_pids(pid: int | None = None, limit: int = MAX_ANCESTORS) -> list[in
     return found
 
 
-def runtime_dir() -> Path:
-    from jupyter_core.paths import jupyter_runtime_dir
-
-    return Path(jupyter_runtime_dir())
-
-
-def _read_server_file(path: Path) -> ServerInfo | None:
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    if not isinstance(data, dict) or not isinstance(data.get("url"), str):
-        return None
-    return ServerInfo(
-        url=data["url"],
-        token=str(data.get("token") or ""),
-        source=f"runtime file {path}",
-        root_dir=data.get("root_dir"),
-    )
-
-
-def server_files(directory: Path) -> Iterator[Path]:
-    return iter(sorted(directory.glob("jpserver-*.json")))
-
-
 def discover_server(
     environ: Mapping[str, str] | None = None,
     *,
@@ -146,7 +135,7 @@ def discover_server(
         return ServerInfo(url=url, token=token or "", source=f"${URL_VARIABLE}")
     directory = runtime if runtime is not None else runtime_dir()
     for ancestor in ancestor_pids(pid):
-        info = _read_server_file(directory / f"jpserver-{ancestor}.json")
+        info = read_server_file(directory / f"jpserver-{ancestor}.json")
         if info is not None:
             return (
                 info if token is None else ServerInfo(info.url, token, info.source, info.root_dir)
@@ -192,210 +181,6 @@ def api_path_from_session_name(name: str | None, root_dir: str | None) -> str | 
         if not relative.startswith(".."):
             return relative.replace(os.sep, "/")
     return None
-
-
-# --- HTTP -------------------------------------------------------------------------------------
-
-
-def _rebuild(cls: type[RecallError], server_message: str, **attributes: Any) -> RecallError:
-    """An error of ``cls`` whose text is the server's message, exactly."""
-    error = cls.__new__(cls)
-    Exception.__init__(error, server_message)
-    for name, value in attributes.items():
-        setattr(error, name, value)
-    return error
-
-
-def error_from_response(status: int, body: Any, *, url: str) -> RecallError:
-    """The domain error the server described in its JSON error body."""
-    if not isinstance(body, dict):
-        return RecallError(f"HTTP {status} from {url}: {body!r}"[:2000])
-    message = str(body.get("message") or f"HTTP {status}")
-    reason = body.get("reason")
-    field = str(body.get("field") or "")
-    accepted = tuple(str(item) for item in body.get("accepted") or ())
-    if reason == "ParseError" or (status == 400 and field == "when" and "cannot parse" in message):
-        return _rebuild(
-            ParseError,
-            message,
-            field=field or "when",
-            accepted=accepted,
-            message=message,
-            text="",
-            reason=message,
-        )
-    if status == 400:
-        return _rebuild(ValidationError, message, field=field, accepted=accepted, message=message)
-    if status == 404:
-        return _rebuild(NotFoundError, message, what="", ident="")
-    if status == 409:
-        return ConflictError(message)
-    if status == 403:
-        return RecallConnectionError(
-            f"the server at {url} refused our credentials ({message}); check "
-            f"${TOKEN_VARIABLE} or the server's runtime file"
-        )
-    return RecallError(f"HTTP {status} from {url}: {message}")
-
-
-class Client:
-    """Synchronous JSON calls to one server's ``/api/recall`` (and ``/api/sessions``)."""
-
-    def __init__(self, server: ServerInfo, *, timeout: float = DEFAULT_TIMEOUT) -> None:
-        self.server = server
-        self.timeout = timeout
-        self.base = server.url if server.url.endswith("/") else server.url + "/"
-        self._checked = False
-        self._info: dict[str, Any] | None = None
-
-    def url(self, path: str, query: Mapping[str, Any] | None = None) -> str:
-        url = urllib.parse.urljoin(self.base, path.lstrip("/"))
-        pairs = {k: v for k, v in (query or {}).items() if v is not None}
-        return url + ("?" + urllib.parse.urlencode(pairs) if pairs else "")
-
-    def headers(self) -> dict[str, str]:
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if self.server.token:
-            headers["Authorization"] = f"token {self.server.token}"
-        return headers
-
-    def open(
-        self,
-        method: str,
-        path: str,
-        *,
-        query: Mapping[str, Any] | None = None,
-        body: Any = None,
-        timeout: float | None = None,
-    ) -> Any:
-        """Send a request; the response object (a context manager) on success."""
-        data = json.dumps(body).encode() if body is not None else None
-        if data is None and method in ("POST", "PATCH", "PUT"):
-            data = b"{}"
-        url = self.url(path, query)
-        request = urllib.request.Request(url, data=data, method=method, headers=self.headers())
-        try:
-            return urllib.request.urlopen(request, timeout=timeout or self.timeout)
-        except urllib.error.HTTPError as error:
-            raise self._http_error(error, url) from None
-        except (urllib.error.URLError, OSError) as error:
-            reason = getattr(error, "reason", error)
-            raise RecallConnectionError(
-                f"cannot reach the Jupyter server at {self.base} (found through "
-                f"{self.server.source}): {reason}"
-            ) from None
-
-    def _http_error(self, error: urllib.error.HTTPError, url: str) -> RecallError:
-        raw = error.read().decode("utf-8", "replace")
-        try:
-            body: Any = json.loads(raw)
-        except ValueError:
-            body = raw
-        if error.code == 404 and path_of(url).startswith("/api/recall") and not _is_ours(body):
-            return RecallConnectionError(
-                f"the Jupyter server at {self.base} does not have the jupyter_recall extension "
-                "(enable it: jupyter server extension enable jupyter_recall, then restart it)"
-            )
-        return error_from_response(error.code, body, url=url)
-
-    def request(
-        self,
-        method: str,
-        path: str,
-        *,
-        query: Mapping[str, Any] | None = None,
-        body: Any = None,
-        timeout: float | None = None,
-    ) -> Any:
-        if not self._checked and path.startswith("/api/recall/") and path != "/api/recall/info":
-            self.info()
-        with self.open(method, path, query=query, body=body, timeout=timeout) as response:
-            text = response.read().decode()
-        return json.loads(text) if text else None
-
-    def info(self) -> dict[str, Any]:
-        """``/api/recall/info``; tells "no server" from "a server without the extension"."""
-        if self._info is None:
-            info = self.request("GET", "/api/recall/info", timeout=min(self.timeout, 10.0))
-            if not isinstance(info, dict) or info.get("name") != "jupyter_recall":
-                raise RecallConnectionError(
-                    f"{self.base} answered /api/recall/info with something else than "
-                    f"jupyter_recall: {info!r}"[:500]
-                )
-            self._info = info
-            self._checked = True
-        return self._info
-
-    def session_path(self, kernel_id: str) -> str | None:
-        """The notebook path of the server session whose kernel is ``kernel_id``."""
-        sessions = self.request("GET", "/api/sessions", timeout=min(self.timeout, 10.0))
-        for session in sessions if isinstance(sessions, list) else []:
-            if (session.get("kernel") or {}).get("id") == kernel_id:
-                path = session.get("path")
-                return str(path) if path else None
-        return None
-
-
-class EventStream:
-    """An open ``text/event-stream`` response; ``close()`` from another thread ends a read."""
-
-    def __init__(self, connection: http.client.HTTPConnection, response: Any) -> None:
-        self._connection = connection
-        self._sock = connection.sock
-        self.response = response
-
-    def lines(self) -> Iterator[str]:
-        for raw in self.response:
-            yield raw.decode("utf-8", "replace").rstrip("\r\n")
-
-    def close(self) -> None:
-        # Shutting the socket down wakes a thread blocked reading it; close() alone does not.
-        if self._sock is not None:
-            with contextlib.suppress(OSError):
-                self._sock.shutdown(socket.SHUT_RDWR)
-        with contextlib.suppress(Exception):
-            self.response.close()
-        self._connection.close()
-
-
-def open_event_stream(client: Client, path: str, *, timeout: float) -> EventStream:
-    """GET ``path`` as Server-Sent Events; ``timeout`` bounds each read (heartbeats keep it
-    alive)."""
-    url = client.url(path)
-    parts = urllib.parse.urlsplit(url)
-    connection: http.client.HTTPConnection
-    if parts.scheme == "https":
-        connection = http.client.HTTPSConnection(parts.netloc, timeout=timeout)
-    else:
-        connection = http.client.HTTPConnection(parts.netloc, timeout=timeout)
-    headers = {**client.headers(), "Accept": "text/event-stream"}
-    target = parts.path + ("?" + parts.query if parts.query else "")
-    try:
-        connection.request("GET", target, headers=headers)
-        stream = EventStream(connection, None)
-        response = connection.getresponse()
-    except OSError as error:
-        connection.close()
-        raise RecallConnectionError(f"cannot open the event stream {url}: {error}") from None
-    stream.response = response
-    if response.status != 200:
-        raw = response.read().decode("utf-8", "replace")
-        connection.close()
-        try:
-            body: Any = json.loads(raw)
-        except ValueError:
-            body = raw
-        raise error_from_response(response.status, body, url=url)
-    return stream
-
-
-def path_of(url: str) -> str:
-    return urllib.parse.urlsplit(url).path
-
-
-def _is_ours(body: Any) -> bool:
-    """Our handlers answer 404 with a ``NotFoundError`` body; a missing route does not."""
-    return isinstance(body, dict) and body.get("reason") == "NotFoundError"
 
 
 # --- the process-wide connection --------------------------------------------------------------

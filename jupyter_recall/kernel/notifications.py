@@ -19,11 +19,12 @@ import json
 import sys
 import threading
 from collections import OrderedDict, deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from typing import Any, TypeVar
 
 from jupyter_recall.kernel import client as _client
+from jupyter_recall.remote import parse_sse
 
 Notification = dict[str, Any]
 Callback = Callable[[Notification], Any]
@@ -127,25 +128,6 @@ def track(job_id: str) -> None:
 
 
 # --- server-sent events -----------------------------------------------------------------------
-
-
-def parse_sse(lines: Iterable[str]) -> Iterator[tuple[str, str]]:
-    """``(event, data)`` for each event of a text/event-stream; comments are skipped."""
-    event, data = "message", list[str]()
-    for line in lines:
-        if not line:
-            if data:
-                yield event, "\n".join(data)
-            event, data = "message", list[str]()
-            continue
-        if line.startswith(":"):
-            continue
-        name, _, value = line.partition(":")
-        value = value.removeprefix(" ")
-        if name == "event":
-            event = value
-        elif name == "data":
-            data.append(value)
 
 
 def _parse_instant(value: Any) -> datetime | None:

@@ -1,0 +1,305 @@
+"""Talking to a running Jupyter server's ``/api/recall`` from another process.
+
+Shared by the kernel side (``kernel/client.py``, which adds finding the server that owns the
+kernel) and the ``jupyter recall`` command line (which looks for any running server). Plain
+synchronous HTTP (urllib) with timeouts: the server is another process, so a blocking call cannot
+deadlock it. Only the standard library is imported here, so that importing it stays cheap.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import json
+import socket
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from jupyter_recall.core.errors import (
+    ConflictError,
+    NotFoundError,
+    ParseError,
+    RecallError,
+    ValidationError,
+)
+
+URL_VARIABLE = "JUPYTER_RECALL_URL"
+TOKEN_VARIABLE = "JUPYTER_RECALL_TOKEN"
+
+DEFAULT_TIMEOUT = 30.0
+PROBE_TIMEOUT = 2.0
+"""Seconds to wait for a candidate server while looking for ours (it is on this machine)."""
+
+
+class RecallConnectionError(RecallError, ConnectionError):
+    """No Jupyter server with jupyter_recall can be reached from here; the message says why."""
+
+
+@dataclass(frozen=True)
+class ServerInfo:
+    """Where the server is and how to authenticate; ``source`` says how it was found."""
+
+    url: str
+    token: str
+    source: str
+    root_dir: str | None = None
+
+
+# --- runtime files ----------------------------------------------------------------------------
+
+
+def runtime_dir() -> Path:
+    from jupyter_core.paths import jupyter_runtime_dir
+
+    return Path(jupyter_runtime_dir())
+
+
+def read_server_file(path: Path) -> ServerInfo | None:
+    """The server described by a ``jpserver-<pid>.json`` file; None if unreadable."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("url"), str):
+        return None
+    return ServerInfo(
+        url=data["url"],
+        token=str(data.get("token") or ""),
+        source=f"runtime file {path}",
+        root_dir=data.get("root_dir"),
+    )
+
+
+def server_files(directory: Path) -> Iterator[Path]:
+    return iter(sorted(directory.glob("jpserver-*.json")))
+
+
+# --- HTTP -------------------------------------------------------------------------------------
+
+
+def _rebuild(cls: type[RecallError], server_message: str, **attributes: Any) -> RecallError:
+    """An error of ``cls`` whose text is the server's message, exactly."""
+    error = cls.__new__(cls)
+    Exception.__init__(error, server_message)
+    for name, value in attributes.items():
+        setattr(error, name, value)
+    return error
+
+
+def error_from_response(status: int, body: Any, *, url: str) -> RecallError:
+    """The domain error the server described in its JSON error body."""
+    if not isinstance(body, dict):
+        return RecallError(f"HTTP {status} from {url}: {body!r}"[:2000])
+    message = str(body.get("message") or f"HTTP {status}")
+    reason = body.get("reason")
+    field = str(body.get("field") or "")
+    accepted = tuple(str(item) for item in body.get("accepted") or ())
+    if reason == "ParseError" or (status == 400 and field == "when" and "cannot parse" in message):
+        return _rebuild(
+            ParseError,
+            message,
+            field=field or "when",
+            accepted=accepted,
+            message=message,
+            text="",
+            reason=message,
+        )
+    if status == 400:
+        return _rebuild(ValidationError, message, field=field, accepted=accepted, message=message)
+    if status == 404:
+        return _rebuild(NotFoundError, message, what="", ident="")
+    if status == 409:
+        return ConflictError(message)
+    if status == 403:
+        return RecallConnectionError(
+            f"the server at {url} refused our credentials ({message}); check "
+            f"${TOKEN_VARIABLE} or the server's runtime file"
+        )
+    return RecallError(f"HTTP {status} from {url}: {message}")
+
+
+class Client:
+    """Synchronous JSON calls to one server's ``/api/recall`` (and ``/api/sessions``)."""
+
+    def __init__(self, server: ServerInfo, *, timeout: float = DEFAULT_TIMEOUT) -> None:
+        self.server = server
+        self.timeout = timeout
+        self.base = server.url if server.url.endswith("/") else server.url + "/"
+        self._checked = False
+        self._info: dict[str, Any] | None = None
+
+    def url(self, path: str, query: Mapping[str, Any] | None = None) -> str:
+        url = urllib.parse.urljoin(self.base, path.lstrip("/"))
+        pairs = {k: v for k, v in (query or {}).items() if v is not None}
+        return url + ("?" + urllib.parse.urlencode(pairs) if pairs else "")
+
+    def headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self.server.token:
+            headers["Authorization"] = f"token {self.server.token}"
+        return headers
+
+    def open(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Mapping[str, Any] | None = None,
+        body: Any = None,
+        timeout: float | None = None,
+    ) -> Any:
+        """Send a request; the response object (a context manager) on success."""
+        data = json.dumps(body).encode() if body is not None else None
+        if data is None and method in ("POST", "PATCH", "PUT"):
+            data = b"{}"
+        url = self.url(path, query)
+        request = urllib.request.Request(url, data=data, method=method, headers=self.headers())
+        try:
+            return urllib.request.urlopen(request, timeout=timeout or self.timeout)
+        except urllib.error.HTTPError as error:
+            raise self._http_error(error, url) from None
+        except (urllib.error.URLError, OSError) as error:
+            reason = getattr(error, "reason", error)
+            raise RecallConnectionError(
+                f"cannot reach the Jupyter server at {self.base} (found through "
+                f"{self.server.source}): {reason}"
+            ) from None
+
+    def _http_error(self, error: urllib.error.HTTPError, url: str) -> RecallError:
+        raw = error.read().decode("utf-8", "replace")
+        try:
+            body: Any = json.loads(raw)
+        except ValueError:
+            body = raw
+        if error.code == 404 and path_of(url).startswith("/api/recall") and not _is_ours(body):
+            return RecallConnectionError(
+                f"the Jupyter server at {self.base} does not have the jupyter_recall extension "
+                "(enable it: jupyter server extension enable jupyter_recall, then restart it)"
+            )
+        return error_from_response(error.code, body, url=url)
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Mapping[str, Any] | None = None,
+        body: Any = None,
+        timeout: float | None = None,
+    ) -> Any:
+        if not self._checked and path.startswith("/api/recall/") and path != "/api/recall/info":
+            self.info()
+        with self.open(method, path, query=query, body=body, timeout=timeout) as response:
+            text = response.read().decode()
+        return json.loads(text) if text else None
+
+    def info(self) -> dict[str, Any]:
+        """``/api/recall/info``; tells "no server" from "a server without the extension"."""
+        if self._info is None:
+            info = self.request("GET", "/api/recall/info", timeout=min(self.timeout, 10.0))
+            if not isinstance(info, dict) or info.get("name") != "jupyter_recall":
+                raise RecallConnectionError(
+                    f"{self.base} answered /api/recall/info with something else than "
+                    f"jupyter_recall: {info!r}"[:500]
+                )
+            self._info = info
+            self._checked = True
+        return self._info
+
+    def session_path(self, kernel_id: str) -> str | None:
+        """The notebook path of the server session whose kernel is ``kernel_id``."""
+        sessions = self.request("GET", "/api/sessions", timeout=min(self.timeout, 10.0))
+        for session in sessions if isinstance(sessions, list) else []:
+            if (session.get("kernel") or {}).get("id") == kernel_id:
+                path = session.get("path")
+                return str(path) if path else None
+        return None
+
+
+class EventStream:
+    """An open ``text/event-stream`` response; ``close()`` from another thread ends a read."""
+
+    def __init__(self, connection: http.client.HTTPConnection, response: Any) -> None:
+        self._connection = connection
+        self._sock = connection.sock
+        self.response = response
+
+    def lines(self) -> Iterator[str]:
+        for raw in self.response:
+            yield raw.decode("utf-8", "replace").rstrip("\r\n")
+
+    def close(self) -> None:
+        # Shutting the socket down wakes a thread blocked reading it; close() alone does not.
+        if self._sock is not None:
+            with contextlib.suppress(OSError):
+                self._sock.shutdown(socket.SHUT_RDWR)
+        with contextlib.suppress(Exception):
+            self.response.close()
+        self._connection.close()
+
+
+def open_event_stream(client: Client, path: str, *, timeout: float) -> EventStream:
+    """GET ``path`` as Server-Sent Events; ``timeout`` bounds each read (heartbeats keep it
+    alive)."""
+    url = client.url(path)
+    parts = urllib.parse.urlsplit(url)
+    connection: http.client.HTTPConnection
+    if parts.scheme == "https":
+        connection = http.client.HTTPSConnection(parts.netloc, timeout=timeout)
+    else:
+        connection = http.client.HTTPConnection(parts.netloc, timeout=timeout)
+    headers = {**client.headers(), "Accept": "text/event-stream"}
+    target = parts.path + ("?" + parts.query if parts.query else "")
+    try:
+        connection.request("GET", target, headers=headers)
+        stream = EventStream(connection, None)
+        response = connection.getresponse()
+    except OSError as error:
+        connection.close()
+        raise RecallConnectionError(f"cannot open the event stream {url}: {error}") from None
+    stream.response = response
+    if response.status != 200:
+        raw = response.read().decode("utf-8", "replace")
+        connection.close()
+        try:
+            body: Any = json.loads(raw)
+        except ValueError:
+            body = raw
+        raise error_from_response(response.status, body, url=url)
+    return stream
+
+
+def path_of(url: str) -> str:
+    return urllib.parse.urlsplit(url).path
+
+
+def _is_ours(body: Any) -> bool:
+    """Our handlers answer 404 with a ``NotFoundError`` body; a missing route does not."""
+    return isinstance(body, dict) and body.get("reason") == "NotFoundError"
+
+
+# --- Server-Sent Events -----------------------------------------------------------------------
+
+
+def parse_sse(lines: Iterable[str]) -> Iterator[tuple[str, str]]:
+    """``(event, data)`` for each event of a text/event-stream; comments are skipped."""
+    event, data = "message", list[str]()
+    for line in lines:
+        if not line:
+            if data:
+                yield event, "\n".join(data)
+            event, data = "message", list[str]()
+            continue
+        if line.startswith(":"):
+            continue
+        name, _, value = line.partition(":")
+        value = value.removeprefix(" ")
+        if name == "event":
+            event = value
+        elif name == "data":
+            data.append(value)
