@@ -28,6 +28,7 @@ from jupyter_recall.remote import parse_sse
 
 Notification = dict[str, Any]
 Callback = Callable[[Notification], Any]
+EventCallback = Callable[[str, dict[str, Any]], Any]
 C = TypeVar("C", bound=Callback)
 
 MAX_QUEUED = 1000
@@ -44,6 +45,7 @@ FINAL_STATUSES = ("succeeded", "failed", "interrupted", "skipped", "missed", "ca
 _condition = threading.Condition()
 _queue: deque[Notification] = deque(maxlen=MAX_QUEUED)
 _callbacks: list[Callback] = []
+_event_callbacks: list[EventCallback] = []
 _tracked: set[str] = set()
 
 
@@ -116,6 +118,35 @@ def remove_callback(callback: Callback) -> None:
     with _condition:
         if callback in _callbacks:
             _callbacks.remove(callback)
+
+
+def on_event(callback: EventCallback) -> EventCallback:
+    """Call ``callback(event_type, document)`` for every change of the user's jobs on the
+    server's event stream (``rest.md``, Events), in the listener's thread, and
+    ``callback("open", {})`` after each (re)connection: what changed while disconnected must be
+    read again. Starts the listener if it is not running."""
+    if not callable(callback):
+        raise TypeError(f"on_event needs a callable, got {callback!r}")
+    with _condition:
+        _event_callbacks.append(callback)
+    start_in_kernel()
+    return callback
+
+
+def remove_event_callback(callback: EventCallback) -> None:
+    with _condition:
+        if callback in _event_callbacks:
+            _event_callbacks.remove(callback)
+
+
+def _dispatch_event(event: str, document: dict[str, Any]) -> None:
+    with _condition:
+        callbacks = list(_event_callbacks)
+    for callback in callbacks:
+        try:
+            callback(event, document)
+        except Exception as error:
+            _warn(f"event callback {callback!r} failed: {type(error).__name__}: {error}")
 
 
 def track(job_id: str) -> None:
@@ -246,6 +277,7 @@ class Listener:
             self._resync()
             self._since = mark
             self.connected.set()
+            _dispatch_event("open", {})
             for event, data in events:
                 self._handle(event, data)
         finally:
@@ -265,6 +297,9 @@ class Listener:
             document = json.loads(data)
         except ValueError:
             return
+        if not isinstance(document, dict):
+            return
+        _dispatch_event(event, document)
         job = document.get("job")
         if isinstance(job, dict) and event in ("job.created", "job.updated"):
             if self.session is not None and job.get("session") == self.session:
