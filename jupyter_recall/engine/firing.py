@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import NamedTuple
 
 from jupyter_recall.core.errors import NotFoundError
 from jupyter_recall.core.model import Job, JobStatus, Overlap, Run, RunStatus, new_id
@@ -139,10 +140,9 @@ def fire_due(
 # --- the end of runs ------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Ended:
+class Ended(NamedTuple):
     """A run that reached a final status, and how many runs of its job this engine still holds
-    (the job can only end once none is left)."""
+    (the job can only end once none is left). A named tuple: one is made per run."""
 
     run: Run
     others_in_flight: int = 0

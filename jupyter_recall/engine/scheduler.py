@@ -38,7 +38,7 @@ from jupyter_recall.engine.events import (
 from jupyter_recall.engine.executors import Executor
 from jupyter_recall.engine.jobs import JobChanges, NewJob
 from jupyter_recall.engine.runner import DELETED, SHUTDOWN, STOPPED, Runner
-from jupyter_recall.engine.writer import RunWriter
+from jupyter_recall.engine.writer import FiringGate, RunWriter
 from jupyter_recall.store.base import JobFilter, RunFilter, Store
 
 __all__ = ["Event", "NewJob", "Scheduler"]
@@ -82,12 +82,14 @@ class Scheduler:
         self.batch_size = batch_size
         self._limiter = anyio.CapacityLimiter(1)
         self._bus = EventBus()
+        self._gate = FiringGate()
         self._writer = RunWriter(
             self._in_store,
             store,
             self.clock,
             output_limit=output_limit,
             on_flushed=self._flushed,
+            gate=self._gate,
         )
         self._runner = Runner(
             executor,
@@ -217,12 +219,14 @@ class Scheduler:
     async def _fire_loop(self) -> None:
         while True:
             self._planning = True
+            self._gate.firing()
             self._wake = anyio.Event()
             try:
                 result = await self._fire_once()
             except Exception:
                 log.exception("firing pass failed; trying again in %s s", ERROR_BACKOFF)
                 self._planning = False
+                self._gate.sleeping(ERROR_BACKOFF)
                 await anyio.sleep(ERROR_BACKOFF)
                 continue
             if result.full_batch:
@@ -258,6 +262,7 @@ class Scheduler:
         target = deadline or now + timedelta(seconds=self.max_sleep)
         self._sleeping_until = deadline
         self._planning = False
+        self._gate.sleeping(None if deadline is None else (deadline - now).total_seconds())
         if self._wake.is_set():
             return
         async with anyio.create_task_group() as sleeping:

@@ -1,16 +1,23 @@
 """Batched persistence of what runs do while and after they execute.
 
 A run's start, its output and its end are queued here and written together, one transaction
-per batch: thousands of completions per second become a few dozen transactions. Ends are
-written as soon as the store thread is free (a batch grows by itself while the previous one is
-being written); output alone waits up to ``output_interval`` so that a chatty run does not
-turn every line into a transaction. Listeners hear of an end only after it is committed, so
-whatever they read back from the store is already final.
+per batch: thousands of completions per second become a few hundred transactions. Output alone
+waits up to ``output_interval`` so that a chatty run does not turn every line into a
+transaction. Listeners hear of an end only after it is committed, so whatever they read back
+from the store is already final.
+
+Firing comes first: both share the one store thread, and a batch written while jobs are due
+would delay them. So a batch is written when the firing loop has room for it (it sleeps until
+a deadline further away than the batch takes, as measured on the previous ones). Under a
+sustained burst that leaves no room, ends wait; once the oldest has waited ``max_defer``
+seconds, one batch is written after each firing pass, so the backlog still drains.
 """
 
 from __future__ import annotations
 
 import logging
+import math
+import time
 from collections.abc import Awaitable, Callable
 from functools import partial
 
@@ -26,8 +33,41 @@ log = logging.getLogger("jupyter_recall.engine")
 RETRY_DELAY = 1.0
 """Seconds before writing a batch again after the store refused it (e.g. a locked file)."""
 
+MARGIN = 0.001
+"""Seconds of room kept free before the next firing pass."""
+
 CLOSING_ATTEMPTS = 3
 """At shutdown, attempts per batch before it is given up (logged) so that stopping ends."""
+
+
+class FiringGate:
+    """What the writer knows of the firing loop: whether it is firing, or asleep and until
+    when (in monotonic seconds; writing ends is I/O scheduling on real time, not a scheduling
+    decision)."""
+
+    def __init__(self) -> None:
+        self._free_until = math.inf
+        self.passes = 0
+        self._changed = anyio.Event()
+
+    def firing(self) -> None:
+        self.passes += 1
+        self._free_until = 0.0
+
+    def sleeping(self, seconds: float | None) -> None:
+        self._free_until = math.inf if seconds is None else time.monotonic() + seconds
+        self.notify()
+
+    def notify(self) -> None:
+        self._changed.set()
+        self._changed = anyio.Event()
+
+    def room(self) -> float:
+        return self._free_until - time.monotonic()
+
+    async def changed(self, timeout: float) -> None:
+        with anyio.move_on_after(timeout):
+            await self._changed.wait()
 
 
 class RunWriter:
@@ -39,8 +79,10 @@ class RunWriter:
         *,
         output_limit: int,
         on_flushed: Callable[[FlushResult, list[Ended]], None],
+        gate: FiringGate | None = None,
         output_interval: float = 0.25,
         max_batch: int = 32,
+        max_defer: float = 1.0,
     ) -> None:
         self._call = call
         self._store = store
@@ -49,6 +91,13 @@ class RunWriter:
         self._on_flushed = on_flushed
         self._output_interval = output_interval
         self._max_batch = max_batch
+        self._gate = gate or FiringGate()
+        self._max_defer = max_defer
+        self._oldest: float | None = None
+        """When the oldest change still queued was queued (monotonic seconds)."""
+        self._forced_after = -1
+        self._batch_seconds = 0.002
+        """How long writing a batch takes (a moving average)."""
         self._updates: dict[str, Run] = {}
         self._ended: list[Ended] = []
         self._outputs: dict[str, list[str]] = {}
@@ -61,18 +110,25 @@ class RunWriter:
     # --- producers (called from the event loop, never block) -------------------------------
 
     def started(self, run: Run) -> None:
+        self._queued()
         self._updates[run.id] = run
         self._work.set()
 
     def output(self, run_id: str, text: str) -> None:
+        self._queued()
         self._outputs.setdefault(run_id, []).append(text)
         self._work.set()
 
     def ended(self, item: Ended) -> None:
+        self._queued()
         self._updates[item.run.id] = item.run
         self._ended.append(item)
         self._work.set()
         self._urgent.set()
+
+    def _queued(self) -> None:
+        if self._oldest is None:
+            self._oldest = time.monotonic()
 
     @property
     def pending(self) -> bool:
@@ -91,16 +147,29 @@ class RunWriter:
                 # them again, so no wake-up is lost.
                 self._work = anyio.Event()
                 self._urgent = anyio.Event()
-                while self.pending:
-                    await self._write_batch()
+                await self._drain()
         finally:
             self._stopped.set()
+
+    async def _drain(self) -> None:
+        """Write what is queued, batch by batch, giving way to the firing loop."""
+        while self.pending:
+            if self._closing or self._gate.room() >= self._batch_seconds + MARGIN:
+                await self._write_batch()
+                continue
+            waited = time.monotonic() - (self._oldest or time.monotonic())
+            if waited >= self._max_defer and self._gate.passes != self._forced_after:
+                self._forced_after = self._gate.passes
+                await self._write_batch()
+                continue
+            await self._gate.changed(max(self._max_defer - waited, MARGIN))
 
     async def close(self) -> None:
         """Write what is queued, then stop the loop."""
         self._closing = True
         self._work.set()
         self._urgent.set()
+        self._gate.notify()
         await self._stopped.wait()
 
     def _take(self) -> tuple[list[Run], list[Ended], dict[str, str]]:
@@ -131,6 +200,7 @@ class RunWriter:
             output_limit=self._output_limit,
             now=self._clock.now(),
         )
+        started = time.monotonic()
         try:
             result = await self._call(job)
         except Exception:
@@ -143,4 +213,7 @@ class RunWriter:
             await anyio.sleep(RETRY_DELAY)
             return
         self._failures = 0
+        self._batch_seconds = 0.8 * self._batch_seconds + 0.2 * (time.monotonic() - started)
+        if not self.pending:
+            self._oldest = None
         self._on_flushed(result, ended)
