@@ -18,9 +18,15 @@ from jupyter_recall.engine.scheduler import Scheduler
 from jupyter_recall.server.handlers import route_table
 from jupyter_recall.server.kernels import KernelExecutors
 from jupyter_recall.server.localzone import local_zone_name
+from jupyter_recall.server.notifications import (
+    NotificationActionExecutor,
+    NotificationService,
+    check_channels,
+)
 from jupyter_recall.server.owners import names_users, owner_resolver
 from jupyter_recall.server.sessions import SessionWatcher
 from jupyter_recall.server.sse import EventHub
+from jupyter_recall.server.watchers import WatcherExecutor, WatcherRuntime, WatcherService
 from jupyter_recall.server.wiring import make_server_executor, make_tool_runner
 from jupyter_recall.store.sqlite import SQLiteStore
 
@@ -101,6 +107,15 @@ class RecallApp(ExtensionApp):
             raise TraitError(f"RecallApp.{proposal['trait'].name} must be > 0, got {value}")
         return value
 
+    @validate("notification_channels")
+    def _check_channels(self, proposal: dict[str, Any]) -> dict[str, Any]:
+        channels = dict(proposal["value"])
+        try:
+            check_channels(channels)
+        except ValidationError as error:
+            raise TraitError(f"RecallApp.{error}") from None
+        return channels
+
     @validate("tool_policies")
     def _check_policies(self, proposal: dict[str, Any]) -> dict[str, str]:
         policies = dict(proposal["value"])
@@ -118,6 +133,9 @@ class RecallApp(ExtensionApp):
         self._store = SQLiteStore(self.db_path)
         self._events = EventHub(getattr(self.serverapp, "event_logger", None))
         self.tool_runner = make_tool_runner(self.serverapp, self)
+        self.notifications = NotificationService(
+            self._store, self._events, self._clock, self.notification_channels
+        )
         self.scheduler = Scheduler(
             self._store,
             self._make_executor(),
@@ -130,6 +148,8 @@ class RecallApp(ExtensionApp):
             engine_id=self._engine_id(),
         )
         self.scheduler.subscribe(self._events.publish)
+        self.notifications.attach(self.scheduler)
+        self.watchers = WatcherService(self.scheduler, self._watcher_runtime)
         self._session_watcher = self._make_session_watcher()
         self._stopped = asyncio.Event()
         self._ready = asyncio.Event()
@@ -144,6 +164,8 @@ class RecallApp(ExtensionApp):
             jupyter_recall_owner=owner_resolver(self._scoped_by_user()),
             jupyter_recall_tools=self.tool_runner,
             jupyter_recall_tool_policies=self.tool_policies,
+            jupyter_recall_notifications=self.notifications,
+            jupyter_recall_watchers=self.watchers,
         )
         self.log.info(
             "jupyter_recall: jobs in %s, default zone %s", self.db_path, self.default_timezone
@@ -167,8 +189,18 @@ class RecallApp(ExtensionApp):
             return bool(self.scope_by_user)
         return names_users(getattr(self.serverapp, "identity_provider", None))
 
-    def _make_executor(self) -> KernelExecutors:
-        self._executor = make_server_executor(self.serverapp, self)
+    def _make_executor(self) -> WatcherExecutor:
+        kernels: KernelExecutors = make_server_executor(self.serverapp, self)
+        self._watcher_runtime = WatcherRuntime(
+            self._store,
+            self.notifications,
+            self._clock,
+            tools=self.tool_runner,
+            kernel=kernels.live,
+        )
+        # Watchers' checks and notification actions first; the rest by target.
+        inner = NotificationActionExecutor(kernels, self.notifications)
+        self._executor = WatcherExecutor(inner, self._watcher_runtime)
         return self._executor
 
     def initialize_handlers(self) -> None:
@@ -197,5 +229,6 @@ class RecallApp(ExtensionApp):
             await self._runner
             self._runner = None
         await self._executor.aclose()
+        await self.notifications.aclose()
         self.tool_runner.close()
         self._store.close()

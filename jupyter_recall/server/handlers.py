@@ -291,4 +291,12 @@ def route_table() -> list[tuple[str, type[RecallHandler]]]:
         (r"/api/recall/parse", ParseHandler),
         (r"/api/recall/tools", ToolsHandler),
         (r"/api/recall/events", EventsHandler),
+        *_notification_and_watcher_routes(),
     ]
+
+
+def _notification_and_watcher_routes() -> list[tuple[str, type[RecallHandler]]]:
+    from jupyter_recall.server.notifications import notification_routes
+    from jupyter_recall.server.watchers import watcher_routes
+
+    return notification_routes() + watcher_routes()

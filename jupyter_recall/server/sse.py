@@ -40,35 +40,62 @@ class EventHub:
 
     def __init__(self, event_logger: EventLogger | None) -> None:
         self._queues: set[tuple[str, asyncio.Queue[dict[str, Any] | None]]] = set()
+        self._sessions: dict[asyncio.Queue[dict[str, Any] | None], str] = {}
+        """The notebook session of streams opened by a kernel (``?session=``)."""
         self._event_logger = event_logger
         if event_logger is not None:
             event_logger.register_event_schema(SCHEMA_PATH)
 
     def publish(self, event: Event) -> None:
-        document = event_document(event)
+        self.publish_document(event_document(event))
+
+    def publish_notification(self, notification: dict[str, Any]) -> None:
+        """A notification for the owner's streams: kernels keep those of their session."""
+        self.publish_document(
+            {
+                "type": "notification",
+                "owner": notification["owner"],
+                "job": None,
+                "run": None,
+                "text": None,
+                "notification": notification,
+            }
+        )
+
+    def connected(self, owner: str, session: str) -> bool:
+        """Whether a kernel of ``session`` listens now."""
+        return any(
+            owner == stream_owner and self._sessions.get(queue) == session
+            for stream_owner, queue in self._queues
+        )
+
+    def publish_document(self, document: dict[str, Any]) -> None:
         if self._event_logger is not None:
             self._event_logger.emit(schema_id=SCHEMA_ID, data=document)
         for owner, queue in list(self._queues):
-            if owner != event.owner:
+            if owner != document["owner"]:
                 continue
             try:
                 queue.put_nowait(document)
             except asyncio.QueueFull:
                 # A client this far behind must re-sync; ending its stream tells it to.
-                self._queues.discard((owner, queue))
+                self.close(owner, queue)
                 _end_stream(queue)
 
-    def open(self, owner: str) -> asyncio.Queue[dict[str, Any] | None]:
+    def open(self, owner: str, session: str | None = None) -> asyncio.Queue[dict[str, Any] | None]:
         queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue(QUEUE_LIMIT)
         self._queues.add((owner, queue))
+        if session:
+            self._sessions[queue] = session
         return queue
 
     def close(self, owner: str, queue: asyncio.Queue[dict[str, Any] | None]) -> None:
         self._queues.discard((owner, queue))
+        self._sessions.pop(queue, None)
 
     def close_all(self) -> None:
         for owner, queue in list(self._queues):
-            self._queues.discard((owner, queue))
+            self.close(owner, queue)
             _end_stream(queue)
 
 
@@ -80,7 +107,10 @@ def _end_stream(queue: asyncio.Queue[dict[str, Any] | None]) -> None:
 
 
 class EventsHandler(RecallHandler):
-    """``GET /api/recall/events``: the caller's changes as text/event-stream, with heartbeats."""
+    """``GET /api/recall/events``: the caller's changes as text/event-stream, with heartbeats.
+
+    A kernel names its notebook session (``?session=``): notifications for that session are
+    then delivered live instead of being buffered."""
 
     @property
     def hub(self) -> EventHub:
@@ -95,7 +125,7 @@ class EventsHandler(RecallHandler):
         self.set_header("Cache-Control", "no-cache")
         self.set_header("X-Accel-Buffering", "no")
         owner = self.owner
-        queue = self.hub.open(owner)
+        queue = self.hub.open(owner, self.get_query_argument("session", None))
         heartbeat = float(self.settings["jupyter_recall_heartbeat"])
         try:
             await self._send('event: open\ndata: {"ok": true}\n\n')

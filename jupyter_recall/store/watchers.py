@@ -131,54 +131,75 @@ class WatcherStore:
         return found
 
     def record_check(
-        self,
-        job_id: str,
-        owner: str,
-        state: Mapping[str, Any],
-        check: CheckRecord,
+        self, job_id: str, owner: str, state: Mapping[str, Any], check: CheckRecord
     ) -> None:
-        """Save the new state and the result in one transaction; the ring keeps the last
-        ``RING_SIZE`` results."""
-        at = encode_instant(check.checked_at, "checked_at")
+        self.record_checks([(job_id, owner, state, check)])
+
+    def record_checks(
+        self, items: Sequence[tuple[str, str, Mapping[str, Any], CheckRecord]]
+    ) -> None:
+        """Save checks (new state and result of each) in one transaction. A check of a
+        watcher deleted meanwhile is dropped; the others are kept."""
         with self.store.atomic():
-            db = self.store.db
+            alive = self._alive({job_id for job_id, _, _, _ in items})
+            for job_id, owner, state, check in items:
+                if job_id in alive:
+                    self._save(job_id, owner, state, check)
+
+    def _alive(self, job_ids: set[str]) -> set[str]:
+        marks = ", ".join("?" * len(job_ids))
+        rows = self.store.db.execute(f"SELECT id FROM jobs WHERE id IN ({marks})", list(job_ids))
+        return {row[0] for row in rows}
+
+    def _save(self, job_id: str, owner: str, state: Mapping[str, Any], check: CheckRecord) -> None:
+        """The ring keeps the last ``RING_SIZE`` results; every ``RING_SIZE`` checks the job's
+        finished runs are trimmed to the newest ``RING_SIZE`` too (a watcher at 5 s makes
+        17,280 runs a day)."""
+        at = encode_instant(check.checked_at, "checked_at")
+        db = self.store.db
+        db.execute(
+            "INSERT INTO watcher_state (job_id, owner, state, checks, notifications, "
+            "last_check_at, last_notified_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (job_id) DO UPDATE SET state = excluded.state, "
+            "checks = excluded.checks, notifications = excluded.notifications, "
+            "last_check_at = excluded.last_check_at, "
+            "last_notified_at = COALESCE(excluded.last_notified_at, last_notified_at), "
+            "updated_at = excluded.updated_at",
+            (
+                job_id,
+                owner,
+                _json(state),
+                int(state.get("checks", check.check)),
+                int(state.get("notifications", 0)),
+                at,
+                at if check.notified else None,
+                at,
+            ),
+        )
+        db.execute(
+            "INSERT OR REPLACE INTO watcher_results (job_id, check_number, owner, run_id, "
+            "checked_at, success, result, notified, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                job_id,
+                check.check,
+                owner,
+                check.run_id,
+                at,
+                int(check.success),
+                _json(bounded_result(check.result)),
+                int(check.notified),
+                check.reason,
+            ),
+        )
+        db.execute(
+            "DELETE FROM watcher_results WHERE job_id = ? AND check_number <= ?",
+            (job_id, check.check - RING_SIZE),
+        )
+        if check.check % RING_SIZE == 0:
             db.execute(
-                "INSERT INTO watcher_state (job_id, owner, state, checks, notifications, "
-                "last_check_at, last_notified_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT (job_id) DO UPDATE SET state = excluded.state, "
-                "checks = excluded.checks, notifications = excluded.notifications, "
-                "last_check_at = excluded.last_check_at, "
-                "last_notified_at = COALESCE(excluded.last_notified_at, last_notified_at), "
-                "updated_at = excluded.updated_at",
-                (
-                    job_id,
-                    owner,
-                    _json(state),
-                    int(state.get("checks", check.check)),
-                    int(state.get("notifications", 0)),
-                    at,
-                    at if check.notified else None,
-                    at,
-                ),
-            )
-            db.execute(
-                "INSERT OR REPLACE INTO watcher_results (job_id, check_number, owner, run_id, "
-                "checked_at, success, result, notified, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    job_id,
-                    check.check,
-                    owner,
-                    check.run_id,
-                    at,
-                    int(check.success),
-                    _json(bounded_result(check.result)),
-                    int(check.notified),
-                    check.reason,
-                ),
-            )
-            db.execute(
-                "DELETE FROM watcher_results WHERE job_id = ? AND check_number <= ?",
-                (job_id, check.check - RING_SIZE),
+                "DELETE FROM runs WHERE job_id = ? AND status != 'running' AND id NOT IN "
+                "(SELECT id FROM runs WHERE job_id = ? ORDER BY scheduled_for DESC LIMIT ?)",
+                (job_id, job_id, RING_SIZE),
             )
 
     def history(self, job_id: str, last_n: int = RING_SIZE) -> list[CheckRecord]:

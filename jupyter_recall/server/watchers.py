@@ -1,0 +1,647 @@
+"""Watchers in the server: recurring tool checks whose results pass an escalation strategy.
+
+A watcher is a job of kind ``watcher``: an interval schedule (``every <interval>s``), a ``tool``
+action, and its configuration in ``job.options["watcher"]``. Built-in tools (the server's
+registry) run on the server; user tools run in the notebook's kernel when it is alive (a check
+finding no kernel is skipped). The engine fires watchers like any job; ``WatcherExecutor`` takes
+their runs, ``WatcherRuntime.check`` runs the tool, decides with ``core/escalation.py`` and
+sends the notification, if any, through the notifier (``output_channel``, default the session).
+
+State (escalation state, counters) and the ring buffer of the last 100 results persist in
+SQLite (``store/watchers.py``), so watchers survive restarts of kernels and of the server. The
+runtime keeps each watcher's state in memory once read and writes checks in batches
+(``FLUSH_INTERVAL``): a crash loses at most that fraction of a second of history.
+
+REST (``/api/recall/watchers``): create, list, status with history, stop (delete), pause, resume.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any, TypeVar
+
+import anyio
+from jupyter_server.auth.decorator import authorized
+from tornado import web
+
+from jupyter_recall.core.clock import Clock
+from jupyter_recall.core.errors import NotFoundError, ValidationError
+from jupyter_recall.core.escalation import (
+    CheckResult,
+    Decision,
+    EscalationConfig,
+    WatcherInfo,
+    WatchState,
+    decide,
+    notification_text,
+    parse_escalation,
+)
+from jupyter_recall.core.model import Job, JobKind, JobStatus, Run, new_id
+from jupyter_recall.core.payloads import validate_target
+from jupyter_recall.engine.executors import Executor, OutputSink, RunOutcome
+from jupyter_recall.engine.notify import Notification
+from jupyter_recall.engine.scheduler import NewJob, Scheduler
+from jupyter_recall.server.handlers import RecallHandler
+from jupyter_recall.server.notifications import NotificationService, describe_delivery
+from jupyter_recall.server.serialize import iso
+from jupyter_recall.store.base import JobFilter
+from jupyter_recall.store.sqlite import SQLiteStore
+from jupyter_recall.store.watchers import RING_SIZE, CheckRecord, WatcherRecord, WatcherStore
+from jupyter_recall.tools import ToolRunner
+
+T = TypeVar("T")
+
+log = logging.getLogger("jupyter_recall.watchers")
+
+OPTION = "watcher"
+MIN_INTERVAL = 5
+MAX_INTERVAL = 3600
+DEFAULT_INTERVAL = 30
+DEFAULT_HISTORY = 10
+FLUSH_INTERVAL = 0.5
+"""Seconds between batched writes of check results."""
+UNATTENDED_POLICIES = ("auto",)
+NO_APPROVAL = "a watcher runs unattended: nobody is there to approve each check"
+RESULT_MARKER = "\x1ejupyter_recall-watch-result:"
+"""Prefix of the line a kernel check prints its result on (``kernel/watch.py``)."""
+WATCHER_FIELDS = (
+    "tool",
+    "params",
+    "interval",
+    "label",
+    "notify_when",
+    "notify_config",
+    "output_channel",
+    "output_config",
+    "session",
+    "target",
+)
+
+
+# --- the configuration ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class WatcherSpec:
+    tool: str
+    params: dict[str, Any]
+    interval: int
+    label: str
+    escalation: EscalationConfig
+    output_channel: str | None = None
+    output_config: dict[str, Any] = field(default_factory=dict)
+
+    def options(self) -> dict[str, Any]:
+        options: dict[str, Any] = {
+            OPTION: {
+                "interval": self.interval,
+                "label": self.label,
+                "notify_when": self.escalation.notify_when.value,
+                "notify_config": self.escalation.notify_config(),
+                "output_config": self.output_config,
+            },
+            # A user tool runs in its kernel only while the kernel is alive.
+            "on_missing_kernel": "skip",
+        }
+        if self.output_channel:
+            options["output_channel"] = self.output_channel
+        return options
+
+    @classmethod
+    def of(cls, job: Job) -> WatcherSpec:
+        config = job.options.get(OPTION) or {}
+        channel = job.options.get("output_channel")
+        return cls(
+            tool=str(job.action.get("name")),
+            params=dict(job.action.get("params") or {}),
+            interval=int(config.get("interval", DEFAULT_INTERVAL)),
+            label=str(config.get("label") or ""),
+            escalation=parse_escalation(config.get("notify_when"), config.get("notify_config")),
+            output_channel=channel if isinstance(channel, str) else None,
+            output_config=dict(config.get("output_config") or {}),
+        )
+
+    def info(self, job_id: str) -> WatcherInfo:
+        return WatcherInfo(job_id, self.label, self.tool, self.interval)
+
+
+def check_interval(value: object) -> int:
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValidationError("interval", f"must be a whole number of seconds, got {value!r}")
+    if not MIN_INTERVAL <= value <= MAX_INTERVAL:
+        raise ValidationError(
+            "interval", f"must be between {MIN_INTERVAL} and {MAX_INTERVAL} seconds, got {value}"
+        )
+    return value
+
+
+def _optional_text(body: Mapping[str, Any], key: str) -> str | None:
+    value = body.get(key)
+    if value is not None and not isinstance(value, str):
+        raise ValidationError(key, f"must be a string, got {value!r}")
+    return value or None
+
+
+def _object(body: Mapping[str, Any], key: str) -> dict[str, Any]:
+    value = body.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ValidationError(key, f"must be a JSON object, got {type(value).__name__}")
+    return dict(value)
+
+
+def parse_spec(body: Mapping[str, Any]) -> WatcherSpec:
+    """The watcher a REST body (or ``watch_start``) describes; errors name the field."""
+    unknown = sorted(set(body) - set(WATCHER_FIELDS))
+    if unknown:
+        raise ValidationError(unknown[0], "unknown field", accepted=WATCHER_FIELDS)
+    tool = body.get("tool")
+    module, dot, action = tool.partition(".") if isinstance(tool, str) else ("", "", "")
+    if not (module.isidentifier() and dot and action.isidentifier()):
+        raise ValidationError("tool", f"must name a tool as 'module.action', got {tool!r}")
+    assert isinstance(tool, str)
+    return WatcherSpec(
+        tool=tool,
+        params=_object(body, "params"),
+        interval=check_interval(body.get("interval", DEFAULT_INTERVAL)),
+        label=_optional_text(body, "label") or "",
+        escalation=parse_escalation(body.get("notify_when"), body.get("notify_config")),
+        output_channel=_optional_text(body, "output_channel"),
+        output_config=_object(body, "output_config"),
+    )
+
+
+# --- checks ---------------------------------------------------------------------------------------
+
+
+class _Collect:
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+
+    def write(self, text: str) -> None:
+        self.parts.append(text)
+
+    @property
+    def text(self) -> str:
+        return "".join(self.parts)
+
+
+def kernel_check_code(tool: str, params: Mapping[str, Any]) -> str:
+    """What a check of a user tool runs in its kernel (``kernel/watch.py`` prints the result)."""
+    arguments = json.dumps(dict(params), default=str)
+    return (
+        '__import__("jupyter_recall.kernel.watch", fromlist=["run_check"])'
+        f".run_check({tool!r}, {arguments!r})"
+    )
+
+
+def result_from_output(text: str, outcome: RunOutcome) -> CheckResult:
+    for line in reversed(text.splitlines()):
+        if line.startswith(RESULT_MARKER):
+            try:
+                return CheckResult.from_tool(json.loads(line[len(RESULT_MARKER) :]))
+            except ValueError:
+                break
+    reason = outcome.error or text.strip()[-500:] or "the kernel printed no result"
+    return CheckResult(False, error=f"the check did not complete in the kernel: {reason}")
+
+
+@dataclass
+class _Pending:
+    job_id: str
+    owner: str
+    state: dict[str, Any]
+    check: CheckRecord
+
+
+class WatcherRuntime:
+    """Runs checks: the tool, the escalation decision, the notification, the state."""
+
+    def __init__(
+        self,
+        store: SQLiteStore,
+        notifications: NotificationService,
+        clock: Clock,
+        *,
+        tools: ToolRunner | None,
+        kernel: Executor | None,
+    ) -> None:
+        self.store = WatcherStore(store)
+        self.notifications = notifications
+        self.clock = clock
+        self.tools = tools
+        self.kernel = kernel
+        self._states: dict[str, WatchState] = {}
+        self._locks: dict[str, anyio.Lock] = {}
+        self._pending: list[_Pending] = []
+        self._limiter = anyio.CapacityLimiter(1)
+        self._flush_lock = anyio.Lock()
+        self._flush_task: asyncio.Task[None] | None = None
+
+    async def _in_store(self, func: Callable[[], T]) -> T:
+        return await anyio.to_thread.run_sync(func, limiter=self._limiter)
+
+    def is_server_tool(self, name: str) -> bool:
+        return self.tools is not None and name in self.tools.registry
+
+    # --- one check --------------------------------------------------------------------------
+
+    async def check(self, job: Job, run: Run, output: OutputSink) -> RunOutcome:
+        spec = WatcherSpec.of(job)
+        lock = self._locks.setdefault(job.id, anyio.Lock())
+        async with lock:
+            result = await self._run_tool(job, run, spec)
+            if isinstance(result, RunOutcome):
+                output.write(f"check skipped: {result.skipped_reason}\n")
+                return result
+            state = await self._state(job.id)
+            decision = decide(spec.escalation, state, result)
+            self._states[job.id] = decision.state
+            sent = await self._notify(job, run, spec, decision, result) if decision.notify else ""
+            self._record(job, run, decision, result)
+        outcome = "ok" if result.success else f"error: {result.error}"
+        output.write(f"check #{decision.state.checks}: {outcome}; {decision.reason}{sent}\n")
+        if not result.success:
+            return RunOutcome(error=f"check failed: {result.error}")
+        return RunOutcome()
+
+    async def _run_tool(self, job: Job, run: Run, spec: WatcherSpec) -> CheckResult | RunOutcome:
+        if job.target.get("type") == "kernel":
+            return await self._run_in_kernel(job, run, spec)
+        if self.tools is None:
+            return CheckResult(False, error="no tool runner is configured on this server")
+        answer = await self.tools.run_tool(
+            spec.tool, spec.params, allow_approval=False, denial_reason=NO_APPROVAL
+        )
+        return CheckResult.from_tool(answer)
+
+    async def _run_in_kernel(
+        self, job: Job, run: Run, spec: WatcherSpec
+    ) -> CheckResult | RunOutcome:
+        if self.kernel is None:
+            return CheckResult(False, error="no kernel executor is configured on this server")
+        code = {"type": "code", "code": kernel_check_code(spec.tool, spec.params)}
+        collected = _Collect()
+        outcome = await self.kernel.execute(job.evolve(action=code), run, collected)
+        if outcome.skipped_reason is not None:
+            return outcome
+        return result_from_output(collected.text, outcome)
+
+    async def _state(self, job_id: str) -> WatchState:
+        state = self._states.get(job_id)
+        if state is None:
+            record: WatcherRecord | None = await self._in_store(partial(self.store.get, job_id))
+            state = WatchState.from_dict(record.state) if record is not None else WatchState()
+        return state
+
+    async def _notify(
+        self, job: Job, run: Run, spec: WatcherSpec, decision: Decision, result: CheckResult
+    ) -> str:
+        title, message = notification_text(spec.info(job.id), spec.escalation, decision, result)
+        notification = Notification(
+            id=new_id(),
+            owner=job.owner,
+            message=message,
+            created_at=self.clock.now(),
+            channel=spec.output_channel or "session",
+            title=title,
+            priority="normal" if result.success else "high",
+            tags=("watcher", decision.reason),
+            structured_data={
+                "watcher_id": job.id,
+                "tool": spec.tool,
+                "label": spec.label,
+                "check": decision.state.checks,
+                "reason": decision.reason,
+                "strategy": spec.escalation.notify_when.value,
+                "result": result.to_json() if not decision.batch else None,
+                "batch": list(decision.batch),
+            },
+            output_config=spec.output_config,
+            session=job.session,
+            source={"kind": "watcher", "job_id": job.id, "run_id": run.id},
+        )
+        try:
+            delivery = await self.notifications.send(notification)
+        except Exception as error:
+            log.exception("watcher %s: notification failed", job.id)
+            return f"; notification failed: {error}"
+        return f"; {describe_delivery(delivery)}"
+
+    # --- persistence ------------------------------------------------------------------------------
+
+    def _record(self, job: Job, run: Run, decision: Decision, result: CheckResult) -> None:
+        check = CheckRecord(
+            check=decision.state.checks,
+            checked_at=self.clock.now(),
+            success=result.success,
+            result=result.to_json(),
+            notified=decision.notify,
+            reason=decision.reason,
+            run_id=run.id,
+        )
+        self._pending.append(_Pending(job.id, job.owner, decision.state.to_dict(), check))
+        if self._flush_task is None or self._flush_task.done():
+            self._flush_task = asyncio.get_running_loop().create_task(self._flush_later())
+
+    async def _flush_later(self) -> None:
+        await anyio.sleep(FLUSH_INTERVAL)
+        await self.flush()
+
+    async def flush(self) -> None:
+        """Write the checks made since the last write, in one transaction."""
+        async with self._flush_lock:
+            pending, self._pending = self._pending, []
+            if not pending:
+                return
+            items = [(p.job_id, p.owner, p.state, p.check) for p in pending]
+            try:
+                await self._in_store(partial(self.store.record_checks, items))
+            except Exception:
+                # The job may have been deleted meanwhile (its rows are refused): keep the rest.
+                log.exception("could not save %d watcher checks", len(items))
+
+    async def register(self, job: Job) -> None:
+        now = self.clock.now()
+        await self._in_store(partial(self.store.create, job.id, job.owner, {}, now=now))
+
+    def forget(self, job_id: str) -> None:
+        self._states.pop(job_id, None)
+        self._locks.pop(job_id, None)
+        self._pending = [p for p in self._pending if p.job_id != job_id]
+
+    async def records(self, job_ids: list[str]) -> dict[str, WatcherRecord]:
+        await self.flush()
+        found: dict[str, WatcherRecord] = await self._in_store(
+            partial(self.store.get_many, job_ids)
+        )
+        return found
+
+    async def history(self, job_id: str, last_n: int) -> list[CheckRecord]:
+        await self.flush()
+        found: list[CheckRecord] = await self._in_store(partial(self.store.history, job_id, last_n))
+        return found
+
+    async def aclose(self) -> None:
+        task = self._flush_task
+        if task is not None and not task.done():
+            task.cancel()
+        with anyio.CancelScope(shield=True):
+            await self.flush()
+
+
+class WatcherExecutor:
+    """Takes the runs of watchers; every other run goes to ``inner``."""
+
+    def __init__(self, inner: Executor, runtime: WatcherRuntime) -> None:
+        self.inner = inner
+        self.runtime = runtime
+
+    def concurrency_key(self, job: Job) -> str:
+        if job.kind is JobKind.WATCHER and job.target.get("type") != "kernel":
+            # Checks of different watchers do not wait for each other (the global bound holds).
+            return f"watcher:{job.id}"
+        return self.inner.concurrency_key(job)
+
+    async def execute(self, job: Job, run: Run, output: OutputSink) -> RunOutcome:
+        if job.kind is JobKind.WATCHER:
+            return await self.runtime.check(job, run, output)
+        return await self.inner.execute(job, run, output)
+
+    async def aclose(self) -> None:
+        await self.runtime.aclose()
+        closer = getattr(self.inner, "aclose", None)
+        if closer is not None:
+            await closer()
+
+
+# --- the service behind the REST routes and agent tools -------------------------------------------
+
+
+def _status(job: Job) -> str:
+    return {JobStatus.ACTIVE: "running", JobStatus.PAUSED: "paused"}.get(
+        job.status, job.status.value
+    )
+
+
+def watcher_json(
+    job: Job, record: WatcherRecord | None, history: list[CheckRecord] | None = None
+) -> dict[str, Any]:
+    spec = WatcherSpec.of(job)
+    document: dict[str, Any] = {
+        "watcher_id": job.id,
+        "tool_name": spec.tool,
+        "params": spec.params,
+        "label": spec.label,
+        "interval": spec.interval,
+        "notify_when": spec.escalation.notify_when.value,
+        "notify_config": spec.escalation.notify_config(),
+        "output_channel": spec.output_channel,
+        "output_config": spec.output_config,
+        "status": _status(job),
+        "target": job.target,
+        "session": job.session,
+        "checks": record.checks if record else 0,
+        "notifications": record.notifications if record else 0,
+        "last_check_at": iso(record.last_check_at) if record else None,
+        "last_notified_at": iso(record.last_notified_at) if record else None,
+        "next_check_at": iso(job.next_fire_at),
+        "created_at": iso(job.created_at),
+    }
+    if history is not None:
+        document["last_result"] = history[0].to_json() if history else None
+        document["history"] = [entry.to_json() for entry in history]
+    return document
+
+
+def check_last_n(value: object) -> int:
+    if isinstance(value, str) and value.isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= RING_SIZE:
+        raise ValidationError("last_n", f"must be an integer from 1 to {RING_SIZE}, got {value!r}")
+    return value
+
+
+class WatcherService:
+    def __init__(self, scheduler: Scheduler, runtime: WatcherRuntime) -> None:
+        self.scheduler = scheduler
+        self.runtime = runtime
+
+    def _check_policy(self, tool: str) -> None:
+        tools = self.runtime.tools
+        if tools is None:
+            return
+        decision = tools.decision(tool)
+        if decision.policy not in UNATTENDED_POLICIES:
+            raise ValidationError(
+                "tool",
+                f"{tool} cannot be watched: its policy is {decision.policy!r} "
+                f"({decision.source}) and {NO_APPROVAL}",
+                accepted=UNATTENDED_POLICIES,
+            )
+
+    def _target(self, spec: WatcherSpec, body: Mapping[str, Any]) -> dict[str, Any]:
+        if body.get("target") is not None:
+            target = validate_target(body["target"])
+            if target["type"] == "headless":
+                raise ValidationError(
+                    "target.type",
+                    "a watcher runs on the server or in a notebook's kernel",
+                    accepted=("server", "kernel"),
+                )
+            if target["type"] == "server" and not self.runtime.is_server_tool(spec.tool):
+                raise self._unknown_tool(spec.tool)
+            return target
+        if self.runtime.is_server_tool(spec.tool):
+            return {"type": "server"}
+        raise self._unknown_tool(spec.tool)
+
+    def _unknown_tool(self, tool: str) -> ValidationError:
+        tools = self.runtime.tools
+        names = tools.registry.names() if tools is not None else []
+        return ValidationError(
+            "tool",
+            f"unknown tool {tool!r} on the server; a user tool is watched in its kernel: "
+            "give target {'type': 'kernel', 'path': <notebook>}",
+            accepted=names,
+        )
+
+    async def create(self, body: Mapping[str, Any], *, owner: str) -> dict[str, Any]:
+        spec = parse_spec(body)
+        target = self._target(spec, body)
+        self._check_policy(spec.tool)
+        session = _optional_text(body, "session")
+        if target["type"] == "kernel" and session is None:
+            session = target.get("path") or target.get("kernel_id")
+        new = NewJob(
+            when=f"every {spec.interval}s",
+            action={"type": "tool", "name": spec.tool, "params": spec.params},
+            target=target,
+            name=spec.label or f"watch {spec.tool}",
+            kind=JobKind.WATCHER,
+            session=session,
+            options=spec.options(),
+        )
+        job = await self.scheduler.add_job(new, owner=owner)
+        await self.runtime.register(job)
+        # The first check sets the baseline now, not one interval from now.
+        await self.scheduler.trigger_job(job.id, owner=owner)
+        document = watcher_json(job, None)
+        document["hint"] = (
+            f"Watcher {spec.label or spec.tool!r} started: checking {spec.tool} every "
+            f"{spec.interval}s; notifications by the {spec.escalation.notify_when.value!r} "
+            f"strategy go to {spec.output_channel or 'this session'}."
+        )
+        return document
+
+    async def _job(self, watcher_id: str, owner: str) -> Job:
+        job = await self.scheduler.get_job(watcher_id, owner=owner)
+        if job.kind is not JobKind.WATCHER:
+            raise NotFoundError("watcher", watcher_id)
+        return job
+
+    async def status(self, watcher_id: str, *, owner: str, last_n: int) -> dict[str, Any]:
+        job = await self._job(watcher_id, owner)
+        records = await self.runtime.records([job.id])
+        history = await self.runtime.history(job.id, last_n)
+        return watcher_json(job, records.get(job.id), history)
+
+    async def history(self, watcher_id: str, *, owner: str, last_n: int) -> list[dict[str, Any]]:
+        job = await self._job(watcher_id, owner)
+        return [entry.to_json() for entry in await self.runtime.history(job.id, last_n)]
+
+    async def list(self, *, owner: str, session: str | None = None) -> list[dict[str, Any]]:
+        where = JobFilter(kind=[JobKind.WATCHER], session=session)
+        jobs = await self.scheduler.list_jobs(owner=owner, where=where)
+        records = await self.runtime.records([job.id for job in jobs])
+        documents = [watcher_json(job, records.get(job.id)) for job in jobs]
+        # Running first, as in the seed's watch_list.
+        return sorted(documents, key=lambda d: d["status"] != "running")
+
+    async def stop(self, watcher_id: str, *, owner: str) -> None:
+        """Stop for good: the watcher, its state and its history are deleted."""
+        job = await self._job(watcher_id, owner)
+        await self.scheduler.delete_job(job.id, owner=owner)
+        self.runtime.forget(job.id)
+
+    async def pause(self, watcher_id: str, *, owner: str) -> dict[str, Any]:
+        job = await self._job(watcher_id, owner)
+        job = await self.scheduler.pause_job(job.id, owner=owner)
+        return watcher_json(job, (await self.runtime.records([job.id])).get(job.id))
+
+    async def resume(self, watcher_id: str, *, owner: str) -> dict[str, Any]:
+        job = await self._job(watcher_id, owner)
+        job = await self.scheduler.resume_job(job.id, owner=owner)
+        return watcher_json(job, (await self.runtime.records([job.id])).get(job.id))
+
+
+# --- REST -----------------------------------------------------------------------------------------
+
+
+class _WatcherHandler(RecallHandler):
+    @property
+    def watchers(self) -> WatcherService:
+        service = self.settings["jupyter_recall_watchers"]
+        assert isinstance(service, WatcherService)
+        return service
+
+
+class WatchersHandler(_WatcherHandler):
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        session = self.get_query_argument("session", None) or None
+        self.send_json({"watchers": await self.watchers.list(owner=self.owner, session=session)})
+
+    @web.authenticated
+    @authorized
+    async def post(self) -> None:
+        document = await self.watchers.create(self.json_body(), owner=self.owner)
+        self.send_json(document, status=201)
+
+
+class WatcherHandler(_WatcherHandler):
+    @web.authenticated
+    @authorized
+    async def get(self, watcher_id: str) -> None:
+        last_n = check_last_n(self.get_query_argument("last_n", str(DEFAULT_HISTORY)))
+        self.send_json(await self.watchers.status(watcher_id, owner=self.owner, last_n=last_n))
+
+    @web.authenticated
+    @authorized
+    async def delete(self, watcher_id: str) -> None:
+        await self.watchers.stop(watcher_id, owner=self.owner)
+        self.set_status(204)
+        self.finish()
+
+
+class WatcherPauseHandler(_WatcherHandler):
+    @web.authenticated
+    @authorized
+    async def post(self, watcher_id: str) -> None:
+        self.send_json(await self.watchers.pause(watcher_id, owner=self.owner))
+
+
+class WatcherResumeHandler(_WatcherHandler):
+    @web.authenticated
+    @authorized
+    async def post(self, watcher_id: str) -> None:
+        self.send_json(await self.watchers.resume(watcher_id, owner=self.owner))
+
+
+def watcher_routes() -> list[tuple[str, type[RecallHandler]]]:
+    watcher = r"(?P<watcher_id>[A-Za-z0-9_-]+)"
+    return [
+        (r"/api/recall/watchers", WatchersHandler),
+        (rf"/api/recall/watchers/{watcher}", WatcherHandler),
+        (rf"/api/recall/watchers/{watcher}/pause", WatcherPauseHandler),
+        (rf"/api/recall/watchers/{watcher}/resume", WatcherResumeHandler),
+    ]
