@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import http.client
 import json
+import os
 import socket
 import urllib.error
 import urllib.parse
@@ -77,6 +78,73 @@ def read_server_file(path: Path) -> ServerInfo | None:
 
 def server_files(directory: Path) -> Iterator[Path]:
     return iter(sorted(directory.glob("jpserver-*.json")))
+
+
+def _process_is_gone(path: Path) -> bool:
+    """A runtime file left behind by a server that died without removing it."""
+    try:
+        pid = int(json.loads(path.read_text()).get("pid"))
+    except (OSError, ValueError, TypeError, AttributeError):
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False  # Alive, but someone else's process.
+    return False
+
+
+def running_servers(directory: Path) -> list[ServerInfo]:
+    """The servers described in a runtime directory, most recently started first; files of
+    processes that are gone are left out."""
+
+    def started(path: Path) -> float:
+        try:
+            return path.stat().st_mtime
+        except OSError:
+            return 0.0
+
+    found = []
+    for path in sorted(server_files(directory), key=started, reverse=True):
+        info = None if _process_is_gone(path) else read_server_file(path)
+        if info is not None:
+            found.append(info)
+    return found
+
+
+def _same_server(a: str, b: str) -> bool:
+    def key(url: str) -> tuple[str, str, str]:
+        parts = urllib.parse.urlsplit(url)
+        host = "127.0.0.1" if parts.hostname in ("localhost", "::1") else (parts.hostname or "")
+        return host, str(parts.port or ""), parts.path.rstrip("/")
+
+    return key(a) == key(b)
+
+
+def token_for(url: str, candidates: Iterable[ServerInfo]) -> str | None:
+    """The token a runtime file records for the server at ``url``, if any."""
+    for info in candidates:
+        if _same_server(info.url, url):
+            return info.token
+    return None
+
+
+def first_answering(
+    candidates: Iterable[ServerInfo], *, timeout: float = PROBE_TIMEOUT
+) -> tuple[Client | None, list[str]]:
+    """The client of the first candidate whose ``/api/recall/info`` answers as jupyter_recall,
+    and one line per candidate that did not (what was tried, and why it failed)."""
+    tried: list[str] = []
+    for info in candidates:
+        client = Client(info, timeout=timeout)
+        try:
+            client.info()
+        except RecallError as error:
+            tried.append(f"{info.url} ({info.source}): {error}")
+            continue
+        return client, tried
+    return None, tried
 
 
 # --- HTTP -------------------------------------------------------------------------------------

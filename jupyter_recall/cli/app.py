@@ -1,0 +1,78 @@
+"""``jupyter recall``: the root application, dispatching to its subcommands.
+
+``jupyter recall ...`` runs the ``jupyter-recall`` script (jupyter_core looks for
+``jupyter-<name>`` on PATH); like ``jupyter server extension``, the root app only dispatches.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from jupyter_core.application import JupyterApp
+
+from jupyter_recall._version import __version__
+from jupyter_recall.cli import commands
+from jupyter_recall.cli.base import EXIT_USAGE, RecallCommand
+
+SUBCOMMANDS: dict[str, tuple[type[RecallCommand], str]] = {
+    "list": (commands.ListCommand, "List your jobs (--status, --kind, --path, --all)."),
+    "show": (commands.ShowCommand, "Show one job and its recent runs."),
+    "add": (commands.AddCommand, "Add a job: WHEN ACTION (code), or WHEN --notify MESSAGE."),
+    "cancel": (commands.CancelCommand, "Stop jobs for good (they stay, with their history)."),
+    "pause": (commands.PauseCommand, "Stop jobs from firing until resumed."),
+    "resume": (commands.ResumeCommand, "Let paused jobs fire again."),
+    "skip": (commands.SkipCommand, "Skip the next occurrence of recurring jobs."),
+    "trigger": (commands.TriggerCommand, "Run jobs once now."),
+    "runs": (commands.RunsCommand, "List your runs (--since, --job, --status)."),
+    "logs": (commands.LogsCommand, "Print a run's output (--follow to stream it)."),
+    "parse": (commands.ParseCommand, "Check a time expression and preview its fire times."),
+}
+
+
+def subcommand_table() -> dict[str, Any]:
+    return dict(SUBCOMMANDS)
+
+
+EXAMPLES = """
+jupyter recall list --all
+jupyter recall add "every day at 09:00" "print('good morning')" --name morning
+jupyter recall parse "every weekday at 08:30" --tz Europe/Paris
+jupyter recall logs RUN_ID --follow
+jupyter recall list --json --url http://127.0.0.1:8888/ --token TOKEN
+"""
+
+
+class JupyterRecallApp(JupyterApp):
+    """Jobs and runs of the jupyter_recall extension of a running Jupyter server."""
+
+    name = "jupyter recall"
+    description = (
+        "Manage the scheduled jobs of a running Jupyter server with jupyter_recall: list, "
+        "add, pause, trigger them, read their runs' output. Options go after the subcommand."
+    )
+    version = __version__
+    examples = EXAMPLES
+    subcommands: dict[str, Any] = subcommand_table()
+
+    def _config_file_name_default(self) -> str:
+        return "jupyter_recall_cli_config"
+
+    def start(self) -> None:
+        super().start()
+        # Only reached without a subcommand: JupyterApp.start runs the subcommand and stops.
+        names = ", ".join(self.subcommands)
+        print(f"{self.name}: give a subcommand: {names} (--help for more)", file=sys.stderr)
+        raise SystemExit(EXIT_USAGE)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """The ``jupyter-recall`` console script."""
+    JupyterRecallApp.launch_instance(argv)
+
+
+def clear_instances() -> None:
+    """Forget the singleton apps, so that ``main`` can run again in the same process (tests)."""
+    JupyterRecallApp.clear_instance()
+    for command, _ in SUBCOMMANDS.values():
+        command.clear_instance()

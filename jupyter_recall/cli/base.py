@@ -1,0 +1,151 @@
+"""What every ``jupyter recall`` subcommand shares: server options, --json, errors, exit codes."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Generator
+from typing import Any
+
+from jupyter_core.application import JupyterApp, base_aliases, base_flags
+from traitlets import Bool, Float, Unicode
+
+from jupyter_recall._version import __version__
+from jupyter_recall.core.errors import RecallError, ValidationError
+from jupyter_recall.remote import Client, RecallConnectionError
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+"""Not found, a conflict, a run that did not succeed, any other error."""
+EXIT_USAGE = 2
+"""Bad command line or input the server refused (the message names the field)."""
+EXIT_NO_SERVER = 3
+"""No server with jupyter_recall could be reached."""
+
+COMMON_ALIASES: dict[str, Any] = {
+    **base_aliases,
+    "url": "RecallCommand.url",
+    "token": "RecallCommand.token",
+    "timeout": "RecallCommand.timeout",
+}
+_NOT_FOR_US = ("generate-config", "y", "show-config", "show-config-json")
+"""JupyterApp flags that mean nothing to a client of the server (it writes no config)."""
+COMMON_FLAGS: dict[str, Any] = {
+    **{name: flag for name, flag in base_flags.items() if name not in _NOT_FOR_US},
+    "json": (
+        {"RecallCommand": {"json_output": True}},
+        "Print the server's JSON documents instead of tables (for scripts).",
+    ),
+}
+
+
+def with_aliases(extra: dict[str, Any]) -> dict[str, Any]:
+    """A subcommand's aliases: the common ones and its own."""
+    return {**COMMON_ALIASES, **extra}
+
+
+def with_flags(extra: dict[str, Any]) -> dict[str, Any]:
+    """A subcommand's flags: the common ones and its own."""
+    return {**COMMON_FLAGS, **extra}
+
+
+class UsageError(RecallError):
+    """The command line itself is wrong (missing argument, options that exclude each other)."""
+
+
+class RecallCommand(JupyterApp):
+    """Base of the subcommands: finds the server, maps errors to one message and an exit code."""
+
+    version = __version__
+    aliases = COMMON_ALIASES
+    flags = COMMON_FLAGS
+    usage = ""
+    """The positional arguments, shown in errors: ``ID``, ``WHEN ACTION``..."""
+
+    url = Unicode(
+        None,
+        allow_none=True,
+        config=True,
+        help="URL of the Jupyter server (default: $JUPYTER_RECALL_URL, else the running server "
+        "found in the Jupyter runtime directory).",
+    )
+    token = Unicode(
+        None,
+        allow_none=True,
+        config=True,
+        help="Token of the Jupyter server (default: $JUPYTER_RECALL_TOKEN, else the token of "
+        "its runtime file).",
+    )
+    timeout = Float(30.0, config=True, help="Seconds to wait for each answer of the server.")
+    json_output = Bool(False, config=True, help="Print JSON documents instead of tables.")
+
+    _client: Client | None = None
+
+    def _config_file_name_default(self) -> str:
+        return "jupyter_recall_cli_config"
+
+    def _log_format_default(self) -> str:
+        return "%(message)s"
+
+    @property
+    def client(self) -> Client:
+        if self._client is None:
+            from jupyter_recall.cli.connect import connect
+
+            self._client = connect(self.url, self.token, timeout=self.timeout)
+        return self._client
+
+    def request(self, method: str, path: str, **kwargs: Any) -> Any:
+        return self.client.request(method, path, **kwargs)
+
+    def positional(self, minimum: int, maximum: int | None = None) -> list[str]:
+        args = list(self.extra_args)
+        most = minimum if maximum is None else maximum
+        if len(args) < minimum or (most >= 0 and len(args) > most):
+            raise UsageError(f"usage: {self.name} {self.usage}".rstrip())
+        return args
+
+    def emit_description(self) -> Generator[str, None, None]:
+        yield f"Usage: {self.name} {self.usage} [options]".replace("  ", " ")
+        yield ""
+        yield from super().emit_description()
+
+    def print_json(self, document: Any) -> None:
+        print(json.dumps(document, indent=2))
+
+    def run(self) -> int:
+        """The command's work; its exit code."""
+        raise NotImplementedError
+
+    def start(self) -> None:
+        code = self._run_reporting_errors()
+        sys.stdout.flush()
+        if code:
+            raise SystemExit(code)
+
+    def _run_reporting_errors(self) -> int:
+        try:
+            return self.run()
+        except KeyboardInterrupt:
+            return 130
+        except RecallError as error:
+            code = exit_code_of(error)
+            print(f"{self.name}: error: {message_of(error)}", file=sys.stderr)
+            return code
+
+
+def exit_code_of(error: RecallError) -> int:
+    if isinstance(error, RecallConnectionError):
+        return EXIT_NO_SERVER
+    if isinstance(error, (ValidationError, UsageError)):
+        return EXIT_USAGE
+    return EXIT_FAILED
+
+
+def message_of(error: RecallError) -> str:
+    """The error's text, with the accepted values when the text does not list them yet."""
+    text = str(error)
+    accepted = getattr(error, "accepted", ())
+    if isinstance(error, ValidationError) and accepted and accepted[0] not in text:
+        text += "\naccepted: " + "; ".join(accepted)
+    return text

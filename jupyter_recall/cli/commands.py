@@ -1,0 +1,415 @@
+"""The ``jupyter recall`` subcommands, one class each (see docs/cli.md)."""
+
+from __future__ import annotations
+
+import re
+import sys
+from datetime import datetime, timedelta, timezone
+from typing import Any, ClassVar
+
+from traitlets import Bool, Int, Unicode
+
+from jupyter_recall.cli import render
+from jupyter_recall.cli.base import (
+    EXIT_FAILED,
+    EXIT_OK,
+    RecallCommand,
+    UsageError,
+    with_aliases,
+    with_flags,
+)
+from jupyter_recall.core.errors import ValidationError
+from jupyter_recall.remote import RecallConnectionError
+
+ACTIVE_STATUSES = "active,paused"
+"""What ``list`` shows without --status or --all: the jobs that may still fire."""
+RECENT_RUNS = 5
+_AGO = re.compile(r"(\d+)\s*([smhdw])")
+_AGO_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+class ListCommand(RecallCommand):
+    name = "jupyter recall list"
+    description = "List your jobs: id, name, schedule, status, next fire (local time), last run."
+    usage = ""
+    aliases = with_aliases(
+        {
+            "status": "ListCommand.status",
+            "kind": "ListCommand.kind",
+            "path": "ListCommand.path",
+        }
+    )
+    flags = with_flags(
+        {
+            "all": (
+                {"ListCommand": {"all_jobs": True}},
+                "Also the jobs that ended (completed, failed, cancelled).",
+            ),
+        }
+    )
+    status = Unicode(
+        "",
+        config=True,
+        help="Comma-separated statuses (active, paused, completed, failed, cancelled); "
+        "default: active,paused.",
+    )
+    kind = Unicode("", config=True, help="Comma-separated kinds (job, recall, watcher).")
+    path = Unicode("", config=True, help="Only the jobs of this session (notebook path).")
+    all_jobs = Bool(False, config=True, help="Also the jobs that ended.")
+
+    def run(self) -> int:
+        self.positional(0)
+        status = self.status or (None if self.all_jobs else ACTIVE_STATUSES)
+        query = {"status": status, "kind": self.kind or None, "path": self.path or None}
+        jobs = self.request("GET", "/api/recall/jobs", query=query)
+        if self.json_output:
+            self.print_json(jobs)
+        else:
+            print(render.jobs_table(jobs["jobs"]))
+        return EXIT_OK
+
+
+class ShowCommand(RecallCommand):
+    name = "jupyter recall show"
+    description = "Show one job in full, with its most recent runs."
+    usage = "ID"
+
+    def run(self) -> int:
+        (job_id,) = self.positional(1)
+        job = self.request("GET", f"/api/recall/jobs/{job_id}")
+        if self.json_output:
+            self.print_json(job)
+            return EXIT_OK
+        runs = self.request("GET", f"/api/recall/jobs/{job_id}/runs")["runs"]
+        print(render.job_detail(job, runs[:RECENT_RUNS]))
+        return EXIT_OK
+
+
+class AddCommand(RecallCommand):
+    name = "jupyter recall add"
+    description = (
+        "Add a job. ACTION is Python code ('-' reads it from stdin), run in a fresh headless "
+        "kernel, or in the live kernel of a notebook with --notebook; or give --notify MESSAGE "
+        "instead of ACTION for a server notification."
+    )
+    usage = "WHEN ACTION | WHEN --notify MESSAGE"
+    examples = """
+jupyter recall add "in 10m" "print('hello')"
+jupyter recall add "every weekday at 09:00" "refresh()" --notebook analysis/daily.ipynb
+jupyter recall add "tomorrow at 17:00" --notify "send the report" --name report
+"""
+    aliases = with_aliases(
+        {
+            "notebook": "AddCommand.notebook",
+            "notify": "AddCommand.notify",
+            "name": "AddCommand.job_name",
+            "tz": "AddCommand.tz",
+            "kernel-name": "AddCommand.kernel_name",
+        }
+    )
+    flags = with_flags(
+        {
+            "headless": (
+                {"AddCommand": {"headless": True}},
+                "Run the code in a fresh kernel that is shut down afterwards (the default).",
+            ),
+        }
+    )
+    notebook = Unicode("", config=True, help="Run the code in the live kernel of this notebook.")
+    notify = Unicode("", config=True, help="Send this notification instead of running code.")
+    job_name = Unicode("", config=True, help="A name for the job.")
+    tz = Unicode("", config=True, help="Time zone of the schedule (default: the server's).")
+    kernel_name = Unicode("", config=True, help="Kernel of a headless run (default python3).")
+    headless = Bool(False, config=True, help="Run the code in a fresh headless kernel.")
+
+    def run(self) -> int:
+        body = self.job_body()
+        job = self.request("POST", "/api/recall/jobs", body=body)
+        if self.json_output:
+            self.print_json(job)
+        else:
+            print("created " + render.job_line(job))
+        return EXIT_OK
+
+    def job_body(self) -> dict[str, Any]:
+        args = self.positional(1, 2)
+        action, target = self._notification(args) if self.notify else self._code(args)
+        body: dict[str, Any] = {"when": args[0], "action": action, "target": target}
+        if self.job_name:
+            body["name"] = self.job_name
+        if self.tz:
+            body["tz"] = self.tz
+        return body
+
+    def _notification(self, args: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+        if len(args) > 1 or self.notebook or self.headless:
+            raise UsageError(
+                "--notify sends a notification from the server: give no ACTION code, "
+                "--notebook or --headless with it"
+            )
+        return {"type": "notification", "message": self.notify}, {"type": "server"}
+
+    def _code(self, args: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+        if len(args) != 2:
+            raise UsageError(f"usage: {self.name} {self.usage}")
+        if self.notebook and self.headless:
+            raise UsageError("--notebook and --headless exclude each other: choose one target")
+        code = sys.stdin.read() if args[1] == "-" else args[1]
+        target: dict[str, Any]
+        if self.notebook:
+            target = {"type": "kernel", "path": self.notebook}
+        else:
+            target = {"type": "headless"}
+            if self.kernel_name:
+                target["kernel_name"] = self.kernel_name
+        return {"type": "code", "code": code}, target
+
+
+class JobActionCommand(RecallCommand):
+    """``cancel``, ``pause``, ``resume``, ``skip``, ``trigger``: one POST per job id."""
+
+    action: ClassVar[str] = ""
+    usage = "ID [ID ...]"
+
+    def run(self) -> int:
+        for job_id in self.positional(1, -1):
+            result = self.request(
+                "POST", f"/api/recall/jobs/{job_id}/{self.action}", body=self.action_body()
+            )
+            if self.json_output:
+                self.print_json(result)
+            else:
+                print(self.summary(result))
+        return EXIT_OK
+
+    def action_body(self) -> dict[str, Any] | None:
+        return None
+
+    def summary(self, job: dict[str, Any]) -> str:
+        return render.job_line(job)
+
+
+class CancelCommand(JobActionCommand):
+    name = "jupyter recall cancel"
+    description = "Stop jobs for good; they stay listed (--all) with their run history."
+    action = "cancel"
+
+
+class PauseCommand(JobActionCommand):
+    name = "jupyter recall pause"
+    description = "Stop jobs from firing until they are resumed."
+    action = "pause"
+
+
+class ResumeCommand(JobActionCommand):
+    name = "jupyter recall resume"
+    description = "Let paused jobs fire again, from now on (or --catch-up on what was missed)."
+    action = "resume"
+    flags = with_flags(
+        {
+            "catch-up": (
+                {"ResumeCommand": {"catch_up": True}},
+                "Handle the occurrences missed while paused by the job's catch-up policy.",
+            ),
+        }
+    )
+    catch_up = Bool(False, config=True, help="Catch up on the occurrences missed while paused.")
+
+    def action_body(self) -> dict[str, Any] | None:
+        return {"catch_up": True} if self.catch_up else None
+
+
+class SkipCommand(JobActionCommand):
+    name = "jupyter recall skip"
+    description = "Skip the next occurrence of recurring jobs (recorded as a skipped run)."
+    action = "skip"
+
+
+class TriggerCommand(JobActionCommand):
+    name = "jupyter recall trigger"
+    description = "Run jobs once now, without moving their schedule."
+    action = "trigger"
+
+    def summary(self, job: dict[str, Any]) -> str:
+        run = job
+        return (
+            f"run {run.get('id')} of job {run.get('job_id')}: {run.get('status')} "
+            f"(follow it: jupyter recall logs {run.get('id')} --follow)"
+        )
+
+
+def parse_since(text: str, now: datetime) -> str:
+    """``--since``: an ISO instant (local time when it has no offset) or a duration ago."""
+    compact = text.strip().lower().removesuffix("ago").strip()
+    parts = _AGO.findall(compact)
+    if parts and _AGO.sub("", compact).strip() == "":
+        seconds = sum(int(n) * _AGO_SECONDS[unit] for n, unit in parts)
+        return (now - timedelta(seconds=seconds)).isoformat()
+    try:
+        instant = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise ValidationError(
+            "since",
+            f"not an instant or a duration: {text!r}",
+            accepted=("an ISO 8601 instant such as 2026-06-01T09:00", "a duration such as 2h, 1d"),
+        ) from None
+    if instant.tzinfo is None:
+        instant = instant.astimezone()
+    return instant.isoformat()
+
+
+class RunsCommand(RecallCommand):
+    name = "jupyter recall runs"
+    description = "List your runs, newest first."
+    usage = ""
+    aliases = with_aliases(
+        {
+            "since": "RunsCommand.since",
+            "job": "RunsCommand.job",
+            "status": "RunsCommand.status",
+            "limit": "RunsCommand.limit",
+        }
+    )
+    since = Unicode(
+        "", config=True, help="Runs created or finished since: an ISO instant, or 2h, 1d..."
+    )
+    job = Unicode("", config=True, help="Only the runs of this job id.")
+    status = Unicode("", config=True, help="Comma-separated run statuses.")
+    limit = Int(20, config=True, help="At most this many runs (0: all).")
+
+    def run(self) -> int:
+        self.positional(0)
+        query = {
+            "since": parse_since(self.since, datetime.now(timezone.utc)) if self.since else None,
+            "job_id": self.job or None,
+            "status": self.status or None,
+        }
+        runs = self.request("GET", "/api/recall/runs", query=query)["runs"]
+        if self.limit > 0:
+            runs = runs[: self.limit]
+        if self.json_output:
+            self.print_json({"runs": runs})
+            return EXIT_OK
+        jobs = self.request("GET", "/api/recall/jobs")["jobs"]
+        names = {job["id"]: job.get("name") or "" for job in jobs}
+        print(render.runs_table(runs, names))
+        return EXIT_OK
+
+
+class LogsCommand(RecallCommand):
+    name = "jupyter recall logs"
+    description = (
+        "Print a run's output; --follow streams a running run's output until it finishes "
+        "(exit code 1 when it did not succeed)."
+    )
+    usage = "RUN_ID"
+    flags = with_flags(
+        {
+            "follow": ({"LogsCommand": {"follow": True}}, "Stream the output until the run ends."),
+            "f": ({"LogsCommand": {"follow": True}}, "Same as --follow."),
+        }
+    )
+    follow = Bool(False, config=True, help="Stream the output until the run ends.")
+
+    def run(self) -> int:
+        (run_id,) = self.positional(1)
+        if self.follow:
+            return self._follow(run_id)
+        run = self.request("GET", f"/api/recall/runs/{run_id}")
+        if self.json_output:
+            self.print_json(run)
+            return EXIT_OK
+        sys.stdout.write(run.get("output") or "")
+        if run.get("status") == "running":
+            print(f"(run {run_id} is still running: --follow streams it)", file=sys.stderr)
+        elif run.get("error"):
+            print(f"run {run_id} {run.get('status')}: {run['error']}", file=sys.stderr)
+        return EXIT_OK
+
+    def _follow(self, run_id: str) -> int:
+        from jupyter_recall.cli.follow import Follower
+
+        follower = Follower(self.client, run_id, self._write_chunk)
+        run = follower.follow()
+        if self.json_output:
+            self.print_json_line({"type": "finished", "run": run})
+        else:
+            ended = f"run {run_id} {run.get('status')}"
+            if isinstance(run.get("duration"), (int, float)):
+                ended += f" after {run['duration']:.1f}s"
+            if run.get("error"):
+                ended += f": {run['error']}"
+            print(ended, file=sys.stderr)
+        return EXIT_OK if run.get("status") == "succeeded" else EXIT_FAILED
+
+    def _write_chunk(self, text: str) -> None:
+        if self.json_output:
+            self.print_json_line({"type": "output", "text": text})
+        else:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+
+    def print_json_line(self, document: Any) -> None:
+        import json
+
+        print(json.dumps(document), flush=True)
+
+
+class ParseCommand(RecallCommand):
+    name = "jupyter recall parse"
+    description = (
+        "Check a time expression: its kind, canonical form, words and next five fire times. "
+        "Asks the server; parses here when no server is reachable (or with --offline)."
+    )
+    usage = "TEXT"
+    aliases = with_aliases({"tz": "ParseCommand.tz"})
+    flags = with_flags(
+        {
+            "offline": ({"ParseCommand": {"offline": True}}, "Parse here, without a server."),
+        }
+    )
+    tz = Unicode("", config=True, help="Time zone (default: the server's, or this machine's).")
+    offline = Bool(False, config=True, help="Parse here, without asking a server.")
+
+    def run(self) -> int:
+        text = " ".join(self.positional(1, -1))
+        result = None if self.offline else self._ask_server(text)
+        if result is None:
+            result = self._parse_here(text)
+        if self.json_output:
+            self.print_json(result)
+        else:
+            print(render.parse_result(result))
+        return EXIT_OK
+
+    def _ask_server(self, text: str) -> dict[str, Any] | None:
+        body = {"when": text, **({"tz": self.tz} if self.tz else {})}
+        try:
+            result = dict(self.request("POST", "/api/recall/parse", body=body))
+        except RecallConnectionError:
+            print(
+                f"{self.name}: no Jupyter server with jupyter_recall is reachable "
+                "(start one, or pass --url and --token)",
+                file=sys.stderr,
+            )
+            return None
+        result["offline"] = False
+        return result
+
+    def _parse_here(self, text: str) -> dict[str, Any]:
+        from jupyter_recall.core.when import parse_when
+        from jupyter_recall.server.localzone import local_zone_name
+
+        zone = self.tz or local_zone_name()
+        if not self.offline:
+            print(f"{self.name}: parsed here, in the zone {zone}", file=sys.stderr)
+        spec = parse_when(text, now=datetime.now(timezone.utc), tz=zone)
+        return {
+            "when": text,
+            "kind": spec.kind,
+            "canonical": spec.canonical,
+            "description": spec.describe(),
+            "tz": spec.tz,
+            "next_fire_times": [t.isoformat() for t in spec.next_fire_times(5)],
+            "offline": True,
+        }

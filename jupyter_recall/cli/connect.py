@@ -1,0 +1,84 @@
+"""Which server the command line talks to.
+
+Explicit beats discovered: ``--url``/``--token``, then ``$JUPYTER_RECALL_URL`` and
+``$JUPYTER_RECALL_TOKEN``, then every ``jpserver-*.json`` in the Jupyter runtime directory, most
+recent first, keeping the first whose ``/api/recall/info`` answers (several servers may run, not
+all with the extension).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+
+from jupyter_recall.remote import (
+    PROBE_TIMEOUT,
+    TOKEN_VARIABLE,
+    URL_VARIABLE,
+    Client,
+    RecallConnectionError,
+    ServerInfo,
+    first_answering,
+    running_servers,
+    runtime_dir,
+    token_for,
+)
+
+EXPLICIT_PROBE_TIMEOUT = 10.0
+"""An explicit URL may be a remote server: give it longer than a local candidate."""
+
+HOW_TO_FIX = (
+    "start one with `jupyter lab` or `jupyter server` (jupyter_recall enabled), or pass "
+    f"--url and --token (or set ${URL_VARIABLE} and ${TOKEN_VARIABLE})"
+)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def connect(
+    url: str | None = None,
+    token: str | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    timeout: float = 30.0,
+) -> Client:
+    """A client of a running server with jupyter_recall; RecallConnectionError (one line that
+    says what was tried and how to fix it) when there is none."""
+    env = os.environ if environ is None else environ
+    token = token if token is not None else env.get(TOKEN_VARIABLE)
+    directory = runtime_dir()
+    servers = running_servers(directory) if directory.is_dir() else []
+    explicit = url or env.get(URL_VARIABLE)
+    if explicit:
+        source = "--url" if url else f"${URL_VARIABLE}"
+        chosen = token if token is not None else token_for(explicit, servers)
+        candidate = ServerInfo(explicit, chosen or "", source)
+        client, tried = first_answering([candidate], timeout=min(timeout, EXPLICIT_PROBE_TIMEOUT))
+        if client is None:
+            raise RecallConnectionError(
+                _one_line(f"cannot use the Jupyter server at {explicit} ({source}): ")
+                + _one_line(tried[0].split(": ", 1)[-1])
+                + "; check the URL and token, or "
+                + HOW_TO_FIX
+            )
+    else:
+        if token is not None:
+            servers = [dataclasses.replace(info, token=token) for info in servers]
+        client, tried = first_answering(servers, timeout=PROBE_TIMEOUT)
+        if client is None:
+            raise RecallConnectionError(_no_server_message(directory, tried))
+    client.timeout = timeout
+    return client
+
+
+def _no_server_message(directory: object, tried: list[str]) -> str:
+    if tried:
+        looked = f"tried {len(tried)} server(s) from {directory}: " + "; ".join(
+            _one_line(line) for line in tried
+        )
+    else:
+        looked = f"no jpserver-*.json server file in {directory}"
+    return f"no running Jupyter server with jupyter_recall found ({looked}); {HOW_TO_FIX}"

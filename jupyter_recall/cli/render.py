@@ -1,0 +1,160 @@
+"""Jobs, runs and parse results as plain aligned text for a terminal; instants in local time."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from jupyter_recall.core.errors import ValidationError
+from jupyter_recall.core.tz import resolve_tz
+from jupyter_recall.kernel.tables import describe_target, text_table
+
+JOB_COLUMNS = ("id", "name", "schedule", "status", "next fire", "last")
+RUN_COLUMNS = ("run", "job", "status", "trigger", "scheduled for", "duration", "error")
+NAME_WIDTH = 30
+ERROR_WIDTH = 50
+
+
+def clip(text: object, width: int) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def local_instant(value: Any) -> str:
+    """An ISO instant of the API in this machine's zone: ``2026-06-01 11:00:00 CEST``."""
+    if not isinstance(value, str):
+        return "-"
+    try:
+        instant = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return value
+    if instant.tzinfo is None:
+        return instant.strftime("%Y-%m-%d %H:%M:%S")
+    return instant.astimezone().strftime("%Y-%m-%d %H:%M:%S %Z")
+
+
+def describe_action(action: Any) -> str:
+    if not isinstance(action, Mapping):
+        return "-"
+    kind = action.get("type")
+    detail = {
+        "code": action.get("code"),
+        "instruction": action.get("instruction"),
+        "tool": action.get("name"),
+        "notebook": action.get("path"),
+        "notification": action.get("message"),
+    }.get(str(kind))
+    return f"{kind}: {clip(detail, 60)}" if detail else str(kind)
+
+
+def last_status(job: Mapping[str, Any]) -> str:
+    last = str(job.get("last_status") or "-")
+    if job.get("last_error"):
+        last = f"{last}: {job['last_error']}"
+    return clip(last, ERROR_WIDTH)
+
+
+def job_row(job: Mapping[str, Any]) -> tuple[str, ...]:
+    return (
+        str(job.get("id")),
+        clip(job.get("name") or "", NAME_WIDTH),
+        str(job.get("description") or job.get("when")),
+        str(job.get("status")),
+        local_instant(job.get("next_fire_at")),
+        last_status(job),
+    )
+
+
+def jobs_table(jobs: Sequence[Mapping[str, Any]]) -> str:
+    if not jobs:
+        return "no jobs"
+    return text_table(JOB_COLUMNS, [job_row(job) for job in jobs])
+
+
+def run_row(run: Mapping[str, Any], names: Mapping[str, str]) -> tuple[str, ...]:
+    job_id = str(run.get("job_id"))
+    name = names.get(job_id)
+    duration = run.get("duration")
+    return (
+        str(run.get("id")),
+        f"{job_id} {clip(name, NAME_WIDTH)}" if name else job_id,
+        str(run.get("status")),
+        str(run.get("trigger")),
+        local_instant(run.get("scheduled_for")),
+        f"{duration:.1f}s" if isinstance(duration, (int, float)) else "-",
+        clip(run.get("error") or "", ERROR_WIDTH),
+    )
+
+
+def runs_table(runs: Sequence[Mapping[str, Any]], names: Mapping[str, str] | None = None) -> str:
+    if not runs:
+        return "no runs"
+    return text_table(RUN_COLUMNS, [run_row(run, names or {}) for run in runs])
+
+
+def _fields(pairs: Sequence[tuple[str, str]]) -> str:
+    width = max(len(key) for key, _ in pairs)
+    return "\n".join(f"{key.ljust(width)}  {value}" for key, value in pairs)
+
+
+def job_detail(job: Mapping[str, Any], runs: Sequence[Mapping[str, Any]]) -> str:
+    """``show``: every field that matters, then the most recent runs."""
+    policies = ", ".join(f"{k}={v}" for k, v in sorted((job.get("policies") or {}).items()))
+    pairs = [
+        ("id", str(job.get("id"))),
+        ("name", str(job.get("name") or "")),
+        ("kind", str(job.get("kind"))),
+        ("status", str(job.get("status"))),
+        ("schedule", f"{job.get('description')} ({job.get('tz')})"),
+        ("when", f"{job.get('when')!s}  [canonical: {job.get('canonical')}]"),
+        ("action", describe_action(job.get("action"))),
+        ("target", describe_target(job.get("target"))),
+        ("session", str(job.get("session") or "-")),
+        ("next fire", local_instant(job.get("next_fire_at"))),
+        ("runs", f"{job.get('run_count', 0)} ({job.get('failure_count', 0)} failed)"),
+        ("last run", f"{local_instant(job.get('last_run_at'))}  {last_status(job)}"),
+        ("policies", policies or "-"),
+        ("created", local_instant(job.get("created_at"))),
+        ("updated", local_instant(job.get("updated_at"))),
+    ]
+    text = _fields(pairs)
+    if runs:
+        text += "\n\nrecent runs\n" + runs_table(runs)
+    return text
+
+
+def job_line(job: Mapping[str, Any]) -> str:
+    """One line after a change: what the job is now."""
+    name = f" {job['name']!r}" if job.get("name") else ""
+    return (
+        f"job {job.get('id')}{name}: {job.get('status')}, {job.get('description')}, "
+        f"next fire {local_instant(job.get('next_fire_at'))}"
+    )
+
+
+def _zoned(value: str, zone_name: str) -> str:
+    """A fire time in the schedule's zone, and in this machine's zone when that differs."""
+    try:
+        instant = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        zoned = instant.astimezone(resolve_tz(zone_name))
+    except (ValueError, ValidationError):
+        return local_instant(value)
+    text = zoned.strftime("%a %Y-%m-%d %H:%M:%S ") + (zoned.tzname() or zone_name)
+    local = instant.astimezone()
+    if local.utcoffset() != zoned.utcoffset():
+        text += f"  ({local.strftime('%Y-%m-%d %H:%M:%S %Z')} here)"
+    return text
+
+
+def parse_result(result: Mapping[str, Any]) -> str:
+    zone = str(result.get("tz"))
+    pairs = [
+        ("kind", str(result.get("kind"))),
+        ("canonical", str(result.get("canonical"))),
+        ("in words", str(result.get("description"))),
+        ("time zone", zone),
+    ]
+    times = [_zoned(str(t), zone) for t in result.get("next_fire_times") or []]
+    text = _fields(pairs) + "\nnext fire times"
+    return text + ("".join(f"\n  {t}" for t in times) if times else "\n  none")
