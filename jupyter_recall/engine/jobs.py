@@ -89,7 +89,14 @@ def _no_occurrence_left(spec: ScheduleSpec, policies: Policies) -> ValidationErr
     return ValidationError("when", f"{spec.canonical!r} has no occurrence left")
 
 
-def build_job(new: NewJob, *, owner: str, now: datetime, default_tz: str) -> Job:
+def build_job(
+    new: NewJob,
+    *,
+    owner: str,
+    now: datetime,
+    default_tz: str,
+    payloads: _Payloads | None = None,
+) -> Job:
     """Validate a submission and make it a job with its first occurrence planned."""
     if not isinstance(new.when, str) or not new.when.strip():
         raise ValidationError("when", f"must be a non-empty string, got {new.when!r}")
@@ -97,7 +104,10 @@ def build_job(new: NewJob, *, owner: str, now: datetime, default_tz: str) -> Job
     if kind is JobKind.RECALL and not new.session:
         raise ValidationError("session", "a recall belongs to a kernel session: give 'session'")
     spec = parse_when(new.when, now=now, tz=new.tz or default_tz)
-    action, target, options = _payloads(new.action, new.target, new.options)
+    if payloads is None:
+        action, target, options = _payloads(new.action, new.target, new.options)
+    else:
+        action, target, options = payloads.of(new)
     job_id = new_id()
     first = schedule_next(spec, job_id, spec.first_fire_time(), new.policies, 0)
     if first.exhausted:
@@ -121,21 +131,57 @@ def build_job(new: NewJob, *, owner: str, now: datetime, default_tz: str) -> Job
     )
 
 
-def create_jobs(
-    store: Store, news: Sequence[NewJob], *, owner: str, now: datetime, default_tz: str
+class _Payloads:
+    """Validated payloads of one batch, by the identity of what was submitted: the jobs of a
+    batch often share one action or target object, which is then validated once (and its
+    validated copy shared, as the submitted object was)."""
+
+    def __init__(self) -> None:
+        self._seen: dict[tuple[int, int, int], tuple[Any, tuple[Any, Any, Any]]] = {}
+
+    def of(self, new: NewJob) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+        key = (id(new.action), id(new.target), id(new.options))
+        entry = self._seen.get(key)
+        if entry is not None and entry[0] is new:
+            return entry[1]
+        checked = _payloads(new.action, new.target, new.options)
+        # The entry holds the submission, so the ids in its key stay valid while it lives.
+        self._seen[key] = (new, checked)
+        return checked
+
+
+def build_jobs(
+    news: Sequence[NewJob],
+    *,
+    first: int,
+    owner: str,
+    now: datetime,
+    default_tz: str,
+    payloads: _Payloads | None = None,
 ) -> list[Job]:
-    """Build every job first (a bad one refuses the batch, naming its index), then insert all
-    of them in one transaction."""
-    jobs = []
-    for index, new in enumerate(news):
+    """Build the jobs of a batch; a bad one refuses it, naming its index in the batch."""
+    payloads = payloads or _Payloads()
+    built = []
+    for index, new in enumerate(news, start=first):
         try:
-            jobs.append(build_job(new, owner=owner, now=now, default_tz=default_tz))
+            built.append(
+                build_job(new, owner=owner, now=now, default_tz=default_tz, payloads=payloads)
+            )
         except ValidationError as exc:
-            if len(news) == 1:
-                raise
             raise ValidationError(
                 f"jobs[{index}].{exc.field}", exc.message, accepted=exc.accepted
             ) from exc
+    return built
+
+
+def create_jobs(
+    store: Store, news: Sequence[NewJob], *, owner: str, now: datetime, default_tz: str
+) -> list[Job]:
+    """Build every job (a bad one refuses the batch), then insert all in one transaction."""
+    if len(news) == 1:
+        jobs = [build_job(news[0], owner=owner, now=now, default_tz=default_tz)]
+    else:
+        jobs = build_jobs(news, first=0, owner=owner, now=now, default_tz=default_tz)
     with store.atomic():
         store.insert_jobs(jobs)
     return jobs

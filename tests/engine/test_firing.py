@@ -311,3 +311,22 @@ async def test_the_api_refuses_calls_before_start(
     with pytest.raises(RuntimeError, match="async with"):
         await engine.add_job(new("in 1s"), owner=OWNER)
     store.close()
+
+
+async def test_a_large_batch_is_all_or_nothing(
+    db: Path, script: Script, clock: ManualClock
+) -> None:
+    async with running(db, script, clock) as engine:
+        shared = {"type": "notification", "message": "many"}
+        news = [NewJob(when=f"in {1 + i % 50}m", action=shared) for i in range(2500)]
+        news[1700] = new("at noon on mars")
+        with pytest.raises(ValidationError) as caught:
+            await engine.add_jobs(news, owner=OWNER)
+        assert caught.value.field == "jobs[1700].when"
+        assert await engine.list_jobs(owner=OWNER) == []
+        news[1700] = new("in 1h")
+        created = await engine.add_jobs(news, owner=OWNER)
+        assert len(created) == len({job.id for job in created}) == 2500
+        assert len(await engine.list_jobs(owner=OWNER)) == 2500
+        assert created[0].action == shared
+        assert created[0].next_occurrence == T0 + timedelta(minutes=1)
