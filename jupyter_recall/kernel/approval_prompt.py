@@ -215,6 +215,8 @@ def wait(future: concurrent.futures.Future[T], approvals: Approvals) -> T:
 
     future.add_done_callback(lambda _: wake.set())
     approvals.on_request.append(on_request)
+    # A request made before the hook was in place is found on the first look.
+    wake.set()
     asked: set[str] = set()
     stdin = _stdin_usable()
     try:

@@ -1,0 +1,250 @@
+"""Tools, approvals, %parallel and background tasks in a real kernel under a real server whose
+config sets tool policies (RecallApp.tool_policies)."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.kernel.conftest import Kernel, KernelServer, wait_until
+
+SERVER_POLICIES = {"http": "block", "shell.run": "approve"}
+
+
+@pytest.fixture(scope="module")
+def policy_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KernelServer]:
+    base = tmp_path_factory.mktemp("recall-tools")
+    root, runtime, config = base / "root", base / "runtime", base / "config"
+    for directory in (root, runtime, config):
+        directory.mkdir()
+    (config / "jupyter_server_config.json").write_text(
+        json.dumps({"RecallApp": {"tool_policies": SERVER_POLICIES}})
+    )
+    live = KernelServer(
+        root,
+        base / "recall.sqlite",
+        env={"JUPYTER_RUNTIME_DIR": str(runtime), "JUPYTER_CONFIG_DIR": str(config)},
+    )
+    live.runtime = runtime
+    live.start()
+    yield live
+    live.stop()
+
+
+@pytest.fixture(scope="module")
+def kernel(policy_server: KernelServer) -> Iterator[Kernel]:
+    notebook = Kernel(policy_server, "tools.ipynb")
+    notebook.ok("%load_ext jupyter_recall\nimport jupyter_recall, json")
+    yield notebook
+    notebook.close()
+
+
+def _interactive(kernel: Kernel, code: str, reply: str | None) -> tuple[str, list[str]]:
+    """Run a cell whose input() prompts get ``reply`` (None: never answered)."""
+    stdout: list[str] = []
+    prompts: list[str] = []
+
+    def output(msg: dict[str, Any]) -> None:
+        if msg["msg_type"] == "stream":
+            stdout.append(msg["content"]["text"])
+        elif msg["msg_type"] == "error":
+            stdout.append("\n".join(msg["content"]["traceback"]))
+
+    def stdin(msg: dict[str, Any]) -> None:
+        prompts.append(msg["content"]["prompt"])
+        if reply is not None:
+            kernel.client.input(reply)
+
+    kernel.client.execute_interactive(
+        code,
+        output_hook=output,
+        stdin_hook=stdin,
+        allow_stdin=True,
+        store_history=False,
+        timeout=30,
+    )
+    return "".join(stdout), prompts
+
+
+def _last_json(text: str) -> Any:
+    return json.loads([line for line in text.splitlines() if line.strip()][-1])
+
+
+def test_the_server_policies_apply_in_the_kernel(kernel):
+    result = kernel.json(
+        "print(json.dumps(jupyter_recall.run_tool('http.get', url='http://127.0.0.1:1/')))"
+    )
+    assert result == {
+        "success": False,
+        "error": "tool http.get is blocked by server config RecallApp.tool_policies['http'] "
+        "(policy: block)",
+    }
+    # The kernel cannot loosen them.
+    loosened = kernel.json(
+        "jupyter_recall.set_tool_policy('http', 'auto')\n"
+        "print(json.dumps(jupyter_recall.run_tool('http.get', url='http://127.0.0.1:1/')))\n"
+        "jupyter_recall.set_tool_policy('http', None)"
+    )
+    assert "blocked by server config" in loosened["error"]
+
+
+def test_approval_asked_on_the_cells_stdin(kernel, policy_server):
+    code = (
+        "r = jupyter_recall.run_tool('shell.run', command='echo ran > approved.txt')\n"
+        "print(json.dumps(r))"
+    )
+    text, prompts = _interactive(kernel, code, "y")
+    assert len(prompts) == 1
+    assert "[APPROVAL NEEDED] shell.run(command='echo ran > approved.txt')" in prompts[0]
+    assert "server config RecallApp.tool_policies['shell.run']" in prompts[0]
+    assert prompts[0].endswith("Approve shell.run? [y/N] ")
+    assert _last_json(text)["success"] is True
+    assert (policy_server.root / "approved.txt").read_text() == "ran\n"
+
+    text, prompts = _interactive(kernel, code.replace("approved", "denied"), "n")
+    result = _last_json(text)
+    assert result["error"].startswith("tool shell.run was not run: approval denied")
+    assert not (policy_server.root / "denied.txt").exists()
+
+
+def test_an_unanswered_prompt_times_out_and_the_cell_ends(kernel):
+    code = (
+        "jupyter_recall.approvals.timeout = 1\n"
+        "r = jupyter_recall.run_tool('shell.run', command='true')\n"
+        "jupyter_recall.approvals.timeout = 300\n"
+        "print(json.dumps(r))"
+    )
+    started = time.monotonic()
+    text, prompts = _interactive(kernel, code, None)
+    assert time.monotonic() - started < 10
+    assert len(prompts) == 1
+    assert "[APPROVAL TIMEOUT]" in text
+    assert _last_json(text)["error"].startswith("tool shell.run was not run: approval timeout")
+
+
+def test_background_approval_with_buttons_answered_later(kernel, policy_server):
+    started = kernel.ok(
+        "jupyter_recall.set_tool_policy('filesystem.write', 'approve')\n"
+        "tid = jupyter_recall.background_run('filesystem.write', "
+        "{'path': 'from_bg.txt', 'content': 'approved later'})"
+    )
+    # The cell ended: the kernel is idle, and the question waits with its buttons.
+    time.sleep(0.3)
+    pending = kernel.json(
+        "print(json.dumps([r.to_json() for r in jupyter_recall.approvals.pending()]))"
+    )
+    assert [request["tool"] for request in pending] == ["filesystem.write"]
+    assert any(
+        "text/plain" in data and "BACKGROUND TASK STARTED" in data["text/plain"]
+        for data in started.displays
+    )
+    result = kernel.json(
+        "(request,) = jupyter_recall.approvals.pending()\n"
+        "jupyter_recall.approvals.answer(request.request_id, True)\n"
+        "print(json.dumps(jupyter_recall.background_wait(tid, timeout=10)))\n"
+        "jupyter_recall.set_tool_policy('filesystem.write', None)"
+    )
+    assert result["status"] == "succeeded"
+    assert (policy_server.root / "from_bg.txt").read_text() == "approved later"
+
+
+def test_widgets_are_shown_for_a_request_nobody_waits_for(kernel):
+    execution = kernel.ok(
+        "jupyter_recall.set_tool_policy('filesystem.list', 'approve')\n"
+        "tid = jupyter_recall.background_run('filesystem.list')"
+    )
+    widget_mime = "application/vnd.jupyter.widget-view+json"
+    # Shown from the task as soon as it asks: during the cell, or just after it.
+    shown = [data for data in execution.displays if widget_mime in data]
+    deadline = time.monotonic() + 10
+    while not shown and time.monotonic() < deadline:
+        data = kernel.client.get_iopub_msg(timeout=10)["content"].get("data", {})
+        shown += [data] if widget_mime in data else []
+    widget = shown[0] if shown else None
+    assert widget is not None
+    result = kernel.json(
+        "jupyter_recall.background_cancel(tid)\n"
+        "jupyter_recall.set_tool_policy('filesystem.list', None)\n"
+        "print(json.dumps(jupyter_recall.background_status(tid)))"
+    )
+    assert result["status"] == "cancelled"
+
+
+def test_background_end_updates_the_starting_cells_output(kernel):
+    msg_id = kernel.client.execute(
+        "tid = jupyter_recall.background_run('filesystem.list', {'path': '.'})",
+        store_history=False,
+    )
+    display_id = None
+    update = None
+    deadline = time.monotonic() + 15
+    while update is None and time.monotonic() < deadline:
+        msg = kernel.client.get_iopub_msg(timeout=15)
+        content = msg["content"]
+        if msg["msg_type"] == "display_data" and msg["parent_header"].get("msg_id") == msg_id:
+            display_id = content["transient"]["display_id"]
+        elif msg["msg_type"] == "update_display_data":
+            update = msg
+    kernel.client.get_shell_msg(timeout=10)
+    assert update is not None
+    assert display_id is not None
+    assert update["content"]["transient"]["display_id"] == display_id
+    # The update names the starting cell as its parent: frontends put it in that cell.
+    assert update["parent_header"]["msg_id"] == msg_id
+    assert update["content"]["data"]["text/plain"].startswith("[BACKGROUND TASK COMPLETED]")
+
+
+def test_parallel_magic_in_a_cell(kernel, policy_server):
+    (policy_server.root / "a.txt").write_text("A")
+    (policy_server.root / "b.txt").write_text("B")
+    execution = kernel.ok(
+        "results = %parallel filesystem.read path=a.txt ; filesystem.read path=b.txt ; "
+        "http.get url=http://127.0.0.1:1/\n"
+        "print(json.dumps([[r['success'], r.get('data', {}).get('content')] for r in results]))"
+    )
+    assert json.loads(execution.stdout.splitlines()[-1]) == [
+        [True, "A"],
+        [True, "B"],
+        [False, None],
+    ]
+    table = kernel.ok("%parallel filesystem.read path=a.txt")
+    assert any("<table>" in data.get("text/html", "") for data in table.displays)
+    bad = kernel.run("%parallel")
+    assert "%parallel [--limit" in bad.stdout
+
+
+def test_background_tasks_end_with_the_kernel(policy_server):
+    other = Kernel(policy_server, "shutdown.ipynb")
+    # shell.run needs approval (server policy): a helper thread in the kernel gives it.
+    other.ok(
+        "%load_ext jupyter_recall\nimport jupyter_recall, threading, time\n"
+        "def answer():\n"
+        "    while not jupyter_recall.approvals.pending():\n"
+        "        time.sleep(0.01)\n"
+        "    (request,) = jupyter_recall.approvals.pending()\n"
+        "    jupyter_recall.approvals.answer(request.request_id, True)\n"
+        "threading.Thread(target=answer).start()\n"
+        "tid = jupyter_recall.background_run('shell.run', "
+        "{'command': 'echo $$ > sleeper.pid; sleep 60', 'timeout': 120})"
+    )
+    pid_file = policy_server.root / "sleeper.pid"
+    wait_until(lambda: pid_file.exists() and pid_file.read_text().strip(), timeout=15)
+    pid = int(pid_file.read_text())
+    assert _running(pid)
+    other.close()  # the server shuts the kernel down: its exit hook cancels the task
+    wait_until(lambda: not _running(pid), timeout=15)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = Path(f"/proc/{pid}/stat")
+    return stat.exists() and stat.read_text().split(")")[-1].split()[0] != "Z"
