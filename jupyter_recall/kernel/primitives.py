@@ -329,8 +329,7 @@ def background_run(name: str, params: Mapping[str, Any] | None = None) -> str:
     found = runner.registry.get(name)
     checked = dict(params or {})
     found.bind(runner.context(), checked)  # bad params are refused now, not in the task
-    task = _tasks().start(found.name, checked)
-    _show_started(task)
+    task = _tasks().start(found.name, checked, before=_show_started)
     return task.task_id
 
 

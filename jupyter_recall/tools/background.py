@@ -123,11 +123,21 @@ class BackgroundTasks:
         self._tasks: dict[str, BackgroundTask] = {}
         self.on_finished: list[FinishedCallback] = []
 
-    def start(self, name: str, params: Mapping[str, Any] | None = None) -> BackgroundTask:
+    def start(
+        self,
+        name: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        before: Callable[[BackgroundTask], Any] | None = None,
+    ) -> BackgroundTask:
+        """Start a task; ``before(task)`` runs first (so that what it sets up, e.g. where the
+        end is shown, exists when even a very quick task ends)."""
         task = BackgroundTask(f"bg-{uuid.uuid4().hex[:10]}", name, dict(params or {}))
         with self._lock:
             self._tasks[task.task_id] = task
             self._forget_oldest()
+        if before is not None:
+            before(task)
         future = self._loop.submit(self._run(task))
         task._future = future
         future.add_done_callback(lambda _: self._finish_unstarted(task))
