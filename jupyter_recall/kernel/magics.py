@@ -140,6 +140,7 @@ def run_schedule(line: str, cell: str | None) -> None:
         writ = parse_writ(line, cell, SCHEDULE_OPTIONS, "code")
         job = api.schedule(writ.when, code=writ.body, **schedule_arguments(writ.options))
         print(scheduled_message(job))
+        show_card(job)
     elif command.name == "list":
         show_jobs(everything=bool(command.options.get("all")))
     elif command.name == "info":
@@ -203,13 +204,40 @@ def run_recall(line: str, cell: str | None) -> None:
         **options,
     )
     print(scheduled_message(job))
+    show_card(job)
 
 
 def run_jobs(line: str) -> None:
     words, options = split_options(line, COMMAND_OPTIONS)
     if words:
         raise ValidationError("jobs", f"unexpected {' '.join(words)!r}", accepted=["--all"])
-    show_jobs(everything=bool(options.get("all")))
+    show_jobs_panel(everything=bool(options.get("all")))
+
+
+# --- live widgets (kernel/widgets/, docs/widgets.md) ------------------------------------------
+
+
+def show_card(job: api.Job) -> None:
+    """The job's live card under the message, where widgets can be shown."""
+    from jupyter_recall.kernel import widgets
+
+    if not widgets.available():
+        return
+    try:
+        widgets.job_card(job)
+    except Exception as error:
+        # The job exists whatever happens to its card: one line, not a traceback.
+        print(f"(no live card: {type(error).__name__}: {error})", file=sys.stderr)
+
+
+def show_jobs_panel(*, everything: bool) -> None:
+    """The live panel where widgets can be shown, else the table."""
+    from jupyter_recall.kernel import widgets
+
+    if widgets.available():
+        widgets.jobs_panel(everything=everything)
+    else:
+        show_jobs(everything=everything)
 
 
 @magics_class

@@ -1,0 +1,85 @@
+"""What the cards share: ipywidgets (imported here only), the card frame, the countdown widget
+and a display bundle that keeps a text and HTML fallback next to the widget."""
+
+from __future__ import annotations
+
+import html
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+import ipywidgets
+
+CARD_CLASS = "jupyter-recall-card"
+BORDER = "1px solid #bdbdbd"
+_uids = itertools.count(1)
+
+
+def uid() -> str:
+    """A short name unique in this kernel (CSS animation names are global on a page)."""
+    return format(next(_uids), "x")
+
+
+def frame(children: list[Any], css_class: str) -> Any:
+    box = ipywidgets.VBox(
+        children,
+        layout=ipywidgets.Layout(border=BORDER, padding="4px 8px", margin="4px 0", width="auto"),
+    )
+    box.add_class(CARD_CLASS)
+    box.add_class(css_class)
+    return box
+
+
+def button(description: str, tooltip: str, action: Callable[[], None], style: str = "") -> Any:
+    widget = ipywidgets.Button(
+        description=description,
+        tooltip=tooltip,
+        button_style=style,
+        layout=ipywidgets.Layout(width="auto"),
+    )
+    widget.on_click(lambda _: action())
+    return widget
+
+
+def stream_outputs(text: str, name: str = "stdout") -> tuple[dict[str, Any], ...]:
+    """An Output widget's ``outputs`` holding ``text`` as one stream: what ``append_stdout``
+    builds, merged, so each update sends one stream instead of a growing list of chunks."""
+    if not text:
+        return ()
+    return ({"output_type": "stream", "name": name, "text": text},)
+
+
+def output_widget(css_class: str) -> Any:
+    widget = ipywidgets.Output(layout=ipywidgets.Layout(max_height="20em", overflow="auto"))
+    widget.add_class(css_class)
+    return widget
+
+
+def _fresh_state(self: Any, key: Any = None, drop_defaults: bool = False) -> dict[str, Any]:
+    state: dict[str, Any] = ipywidgets.HTML.get_state(self, key=key, drop_defaults=drop_defaults)
+    render = getattr(self, "render", None)
+    if "value" in state and callable(render):
+        state["value"] = render()
+    return state
+
+
+Countdown: Any = type("Countdown", (ipywidgets.HTML,), {"get_state": _fresh_state})
+"""An HTML widget whose value is rendered again each time its state is sent: a page reloaded
+(or a second view opened) starts the CSS countdown from the remaining time, not from the time
+left when the card last changed. Its ``render`` attribute is the function that renders it."""
+
+
+def countdown(render: Callable[[], str]) -> Any:
+    widget = Countdown()
+    widget.render = render
+    widget.value = render()
+    return widget
+
+
+def bundle(widget: Any, text: str, html_text: str | None = None, **kwargs: Any) -> dict[str, Any]:
+    """The widget's display bundle plus text/plain and text/html: a frontend without widgets
+    (nbconvert, a terminal, a notebook opened after the kernel died) shows the fallback."""
+    data: dict[str, Any] = dict(widget._repr_mimebundle_(**kwargs) or {})
+    data["text/plain"] = text
+    data["text/html"] = html_text if html_text is not None else f"<pre>{html.escape(text)}</pre>"
+    return data

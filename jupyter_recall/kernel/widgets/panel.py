@@ -1,0 +1,192 @@
+"""``JobsPanel``: what ``%jobs`` shows, live. The jobs of this notebook (or every job of the
+user) as a table with filters, the selected job as a live ``JobCard`` (its history with outputs,
+its buttons), and a timeline of recent runs coloured by outcome.
+
+It follows every job of the user through the event stream; a burst of events reads the server
+once (``Coalescer``).
+"""
+
+from __future__ import annotations
+
+import html
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import ipywidgets
+
+from jupyter_recall.core.errors import RecallError
+from jupyter_recall.kernel import client as _client
+from jupyter_recall.kernel import tables
+from jupyter_recall.kernel.widgets import base, render
+from jupyter_recall.kernel.widgets.card import JobCard
+from jupyter_recall.kernel.widgets.live import ANY_JOB, Coalescer, router
+
+STATUSES = ("active", "paused", "completed", "failed", "cancelled")
+KINDS = ("job", "recall", "watcher")
+TIMELINE_WINDOW = timedelta(hours=1)
+JOB_EVENTS = ("job.created", "job.updated", "job.deleted")
+RUN_EVENTS = ("run.started", "run.finished")
+LABEL_WIDTH = 40
+
+
+def _choices(values: Sequence[str]) -> list[tuple[str, str]]:
+    return [("any", ""), *((value, value) for value in values)]
+
+
+def job_label(job: Mapping[str, Any]) -> str:
+    name = " ".join(str(job.get("name") or "").split())
+    name = name if len(name) <= LABEL_WIDTH else name[: LABEL_WIDTH - 1] + "…"
+    return f"{name} · {job.get('kind')} · {job.get('status')} · {job.get('id')}"
+
+
+class JobsPanel:
+    """``JobsPanel(everything=False)``: this notebook's jobs (``everything``: all of the user's).
+    ``refresh()`` reads them again; it also happens by itself when anything changes."""
+
+    def __init__(self, *, everything: bool = False, session: str | None = None) -> None:
+        self.session = session
+        self.jobs: list[dict[str, Any]] = []
+        self.runs: list[dict[str, Any]] = []
+        self.card: JobCard | None = None
+        self._lock = threading.RLock()
+        self._updating = False
+        self.status = ipywidgets.Dropdown(
+            options=_choices(STATUSES), value="", description="status"
+        )
+        self.kind = ipywidgets.Dropdown(options=_choices(KINDS), value="", description="kind")
+        self.pending = ipywidgets.Checkbox(value=False, description="pending recalls only")
+        self.everything = ipywidgets.Checkbox(value=everything, description="all notebooks")
+        for control in (self.status, self.kind, self.pending, self.everything):
+            control.observe(lambda _: self.refresh(), names="value")
+        self.table = ipywidgets.HTML()
+        self.table.add_class("jupyter-recall-jobs-table")
+        self.select = ipywidgets.Select(options=[], rows=6, description="job")
+        self.select.layout.width = "auto"
+        self.select.observe(self._selected, names="value")
+        self.detail = ipywidgets.VBox([])
+        self.timeline = ipywidgets.HTML()
+        self.message = ipywidgets.HTML()
+        self.widget = base.frame(
+            [
+                ipywidgets.HBox([self.status, self.kind, self.pending, self.everything]),
+                self.message,
+                self.table,
+                self.select,
+                self.detail,
+                ipywidgets.HTML("<b>recent runs</b>"),
+                self.timeline,
+            ],
+            "jupyter-recall-jobs-panel",
+        )
+        self._jobs_later = Coalescer(self.refresh)
+        self._runs_later = Coalescer(self.refresh_timeline)
+        self._unsubscribe: Callable[[], None] | None = router.subscribe(ANY_JOB, self)
+        self.refresh()
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        text = tables.jobs_bundle(self.jobs, empty=self._empty())
+        return base.bundle(self.widget, text["text/plain"], text["text/html"], **kwargs)
+
+    def _empty(self) -> str:
+        where = "" if self.everything.value else f" for {self._session()}"
+        return f"no {self.kind.value or 'job'}s{where}"
+
+    def _session(self) -> str | None:
+        return self.session or _client.identity().session
+
+    def query(self) -> dict[str, Any]:
+        """The filters as the query of ``GET /api/recall/jobs``."""
+        query: dict[str, Any] = {
+            "status": self.status.value or None,
+            "kind": self.kind.value or None,
+            "pending_recalls": "1" if self.pending.value else None,
+        }
+        if not self.everything.value:
+            query["path"] = self._session()
+        return query
+
+    # --- reading --------------------------------------------------------------------------
+
+    def refresh(self) -> None:
+        try:
+            found = _client.get_client().request("GET", "/api/recall/jobs", query=self.query())
+        except RecallError as error:
+            self.message.value = f'<span style="color:#c62828">{html.escape(str(error))}</span>'
+            return
+        with self._lock:
+            self.message.value = ""
+            self.jobs = [dict(job) for job in found["jobs"]]
+            self.table.value = tables.jobs_bundle(self.jobs, empty=self._empty())["text/html"]
+            self._options()
+        self.refresh_timeline()
+
+    def _options(self) -> None:
+        chosen = self.select.value
+        ids = [str(job["id"]) for job in self.jobs]
+        self._updating = True
+        try:
+            self.select.options = [(job_label(job), str(job["id"])) for job in self.jobs]
+            self.select.value = chosen if chosen in ids else (ids[0] if ids else None)
+        finally:
+            self._updating = False
+        self._show_card(self.select.value)
+
+    def refresh_timeline(self) -> None:
+        end = datetime.now(timezone.utc)
+        start = end - TIMELINE_WINDOW
+        try:
+            found = _client.get_client().request(
+                "GET", "/api/recall/runs", query={"since": start.isoformat()}
+            )
+        except RecallError:
+            return
+        with self._lock:
+            shown = {str(job["id"]) for job in self.jobs}
+            self.runs = [run for run in found["runs"] if str(run.get("job_id")) in shown]
+            rows = [(str(job["id"]), str(job.get("name") or job["id"])) for job in self.jobs]
+            self.timeline.value = render.timeline_svg(rows, self.runs, start=start, end=end)
+
+    # --- the selected job -----------------------------------------------------------------
+
+    def _selected(self, change: Mapping[str, Any]) -> None:
+        if not self._updating:
+            self._show_card(change.get("new"))
+
+    def _show_card(self, job_id: str | None) -> None:
+        with self._lock:
+            if self.card is not None and self.card.job_id == job_id:
+                return
+            old, self.card = self.card, None
+            if job_id is not None:
+                job = next(job for job in self.jobs if str(job["id"]) == job_id)
+                self.card = JobCard(job)
+            self.detail.children = [self.card.widget] if self.card is not None else []
+        if old is not None:
+            old.close()
+
+    # --- live -----------------------------------------------------------------------------
+
+    def on_event(self, event: str, document: dict[str, Any]) -> None:
+        if event in JOB_EVENTS:
+            self._jobs_later.poke()
+        elif event in RUN_EVENTS:
+            self._runs_later.poke()
+
+    def resync(self) -> None:
+        self._jobs_later.poke()
+
+    def freeze(self) -> None:
+        self._unsubscribe = None
+        self.message.value = "no longer updated live (too many panels and cards): run %jobs again"
+
+    def close(self) -> None:
+        unsubscribe, self._unsubscribe = self._unsubscribe, None
+        if unsubscribe is not None:
+            unsubscribe()
+        self._jobs_later.cancel()
+        self._runs_later.cancel()
+        if self.card is not None:
+            self.card.close()
+        self.widget.close()

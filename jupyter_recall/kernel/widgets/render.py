@@ -1,0 +1,341 @@
+"""The HTML the cards and the panel show: pure functions of JSON documents and an instant.
+
+Nothing here imports ipywidgets, so it is testable (and usable) without it. Every value that
+comes from a job or a run is escaped. The countdown is CSS only (``countdown_html``): the
+browser counts down by itself, so a card costs no message and no kernel wake-up per second.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import re
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta, timezone, tzinfo
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from jupyter_recall.kernel import tables
+
+RUN_COLOURS = {
+    "running": "#1565c0",
+    "succeeded": "#2e7d32",
+    "failed": "#c62828",
+    "interrupted": "#ef6c00",
+    "cancelled": "#6d4c41",
+    "skipped": "#9e9e9e",
+    "missed": "#9e9e9e",
+}
+JOB_COLOURS = {
+    "active": "#1565c0",
+    "paused": "#ef6c00",
+    "completed": "#2e7d32",
+    "failed": "#c62828",
+    "cancelled": "#6d4c41",
+    "deleted": "#9e9e9e",
+}
+RUN_SYMBOLS = {
+    "running": "▶",
+    "succeeded": "✓",
+    "failed": "✗",
+    "interrupted": "!",
+    "cancelled": "■",
+    "skipped": "↷",
+    "missed": "↷",
+}
+ENDED_JOB_STATUSES = ("completed", "failed", "cancelled", "deleted")
+STATIC_COUNTDOWN = 86400
+"""From this many seconds ahead the countdown is a day count, not a ticking clock."""
+OUTPUT_LIMIT = 20000
+"""Characters of a run's output a card keeps (the tail); the run record keeps more."""
+
+_OFFSET = re.compile(r"^(?P<sign>[+-])(?P<hours>\d{2}):(?P<minutes>\d{2})$")
+_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+
+
+# --- values -----------------------------------------------------------------------------------
+
+
+def parse_instant(value: Any) -> datetime | None:
+    """An ISO instant of the API as an aware datetime (naive ones are taken as UTC)."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        instant = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return instant if instant.tzinfo is not None else instant.replace(tzinfo=timezone.utc)
+
+
+def zone_of(tz: Any) -> tzinfo:
+    """The job's zone (IANA name or ``±HH:MM``) for showing its times; UTC when unknown."""
+    if isinstance(tz, str):
+        match = _OFFSET.match(tz)
+        if match:
+            sign = -1 if match["sign"] == "-" else 1
+            delta = timedelta(hours=int(match["hours"]), minutes=int(match["minutes"]))
+            return timezone(sign * delta)
+        try:
+            return ZoneInfo(tz)
+        except (ZoneInfoNotFoundError, ValueError):
+            pass
+    return timezone.utc
+
+
+def local_time(value: Any, zone: tzinfo, *, now: datetime | None = None) -> str:
+    """``14:03:05`` on the day of ``now`` (in ``zone``), else ``2026-06-01 14:03``."""
+    instant = parse_instant(value)
+    if instant is None:
+        return "-"
+    local = instant.astimezone(zone)
+    if now is not None and now.astimezone(zone).date() == local.date():
+        return local.strftime("%H:%M:%S")
+    return local.strftime("%Y-%m-%d %H:%M")
+
+
+def format_duration(seconds: Any) -> str:
+    """``0.42 s``, ``12 s``, ``3 min 05 s``, ``2 h 03 min``."""
+    if not isinstance(seconds, int | float) or isinstance(seconds, bool) or seconds < 0:
+        return "-"
+    if seconds < 10:
+        return f"{seconds:.2g} s" if seconds < 1 else f"{seconds:.1f} s"
+    whole = round(seconds)
+    if whole < 60:
+        return f"{whole} s"
+    if whole < 3600:
+        return f"{whole // 60} min {whole % 60:02d} s"
+    return f"{whole // 3600} h {whole % 3600 // 60:02d} min"
+
+
+def clip_output(text: str, limit: int = OUTPUT_LIMIT) -> str:
+    """The tail of ``text`` within ``limit`` characters, saying how much was left out."""
+    if len(text) <= limit:
+        return text
+    kept = text[-limit:]
+    return f"[… {len(text) - limit} earlier characters not shown]\n{kept}"
+
+
+def numeric_result(run: Mapping[str, Any]) -> float | None:
+    """A run's numeric result: its ``result`` field when it is a number, else the last number
+    on the last non-empty line of its output (what a watcher printing a measurement gives)."""
+    result = run.get("result")
+    if isinstance(result, int | float) and not isinstance(result, bool):
+        return float(result)
+    output = str(run.get("output") or "").strip()
+    if not output or run.get("status") not in (None, "succeeded"):
+        return None
+    numbers = _NUMBER.findall(output.splitlines()[-1])
+    if not numbers:
+        return None
+    value = float(numbers[-1])
+    return value if math.isfinite(value) else None
+
+
+def _esc(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def badge(text: str, colour: str) -> str:
+    return (
+        f'<span style="background:{colour};color:#fff;border-radius:3px;padding:0 5px;'
+        f'font-size:0.85em">{_esc(text)}</span>'
+    )
+
+
+# --- the card's parts -------------------------------------------------------------------------
+
+
+def job_header_html(job: Mapping[str, Any]) -> str:
+    """Name, kind, id, status, the schedule in words and where it runs."""
+    status = str(job.get("status") or "?")
+    kind = str(job.get("kind") or "job")
+    return (
+        '<div class="jupyter-recall-card-header">'
+        f"<b>{_esc(job.get('name') or job.get('id'))}</b> "
+        f"{badge(status, JOB_COLOURS.get(status, '#616161'))} "
+        f'<span style="color:#616161">{_esc(kind)} {_esc(job.get("id"))}</span><br>'
+        f'<span class="jupyter-recall-schedule">{_esc(job.get("description") or job.get("when"))}'
+        "</span>"
+        f' <span style="color:#616161">· {_esc(tables.describe_target(job.get("target")))}</span>'
+        "</div>"
+    )
+
+
+def counters_html(job: Mapping[str, Any]) -> str:
+    last = job.get("last_status")
+    parts = [
+        f"runs <b>{_esc(job.get('run_count', 0))}</b>",
+        f"failed <b>{_esc(job.get('failure_count', 0))}</b>",
+    ]
+    if last:
+        parts.append(f"last {badge(str(last), RUN_COLOURS.get(str(last), '#616161'))}")
+    policies = job.get("policies") or {}
+    if isinstance(policies, Mapping) and policies.get("max_runs"):
+        parts.append(f"max runs {_esc(policies['max_runs'])}")
+    text = " · ".join(parts)
+    if job.get("last_error"):
+        text += f'<br><span style="color:#c62828">{_esc(job["last_error"])}</span>'
+    return f'<div class="jupyter-recall-counters">{text}</div>'
+
+
+def _ticking(seconds: int, uid: str) -> str:
+    """A countdown the browser runs: an integer custom property animated from ``seconds`` to 0
+    in one-second steps, split into hours, minutes and seconds shown through CSS counters.
+    Registered integer properties round, hence the ``- 0.5`` (floor) in the splits."""
+    name = f"jr-cd-{uid}"
+    return (
+        "<style>"
+        "@property --jr-left{syntax:'<integer>';inherits:true;initial-value:0}"
+        "@property --jr-h{syntax:'<integer>';inherits:true;initial-value:0}"
+        "@property --jr-m{syntax:'<integer>';inherits:true;initial-value:0}"
+        "@property --jr-s{syntax:'<integer>';inherits:true;initial-value:0}"
+        ".jupyter-recall-countdown{--jr-h:calc(var(--jr-left) / 3600 - 0.5);"
+        "--jr-m:calc((var(--jr-left) - var(--jr-h) * 3600) / 60 - 0.5);"
+        "--jr-s:calc(var(--jr-left) - var(--jr-h) * 3600 - var(--jr-m) * 60);"
+        "counter-reset:jrh var(--jr-h) jrm var(--jr-m) jrs var(--jr-s)}"
+        ".jupyter-recall-countdown::after{content:counter(jrh) ':' "
+        "counter(jrm,decimal-leading-zero) ':' counter(jrs,decimal-leading-zero)}"
+        f"@keyframes {name}{{from{{--jr-left:{seconds}}}to{{--jr-left:0}}}}"
+        f".{name}{{animation:{name} {seconds}s steps({seconds},end) forwards}}"
+        "</style>"
+        f'<span class="jupyter-recall-countdown {name}" data-seconds="{seconds}"></span>'
+    )
+
+
+def countdown_html(job: Mapping[str, Any], now: datetime, uid: str) -> str:
+    """The next fire time and, when it is less than a day ahead, a live countdown to it."""
+    status = str(job.get("status") or "")
+    if status in ENDED_JOB_STATUSES:
+        return f'<div class="jupyter-recall-next">ended ({_esc(status)})</div>'
+    if status == "paused":
+        return '<div class="jupyter-recall-next">paused: nothing fires until resumed</div>'
+    upcoming = parse_instant(job.get("next_fire_at"))
+    if upcoming is None:
+        return '<div class="jupyter-recall-next">no run ahead</div>'
+    at = _esc(local_time(job.get("next_fire_at"), zone_of(job.get("tz")), now=now))
+    seconds = math.ceil((upcoming - now).total_seconds())
+    if seconds <= 0:
+        return f'<div class="jupyter-recall-next">next run {at}: due now</div>'
+    if seconds >= STATIC_COUNTDOWN:
+        days = seconds // STATIC_COUNTDOWN
+        return (
+            f'<div class="jupyter-recall-next">next run {at} '
+            f"(in {days} day{'s' if days > 1 else ''})</div>"
+        )
+    return f'<div class="jupyter-recall-next">next run {at}, in {_ticking(seconds, uid)}</div>'
+
+
+def run_title(run: Mapping[str, Any], zone: tzinfo, now: datetime) -> str:
+    """One line for a run: symbol, time, outcome and duration (the history's titles)."""
+    status = str(run.get("status") or "?")
+    when = run.get("started_at") or run.get("scheduled_for")
+    text = f"{RUN_SYMBOLS.get(status, '·')} {local_time(when, zone, now=now)} {status}"
+    if status != "running" and run.get("duration") is not None:
+        text += f" in {format_duration(run.get('duration'))}"
+    if run.get("trigger") and run.get("trigger") != "schedule":
+        text += f" ({run['trigger']})"
+    return text
+
+
+def run_header_html(run: Mapping[str, Any] | None, zone: tzinfo, now: datetime) -> str:
+    if run is None:
+        return '<div class="jupyter-recall-run">no run yet</div>'
+    status = str(run.get("status") or "?")
+    colour = RUN_COLOURS.get(status, "#616161")
+    text = f'<span style="color:{colour}"><b>{_esc(run_title(run, zone, now))}</b></span>'
+    text += f' <span style="color:#616161">run {_esc(run.get("id"))}</span>'
+    if run.get("error"):
+        text += f'<br><span style="color:#c62828">{_esc(run["error"])}</span>'
+    return f'<div class="jupyter-recall-run" data-status="{_esc(status)}">{text}</div>'
+
+
+# --- charts -----------------------------------------------------------------------------------
+
+
+def sparkline_svg(values: Sequence[float], width: int = 180, height: int = 36) -> str:
+    """A line of the values (oldest first) with the last one marked; empty below two."""
+    if len(values) < 2:
+        return ""
+    low, high = min(values), max(values)
+    span = (high - low) or 1.0
+    step = (width - 8) / (len(values) - 1)
+    points = [
+        (4 + i * step, height - 4 - (value - low) / span * (height - 8))
+        for i, value in enumerate(values)
+    ]
+    path = " ".join(f"{x:.1f},{y:.1f}" for x, y in points)
+    last_x, last_y = points[-1]
+    return (
+        f'<svg class="jupyter-recall-sparkline" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}"><polyline fill="none" stroke="#1565c0" '
+        f'stroke-width="1.5" points="{path}"/><circle cx="{last_x:.1f}" cy="{last_y:.1f}" r="2.5"'
+        f' fill="#c62828"/><title>min {low:g}, max {high:g}, last {values[-1]:g}</title></svg>'
+    )
+
+
+def results_html(runs: Sequence[Mapping[str, Any]], zone: tzinfo, now: datetime) -> str:
+    """A watcher's latest results (newest first) and a sparkline of the numeric ones."""
+    if not runs:
+        return '<div class="jupyter-recall-results">no results yet</div>'
+    values = [value for run in reversed(runs) if (value := numeric_result(run)) is not None]
+    rows = []
+    for run in runs[:5]:
+        output = str(run.get("output") or run.get("error") or "").strip().splitlines()
+        last_line = output[-1] if output else ""
+        rows.append(
+            f"<li>{_esc(run_title(run, zone, now))}: <code>{_esc(last_line[:120])}</code></li>"
+        )
+    chart = sparkline_svg(values)
+    return (
+        '<div class="jupyter-recall-results"><b>latest results</b> '
+        f'{chart}<ul style="margin:2px 0">{"".join(rows)}</ul></div>'
+    )
+
+
+def timeline_svg(
+    rows: Sequence[tuple[str, str]],
+    runs: Sequence[Mapping[str, Any]],
+    *,
+    start: datetime,
+    end: datetime,
+    width: int = 640,
+) -> str:
+    """Recent runs as dots on one line per job (``rows``: job id and label), coloured by
+    outcome, between ``start`` and ``end``."""
+    if not rows:
+        return '<div class="jupyter-recall-timeline">no jobs</div>'
+    label_width, row_height, top = 180, 18, 16
+    height = top + row_height * len(rows) + 4
+    span = max((end - start).total_seconds(), 1.0)
+    index = {job_id: i for i, (job_id, _) in enumerate(rows)}
+    parts = [
+        f'<svg class="jupyter-recall-timeline" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" style="font:11px sans-serif">',
+        f'<text x="{label_width}" y="11" fill="#616161">{_esc(start.strftime("%H:%M"))}</text>',
+        f'<text x="{width - 4}" y="11" fill="#616161" text-anchor="end">'
+        f"{_esc(end.strftime('%H:%M'))} UTC</text>",
+    ]
+    for i, (_, label) in enumerate(rows):
+        y = top + i * row_height + row_height / 2
+        parts.append(f'<text x="2" y="{y + 4:.0f}">{_esc(label[:28])}</text>')
+        parts.append(
+            f'<line x1="{label_width}" y1="{y:.0f}" x2="{width - 4}" y2="{y:.0f}" '
+            'stroke="#e0e0e0"/>'
+        )
+    for run in runs:
+        row = index.get(str(run.get("job_id")))
+        instant = parse_instant(run.get("started_at") or run.get("scheduled_for"))
+        if row is None or instant is None or not start <= instant <= end:
+            continue
+        x = label_width + (instant - start).total_seconds() / span * (width - 4 - label_width)
+        y = top + row * row_height + row_height / 2
+        status = str(run.get("status"))
+        parts.append(
+            f'<circle class="jupyter-recall-dot" data-status="{_esc(status)}" cx="{x:.1f}" '
+            f'cy="{y:.0f}" r="4" fill="{RUN_COLOURS.get(status, "#616161")}"><title>'
+            f"{_esc(run.get('id'))} {_esc(status)} {_esc(run.get('started_at') or '')}"
+            "</title></circle>"
+        )
+    parts.append("</svg>")
+    legend = " ".join(badge(status, colour) for status, colour in RUN_COLOURS.items())
+    return f"<div>{''.join(parts)}<div>{legend}</div></div>"
