@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import contextvars
 import os
@@ -106,20 +107,31 @@ def _fetch_server_layer() -> PolicyLayer | None:
         return None
 
 
-def _server_layer(*, refresh: bool = False) -> PolicyLayer | None:
+def _stale() -> bool:
     with _state.lock:
         fetched = _state.server_fetched
-        if not refresh and fetched is not None and time.monotonic() - fetched < SERVER_POLICY_TTL:
-            return _state.server_layer
-    layer = _fetch_server_layer()
+    return fetched is None or time.monotonic() - fetched >= SERVER_POLICY_TTL
+
+
+def _server_layer(*, refresh: bool = False) -> PolicyLayer | None:
+    """The server's policies, asked again when stale (a blocking HTTP call: never on a loop)."""
+    if refresh or _stale():
+        layer = _fetch_server_layer()
+        with _state.lock:
+            _state.server_layer, _state.server_fetched = layer, time.monotonic()
     with _state.lock:
-        _state.server_layer, _state.server_fetched = layer, time.monotonic()
-    return layer
+        return _state.server_layer
+
+
+async def _server_layer_async() -> None:
+    if _stale():
+        await asyncio.get_running_loop().run_in_executor(None, _server_layer)
 
 
 def _layers() -> list[PolicyLayer]:
-    server = _server_layer()
+    # Read at every call from the loop: what the entry points fetched, never a fetch itself.
     with _state.lock:
+        server = _state.server_layer
         kernel = PolicyLayer(KERNEL_LABEL, dict(_state.kernel_policies))
     return [server, kernel] if server is not None else [kernel]
 
@@ -146,6 +158,7 @@ def tool_policies() -> dict[str, Any]:
 
 def tool_policy(name: str) -> dict[str, str]:
     """The policy that applies to ``name`` now and where it comes from."""
+    _server_layer()
     decision = _runner().decision(_runner().registry.get(name).name)
     return {"tool": decision.name, "policy": decision.policy, "source": decision.source}
 
@@ -199,6 +212,7 @@ async def run_tool_async(
     name: str, params: Mapping[str, Any] | None = None, /, **keywords: Any
 ) -> ToolResult:
     """Run one tool on the caller's event loop: ``{"success", "data" | "error"}``."""
+    await _server_layer_async()
     return await _runner().run_tool(name, _merge(params, keywords))
 
 
@@ -219,6 +233,7 @@ def _wait(coroutine: Coroutine[Any, Any, T]) -> T:
             "this runs on the jupyter_recall loop: use the *_async function "
             "(await jupyter_recall.run_parallel_async(...))"
         )
+    _server_layer()  # here, in the caller's thread, not on the loop
     context = contextvars.copy_context()
     context.run(approval_prompt.waiting_cell.set, True)
     future = _state.loop.submit(coroutine, context)
@@ -243,6 +258,7 @@ async def run_parallel_async(
     runner = _runner()
     checked = check_actions(actions, runner.registry)
     chosen = ConcurrencyLimits(limits) if limits is not None else _state.limits
+    await _server_layer_async()
     return await run_actions(runner, checked, chosen)
 
 
@@ -329,6 +345,7 @@ def background_run(name: str, params: Mapping[str, Any] | None = None) -> str:
     found = runner.registry.get(name)
     checked = dict(params or {})
     found.bind(runner.context(), checked)  # bad params are refused now, not in the task
+    _server_layer()
     task = _tasks().start(found.name, checked, before=_show_started)
     return task.task_id
 

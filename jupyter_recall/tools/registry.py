@@ -19,7 +19,7 @@ import re
 import threading
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -78,9 +78,14 @@ class ToolContext:
     thread pool for blocking calls."""
 
     def __init__(self, root: str, output_limit: int, pool: Callable[[], ThreadPoolExecutor]):
-        self.root = os.path.realpath(root)
+        self._given_root = root
         self.output_limit = output_limit
         self._pool = pool
+
+    @functools.cached_property
+    def root(self) -> str:
+        # Resolved on first use only: user tools never need it, and it costs a syscall per part.
+        return os.path.realpath(self._given_root)
 
     def resolve(self, path: object, field_name: str = "path") -> Path:
         """``path`` (relative to the root, or absolute inside it), refused if it leaves the
@@ -107,17 +112,26 @@ class Tool:
     description: str = ""
     builtin: bool = False
     """Built-ins take the ``ToolContext`` first and return a ``ToolResult`` themselves."""
+    signature: inspect.Signature = field(init=False, repr=False, compare=False)
+    is_async: bool = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not callable(self.func):
+            raise ValidationError("func", f"must be callable, got {self.func!r}")
+        try:
+            # Computed once: every call checks its params against the signature.
+            signature = inspect.signature(self.func)
+        except (TypeError, ValueError) as error:
+            raise ValidationError("func", f"has no inspectable signature: {error}") from None
+        object.__setattr__(self, "signature", signature)
+        object.__setattr__(self, "is_async", inspect.iscoroutinefunction(self.func))
 
     @property
     def module(self) -> str:
         return self.name.partition(".")[0]
 
-    @property
-    def is_async(self) -> bool:
-        return inspect.iscoroutinefunction(self.func)
-
     def parameters(self) -> list[str]:
-        names = list(inspect.signature(self.func).parameters)
+        names = list(self.signature.parameters)
         return names[1:] if self.builtin else names
 
     def bind(self, context: ToolContext, params: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -125,7 +139,7 @@ class Tool:
         do not fit the function's signature (checked before anything runs or is asked)."""
         args: tuple[Any, ...] = (context,) if self.builtin else ()
         try:
-            inspect.signature(self.func).bind(*args, **params)
+            self.signature.bind(*args, **params)
         except TypeError as error:
             raise ValidationError(
                 "params", f"{self.name}: {error}", accepted=self.parameters()
@@ -154,8 +168,6 @@ class ToolRegistry:
 
     def add(self, tool: Tool) -> Tool:
         check_name(tool.name)
-        if not callable(tool.func):
-            raise ValidationError("func", f"must be callable, got {tool.func!r}")
         with self._lock:
             current = self._tools.get(tool.name)
             if current is not None and current.builtin and not tool.builtin:

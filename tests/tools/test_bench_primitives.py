@@ -1,0 +1,37 @@
+"""bench/primitives.py runs end to end at a small size (its figures are printed, not asserted)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "primitives.py"
+
+
+def test_primitives_bench_reports_every_figure():
+    small = ["--actions", "10", "--seconds", "0.1", "--repeats", "2", "--json"]
+    done = subprocess.run(
+        [sys.executable, str(BENCH), *small],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert set(result["run_parallel"]) == {
+        "actions",
+        "action_seconds",
+        "median_s",
+        "max_s",
+        "target_s",
+        "within_target",
+    }
+    assert result["run_parallel"]["actions"] == 10
+    for side in ("noop", "sleep"):
+        assert set(result["overhead_vs_gather"][side]) == {
+            "gather_median_s",
+            "run_parallel_median_s",
+            "overhead_per_call_us",
+        }
