@@ -29,6 +29,9 @@ class Event:
     run: Run | None = None
     text: str | None = None
     """For run.output: the new chunk."""
+    offset: int | None = None
+    """For run.output: where the chunk starts in the run's whole output (characters), so that a
+    client can join live chunks to the stored output without gaps or repeats."""
 
 
 Listener = Callable[[Event], None]
@@ -65,6 +68,14 @@ class EventBus:
         if self._listeners:
             self.emit(Event(kind, job.owner, job=job))
 
-    def run(self, kind: str, run: Run, *, job: Job | None = None, text: str | None = None) -> None:
+    def run(
+        self,
+        kind: str,
+        run: Run,
+        *,
+        job: Job | None = None,
+        text: str | None = None,
+        offset: int | None = None,
+    ) -> None:
         if self._listeners:
-            self.emit(Event(kind, run.owner, job=job, run=run, text=text))
+            self.emit(Event(kind, run.owner, job=job, run=run, text=text, offset=offset))

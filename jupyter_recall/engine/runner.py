@@ -57,11 +57,13 @@ class RunOutput:
         self._run = run
         self._bus = bus
         self._writer = writer
+        self._written = 0
 
     def write(self, text: str) -> None:
         if not text:
             return
-        self._bus.run(RUN_OUTPUT, self._run, text=text)
+        self._bus.run(RUN_OUTPUT, self._run, text=text, offset=self._written)
+        self._written += len(text)
         self._writer.output(self._run.id, text)
 
 

@@ -32,6 +32,7 @@ def event_document(event: Event) -> dict[str, Any]:
         "job": job_to_json(event.job) if event.job is not None else None,
         "run": run_to_json(event.run, include_output=False) if event.run is not None else None,
         "text": event.text,
+        "offset": event.offset,
     }
 
 
