@@ -1,11 +1,11 @@
 """``logs --follow``: the stored output of a run, then its live output until it finishes.
 
-Live output comes from the event stream (``run.output`` chunks), stored output from
-``GET /api/recall/runs/{id}``; the server persists output in batches, a little after it streams
-it. To print every chunk once, the stored output is read once before the stream opens and once
-after: what was persisted in between is printed from the store, and the first live chunks that
-end that part are the same text (they were streamed after the stream opened and persisted
-before the second read), so they are skipped. When the stream drops, it is reopened the same way.
+The stream is opened first, then the stored output (``GET /api/recall/runs/{id}``) is printed;
+live ``run.output`` chunks carry their ``offset`` in the run's whole output, so a chunk (or the
+part of it) that the stored output already held is not printed twice, and a gap (output written
+just before the stream opened, not yet persisted when it was read: the server persists output in
+batches) is filled from the store before the chunk that follows it. When the stream drops, it is
+reopened the same way.
 """
 
 from __future__ import annotations
@@ -28,8 +28,9 @@ from jupyter_recall.remote import (
 
 READ_TIMEOUT = 60.0
 """A stream silent this long (no heartbeat either) is dead: reopen it."""
-OVERLAP_GRACE = 0.2
-"""Seconds to wait for the live chunks that may repeat the stored output just printed."""
+GAP_WAIT = 10.0
+"""Seconds to wait for the store to hold output that was written before the stream opened."""
+GAP_POLL = 0.1
 REOPEN_DELAY = 0.5
 
 Event = tuple[str, dict[str, Any]]
@@ -80,24 +81,22 @@ class Follower:
     def get_run(self) -> dict[str, Any]:
         return dict(self.client.request("GET", f"/api/recall/runs/{self.run_id}"))
 
-    def show_stored(self, run: Mapping[str, Any]) -> str:
-        """Write the stored output not shown yet; that new part."""
+    def show_stored(self, run: Mapping[str, Any], upto: int | None = None) -> None:
+        """Write the stored output not shown yet (up to the offset ``upto``)."""
         stored = str(run.get("output") or "")
-        fresh = stored[self.shown :]
+        fresh = stored[self.shown : upto]
         if fresh:
             self.write(fresh)
-        self.shown = max(self.shown, len(stored))
-        return fresh
+            self.shown += len(fresh)
 
     def follow(self) -> dict[str, Any]:
         """Follow to the end; the finished run (with its output)."""
-        run = self.get_run()
-        self.show_stored(run)
-        while run.get("status") == "running":
-            finished = self._follow_stream()
+        while not self._follow_stream():
             run = self.get_run()
-            if not finished and run.get("status") == "running":
-                time.sleep(REOPEN_DELAY)
+            if run.get("status") != "running":
+                break
+            time.sleep(REOPEN_DELAY)
+        run = self.get_run()
         self.show_stored(run)
         return run
 
@@ -112,58 +111,46 @@ class Follower:
             if opened is None or opened[0] != "open":
                 return False
             run = self.get_run()
-            persisted = self.show_stored(run)
+            self.show_stored(run)
             if run.get("status") != "running":
                 return True
-            pending = self._skip_repeated(stream, persisted)
-            return self._relay(stream, pending)
+            return self._relay(stream)
         except queue.Empty:
             return False
         finally:
             stream.close()
 
-    def _skip_repeated(self, stream: _Stream, persisted: str) -> list[Event]:
-        """Live chunks already written as part of ``persisted``; the events read past them."""
-        if not persisted:
-            return []
-        early: list[Event] = []
-        deadline = time.monotonic() + OVERLAP_GRACE
-        length = 0
-        while length < len(persisted) and time.monotonic() < deadline:
-            try:
-                event = stream.next(max(0.0, deadline - time.monotonic()))
-            except queue.Empty:
-                break
-            if event is None:
-                break
-            early.append(event)
-            length += len(self._chunk(event) or "")
-        chunks = [self._chunk(event) or "" for event in early]
-        # The persisted live chunks are a prefix of what streamed and a suffix of `persisted`.
-        for count in range(len(chunks), 0, -1):
-            if chunks[count - 1] and persisted.endswith("".join(chunks[:count])):
-                return early[count:]
-        return early
-
-    def _chunk(self, event: Event) -> str | None:
-        name, document = event
-        run = document.get("run") or {}
-        if name == "run.output" and run.get("id") == self.run_id:
-            return str(document.get("text") or "")
-        return None
-
-    def _is_end(self, event: Event) -> bool:
-        name, document = event
-        return name == "run.finished" and (document.get("run") or {}).get("id") == self.run_id
-
-    def _relay(self, stream: _Stream, pending: list[Event]) -> bool:
+    def _relay(self, stream: _Stream) -> bool:
         while True:
-            event = pending.pop(0) if pending else stream.next(READ_TIMEOUT)
+            event = stream.next(READ_TIMEOUT)
             if event is None:
                 return False
-            if self._is_end(event):
+            name, document = event
+            if (document.get("run") or {}).get("id") != self.run_id:
+                continue
+            if name == "run.finished":
                 return True
-            chunk = self._chunk(event)
-            if chunk:
-                self.write(chunk)
-                self.shown += len(chunk)
+            if name == "run.output":
+                self.show_chunk(str(document.get("text") or ""), document.get("offset"))
+
+    def show_chunk(self, text: str, offset: Any) -> None:
+        if not isinstance(offset, int):
+            # A server without offsets: every chunk as it comes.
+            self.write(text)
+            self.shown += len(text)
+            return
+        if offset > self.shown:
+            self._fill_gap(offset)
+        fresh = text[max(0, self.shown - offset) :]
+        if fresh:
+            self.write(fresh)
+            self.shown = offset + len(text)
+
+    def _fill_gap(self, offset: int) -> None:
+        """Output written before the stream opened: from the store, once it is persisted."""
+        deadline = time.monotonic() + GAP_WAIT
+        while self.shown < offset:
+            self.show_stored(self.get_run(), upto=offset)
+            if self.shown >= offset or time.monotonic() > deadline:
+                return
+            time.sleep(GAP_POLL)
