@@ -50,11 +50,13 @@ __all__ = [
     "background_run",
     "background_status",
     "background_wait",
+    "kernel_runner",
     "refresh_tool_policies",
     "run_parallel",
     "run_parallel_async",
     "run_tool",
     "run_tool_async",
+    "run_unattended",
     "set_concurrency_limits",
     "set_tool_policy",
     "tool",
@@ -214,6 +216,25 @@ async def run_tool_async(
     """Run one tool on the caller's event loop: ``{"success", "data" | "error"}``."""
     await _server_layer_async()
     return await _runner().run_tool(name, _merge(params, keywords))
+
+
+async def run_unattended(
+    name: str, params: Mapping[str, Any] | None = None, *, caller: str = "this caller"
+) -> ToolResult:
+    """A call nobody can approve (a watcher): ``approve`` tools are refused, naming ``caller``;
+    ``block`` and ``auto`` apply as for any call."""
+    await _server_layer_async()
+    return await _runner().run_tool(
+        name,
+        dict(params or {}),
+        allow_approval=False,
+        denial_reason=f"{caller} cannot ask for approval (set the policy to auto to allow it)",
+    )
+
+
+def kernel_runner() -> ToolRunner:
+    """The kernel's ``ToolRunner`` (cwd root, server and kernel policies, notebook approvals)."""
+    return _runner()
 
 
 def run_tool(name: str, params: Mapping[str, Any] | None = None, /, **keywords: Any) -> ToolResult:

@@ -259,3 +259,20 @@ def test_agent_tools(sleeper):
     assert (missing["ok"], missing["field"]) == (False, "task_id")
     too_long = agent.dispatch("background_wait", {"timeout": 4000})
     assert too_long["error"] == "timeout: must be <= 3600, got 4000"
+
+
+def test_unattended_calls_are_refused_approve_tools(isolated):
+    jr.set_tool_policy("shell.run", "approve")
+    result = asyncio.run(
+        primitives.run_unattended("shell.run", {"command": "touch x"}, caller="watcher w1")
+    )
+    assert result == {
+        "success": False,
+        "error": "tool shell.run needs approval (kernel setting "
+        "jupyter_recall.set_tool_policy('shell.run', ...)) and watcher w1 cannot ask for "
+        "approval (set the policy to auto to allow it)",
+    }
+    assert jr.approvals.pending() == []
+    assert not (isolated / "x").exists()
+    listed = asyncio.run(primitives.run_unattended("filesystem.list", caller="watcher w1"))
+    assert listed["success"] is True
