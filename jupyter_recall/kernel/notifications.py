@@ -4,7 +4,11 @@ A daemon thread reads the server's event stream (``/api/recall/events``), keeps 
 session's jobs that finish, and queues one notification per run (with its output). When the
 stream drops it reconnects with backoff and re-syncs with ``GET /api/recall/runs?since=``, so
 nothing that finished meanwhile is lost; a run is never notified twice. Recalls delivered while
-no handler is registered are queued too (``type: "recall"``).
+no handler is registered are queued too (``type: "recall"``). Notifications sent to this session
+(``send_notification``, watchers, jobs' output channels) are queued as ``type: "notification"``
+or ``"watcher"``: the stream names the session, so the server sends them live; those sent while
+no kernel of the session listened are taken from the server's buffer on (re)connect. Watchers'
+runs are not queued one by one: a watcher speaks through its notifications.
 
 Callbacks run in the thread that produced the notification (the listener's, or the recall's):
 they must be quick and must not print (there is no cell to print into); their errors are
@@ -18,6 +22,7 @@ import contextlib
 import json
 import sys
 import threading
+import urllib.parse
 from collections import OrderedDict, deque
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
@@ -41,6 +46,18 @@ RESYNC_MARGIN = timedelta(seconds=5)
 """Re-sync reaches this far before the last known point: clocks of kernel and server differ."""
 SEEN_LIMIT = 5000
 FINAL_STATUSES = ("succeeded", "failed", "interrupted", "skipped", "missed", "cancelled")
+SENT_FIELDS = (
+    "id",
+    "channel",
+    "title",
+    "message",
+    "priority",
+    "tags",
+    "structured_data",
+    "source",
+    "fallback_reason",
+    "created_at",
+)
 
 _condition = threading.Condition()
 _queue: deque[Notification] = deque(maxlen=MAX_QUEUED)
@@ -170,6 +187,19 @@ def _parse_instant(value: Any) -> datetime | None:
         return None
 
 
+def _sent_notification(sent: dict[str, Any]) -> Notification:
+    """A notification sent to this session (``send_notification``, a watcher, a job's output
+    channel), as queued: ``type`` is ``watcher`` for a watcher's, else ``notification``."""
+    source = sent.get("source") or {}
+    item: Notification = {
+        "type": "watcher" if source.get("kind") == "watcher" else "notification",
+        **{key: sent.get(key) for key in SENT_FIELDS},
+    }
+    if item["type"] == "watcher":
+        item["watcher_id"] = source.get("job_id")
+    return item
+
+
 def _notification_of(run: dict[str, Any], job: dict[str, Any] | None) -> Notification:
     return {
         "type": "run.finished",
@@ -225,6 +255,9 @@ class Listener:
         return self.thread.is_alive() and not self._stopping.is_set()
 
     def watch(self, job_id: str, job: dict[str, Any] | None = None) -> None:
+        if job is not None and job.get("kind") == "watcher":
+            # A watcher speaks through its notifications, not through each run (check).
+            return
         with self._lock:
             if job is not None or job_id not in self._jobs:
                 self._jobs[job_id] = job or {"id": job_id}
@@ -261,7 +294,7 @@ class Listener:
 
     def _listen(self) -> None:
         mark = datetime.now(timezone.utc) - RESYNC_MARGIN
-        stream = _client.open_event_stream(self.client, "/api/recall/events", timeout=READ_TIMEOUT)
+        stream = _client.open_event_stream(self.client, self._events_path(), timeout=READ_TIMEOUT)
         self._stream = stream
         try:
             if self._stopping.is_set():
@@ -274,6 +307,7 @@ class Listener:
             # sync point is either re-synced here or comes through the stream (duplicates are
             # dropped by run id).
             self._load_jobs()
+            self._take_buffered()
             self._resync()
             self._since = mark
             self.connected.set()
@@ -283,6 +317,48 @@ class Listener:
         finally:
             self._stream = None
             stream.close()
+
+    def _events_path(self) -> str:
+        # Naming the session tells the server this kernel listens: notifications for the
+        # session come live instead of being buffered.
+        if self.session is None:
+            return "/api/recall/events"
+        return "/api/recall/events?" + urllib.parse.urlencode({"session": self.session})
+
+    def _take_buffered(self) -> None:
+        """Notifications sent to this session while no kernel of it was listening."""
+        if self.session is None:
+            return
+        taken = self.client.request(
+            "POST", "/api/recall/notifications/take", body={"session": self.session}
+        )
+        for sent in taken["notifications"]:
+            self._notify_sent(sent)
+
+    def _handle_sent(self, sent: Any) -> None:
+        """A notification on the stream: kept when it is for this session's kernel (the
+        others are for another session, or for JupyterLab)."""
+        if (
+            isinstance(sent, dict)
+            and sent.get("delivered_to") == "session"
+            and sent.get("session") == self.session
+        ):
+            self._notify_sent(sent)
+
+    def _notify_sent(self, sent: dict[str, Any]) -> None:
+        sent_id = sent.get("id")
+        if not isinstance(sent_id, str) or not self._first_time(sent_id):
+            return
+        push(_sent_notification(sent))
+
+    def _first_time(self, ident: str) -> bool:
+        with self._lock:
+            if ident in self._seen:
+                return False
+            self._seen[ident] = None
+            while len(self._seen) > SEEN_LIMIT:
+                self._seen.popitem(last=False)
+        return True
 
     def _resync(self) -> None:
         since = self._since.astimezone(timezone.utc).isoformat()
@@ -300,6 +376,9 @@ class Listener:
         if not isinstance(document, dict):
             return
         _dispatch_event(event, document)
+        if event == "notification":
+            self._handle_sent(document.get("notification"))
+            return
         job = document.get("job")
         if isinstance(job, dict) and event in ("job.created", "job.updated"):
             if self.session is not None and job.get("session") == self.session:
@@ -314,14 +393,8 @@ class Listener:
 
     def _notify(self, run: dict[str, Any], job: dict[str, Any], *, with_output: bool) -> None:
         run_id = run.get("id")
-        if not isinstance(run_id, str):
+        if not isinstance(run_id, str) or not self._first_time(run_id):
             return
-        with self._lock:
-            if run_id in self._seen:
-                return
-            self._seen[run_id] = None
-            while len(self._seen) > SEEN_LIMIT:
-                self._seen.popitem(last=False)
         if not with_output:
             # Events carry runs without their output: read it once, here.
             try:
