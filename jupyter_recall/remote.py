@@ -38,7 +38,15 @@ PROBE_TIMEOUT = 2.0
 
 
 class RecallConnectionError(RecallError, ConnectionError):
-    """No Jupyter server with jupyter_recall can be reached from here; the message says why."""
+    """No Jupyter server with jupyter_recall can be reached from here; the message says why.
+
+    ``reason`` is the cause alone (``[Errno 111] Connection refused``), for callers that say
+    themselves which server they tried.
+    """
+
+    def __init__(self, message: str, *, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason or message
 
 
 @dataclass(frozen=True)
@@ -132,16 +140,16 @@ def token_for(url: str, candidates: Iterable[ServerInfo]) -> str | None:
 
 def first_answering(
     candidates: Iterable[ServerInfo], *, timeout: float = PROBE_TIMEOUT
-) -> tuple[Client | None, list[str]]:
+) -> tuple[Client | None, list[tuple[ServerInfo, str]]]:
     """The client of the first candidate whose ``/api/recall/info`` answers as jupyter_recall,
-    and one line per candidate that did not (what was tried, and why it failed)."""
-    tried: list[str] = []
+    and the candidates that did not, with why (``reason`` of the error, or its text)."""
+    tried: list[tuple[ServerInfo, str]] = []
     for info in candidates:
         client = Client(info, timeout=timeout)
         try:
             client.info()
         except RecallError as error:
-            tried.append(f"{info.url} ({info.source}): {error}")
+            tried.append((info, str(getattr(error, "reason", None) or error)))
             continue
         return client, tried
     return None, tried
@@ -186,7 +194,8 @@ def error_from_response(status: int, body: Any, *, url: str) -> RecallError:
     if status == 403:
         return RecallConnectionError(
             f"the server at {url} refused our credentials ({message}); check "
-            f"${TOKEN_VARIABLE} or the server's runtime file"
+            f"${TOKEN_VARIABLE} or the server's runtime file",
+            reason=f"it refused the token ({message})",
         )
     return RecallError(f"HTTP {status} from {url}: {message}")
 
@@ -235,7 +244,8 @@ class Client:
             reason = getattr(error, "reason", error)
             raise RecallConnectionError(
                 f"cannot reach the Jupyter server at {self.base} (found through "
-                f"{self.server.source}): {reason}"
+                f"{self.server.source}): {reason}",
+                reason=str(reason),
             ) from None
 
     def _http_error(self, error: urllib.error.HTTPError, url: str) -> RecallError:
@@ -247,7 +257,8 @@ class Client:
         if error.code == 404 and path_of(url).startswith("/api/recall") and not _is_ours(body):
             return RecallConnectionError(
                 f"the Jupyter server at {self.base} does not have the jupyter_recall extension "
-                "(enable it: jupyter server extension enable jupyter_recall, then restart it)"
+                "(enable it: jupyter server extension enable jupyter_recall, then restart it)",
+                reason="it does not have the jupyter_recall extension",
             )
         return error_from_response(error.code, body, url=url)
 

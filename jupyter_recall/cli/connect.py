@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Mapping
+from pathlib import Path
 
 from jupyter_recall.remote import (
     PROBE_TIMEOUT,
@@ -59,26 +60,25 @@ def connect(
         client, tried = first_answering([candidate], timeout=min(timeout, EXPLICIT_PROBE_TIMEOUT))
         if client is None:
             raise RecallConnectionError(
-                _one_line(f"cannot use the Jupyter server at {explicit} ({source}): ")
-                + _one_line(tried[0].split(": ", 1)[-1])
-                + "; check the URL and token, or "
-                + HOW_TO_FIX
+                _one_line(
+                    f"cannot use the Jupyter server at {explicit} ({source}): {tried[0][1]}; "
+                    f"check its URL and token, or {HOW_TO_FIX}"
+                )
             )
     else:
         if token is not None:
             servers = [dataclasses.replace(info, token=token) for info in servers]
         client, tried = first_answering(servers, timeout=PROBE_TIMEOUT)
         if client is None:
-            raise RecallConnectionError(_no_server_message(directory, tried))
+            raise RecallConnectionError(_one_line(_no_server_message(directory, tried)))
     client.timeout = timeout
     return client
 
 
-def _no_server_message(directory: object, tried: list[str]) -> str:
+def _no_server_message(directory: Path, tried: list[tuple[ServerInfo, str]]) -> str:
     if tried:
-        looked = f"tried {len(tried)} server(s) from {directory}: " + "; ".join(
-            _one_line(line) for line in tried
-        )
+        attempts = "; ".join(f"{info.url} ({info.source}): {why}" for info, why in tried)
+        looked = f"tried {len(tried)} server(s) from {directory}: {attempts}"
     else:
-        looked = f"no jpserver-*.json server file in {directory}"
+        looked = f"no jpserver-*.json file of a running server in {directory}"
     return f"no running Jupyter server with jupyter_recall found ({looked}); {HOW_TO_FIX}"
