@@ -20,7 +20,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from typing import Any, TypeVar
 
 from jupyter_recall.core.errors import RecallError
@@ -295,11 +295,23 @@ def run_parallel(actions: Any, *, limits: Mapping[str, int] | None = None) -> li
 # --- background tasks -------------------------------------------------------------------------
 
 
+def _limited(
+    runner: ToolRunner,
+) -> Callable[[str, dict[str, Any]], Coroutine[Any, Any, ToolResult]]:
+    """Background calls take a slot of their module's limit, like run_parallel's calls."""
+
+    async def call(name: str, params: dict[str, Any]) -> ToolResult:
+        async with _state.limits.slot(name.partition(".")[0]):
+            return await runner.run_tool(name, params)
+
+    return call
+
+
 def _tasks() -> BackgroundTasks:
     runner = _runner()
     with _state.lock:
         if _state.background is None:
-            background = BackgroundTasks(_state.loop, runner.run_tool)
+            background = BackgroundTasks(_state.loop, _limited(runner))
             background.on_finished.append(_notify_finished)
             _state.background = background
         return _state.background

@@ -50,15 +50,17 @@ def sleeper() -> str:
     return "demo.sleep"
 
 
-def _notifications(count: int = 1, timeout: float = 5.0) -> list[dict]:
+def _notifications(task_id: str, timeout: float = 5.0) -> list[dict]:
+    """The notifications of one task (a task of an earlier test may still end meanwhile)."""
     deadline = time.monotonic() + timeout
     found: list[dict] = []
     while time.monotonic() < deadline:
-        found += notifications.drain()
-        if len(found) >= count:
-            return found
+        found += [note for note in notifications.drain() if note.get("task_id") == task_id]
+        if found:
+            time.sleep(0.05)  # a second one would show up now
+            return found + [n for n in notifications.drain() if n.get("task_id") == task_id]
         time.sleep(0.02)
-    raise AssertionError(f"{len(found)} notifications, expected {count}")
+    raise AssertionError(f"no notification for {task_id}")
 
 
 def test_background_lifecycle_and_notification(sleeper):
@@ -72,7 +74,7 @@ def test_background_lifecycle_and_notification(sleeper):
     assert waited["status"] == "succeeded"
     assert waited["result"] == {"success": True, "data": "hello"}
     assert 0.15 < waited["elapsed"] < 2
-    (note,) = _notifications()
+    (note,) = _notifications(task_id)
     assert note["type"] == "background"
     assert note["task_id"] == task_id
     assert note["status"] == "succeeded"
@@ -88,7 +90,7 @@ def test_background_lifecycle_and_notification(sleeper):
 def test_failure_is_notified_too(isolated):
     task_id = jr.background_run("filesystem.read", {"path": "missing.txt"})
     assert jr.background_wait(task_id, timeout=5)["status"] == "failed"
-    (note,) = _notifications()
+    (note,) = _notifications(task_id)
     assert note["text"].startswith(f"[BACKGROUND TASK FAILED] task_id={task_id}")
     assert "is not a file under the root" in note["text"]
 
@@ -100,7 +102,7 @@ def test_long_results_are_cut_in_the_notification_only():
 
     task_id = jr.background_run("demo.big")
     jr.background_wait(task_id, timeout=5)
-    (note,) = _notifications()
+    (note,) = _notifications(task_id)
     _, body = note["text"].split("\n", 1)
     full = json.dumps({"success": True, "data": "x" * 5000})
     assert body == (
@@ -120,7 +122,7 @@ def test_cancel_kills_a_running_command(isolated):
     cancelled = jr.background_cancel(task_id)
     assert cancelled["status"] == "cancelled"
     assert not Path(f"/proc/{int(pid_file.read_text())}").exists()
-    (note,) = _notifications()
+    (note,) = _notifications(task_id)
     assert note["text"].startswith(f"[BACKGROUND TASK CANCELLED] task_id={task_id}")
     # Cancelling a finished task leaves it as it is.
     assert jr.background_cancel(task_id)["status"] == "cancelled"
@@ -276,3 +278,15 @@ def test_unattended_calls_are_refused_approve_tools(isolated):
     assert not (isolated / "x").exists()
     listed = asyncio.run(primitives.run_unattended("filesystem.list", caller="watcher w1"))
     assert listed["success"] is True
+
+
+def test_background_tasks_take_their_modules_slots(sleeper):
+    primitives.set_concurrency_limits({"demo": 1, "http": 10, "shell": 4})
+    try:
+        started = time.monotonic()
+        ids = [jr.background_run(sleeper, {"seconds": 0.2}) for _ in range(3)]
+        assert jr.background_wait(timeout=5)["timed_out"] is False
+        assert time.monotonic() - started > 0.55  # one at a time
+        assert [jr.background_status(i)["status"] for i in ids] == ["succeeded"] * 3
+    finally:
+        primitives.set_concurrency_limits({"http": 10, "shell": 4})
