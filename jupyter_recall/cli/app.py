@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
@@ -13,7 +14,7 @@ from jupyter_core.application import JupyterApp
 
 from jupyter_recall._version import __version__
 from jupyter_recall.cli import commands
-from jupyter_recall.cli.base import EXIT_USAGE, RecallCommand
+from jupyter_recall.cli.base import EXIT_FAILED, EXIT_USAGE, RecallCommand
 
 SUBCOMMANDS: dict[str, tuple[type[RecallCommand], str]] = {
     "list": (commands.ListCommand, "List your jobs (--status, --kind, --path, --all)."),
@@ -68,7 +69,14 @@ class JupyterRecallApp(JupyterApp):
 
 def main(argv: list[str] | None = None) -> None:
     """The ``jupyter-recall`` console script."""
-    JupyterRecallApp.launch_instance(argv)
+    try:
+        JupyterRecallApp.launch_instance(argv)
+    except BrokenPipeError:
+        # The reader went away (`jupyter recall runs | head`): stop quietly, like other tools;
+        # stdout goes to devnull so that flushing it at exit does not raise again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        raise SystemExit(EXIT_FAILED) from None
 
 
 def clear_instances() -> None:

@@ -105,6 +105,7 @@ jupyter recall add "tomorrow at 17:00" --notify "send the report" --name report
             "name": "AddCommand.job_name",
             "tz": "AddCommand.tz",
             "kernel-name": "AddCommand.kernel_name",
+            "on-missing-kernel": "AddCommand.on_missing_kernel",
         }
     )
     flags = with_flags(
@@ -121,6 +122,12 @@ jupyter recall add "tomorrow at 17:00" --notify "send the report" --name report
     tz = Unicode("", config=True, help="Time zone of the schedule (default: the server's).")
     kernel_name = Unicode("", config=True, help="Kernel of a headless run (default python3).")
     headless = Bool(False, config=True, help="Run the code in a fresh headless kernel.")
+    on_missing_kernel = Unicode(
+        "",
+        config=True,
+        help="With --notebook, when the notebook has no running kernel: start one, skip the "
+        "run, or fail it (the server's default).",
+    )
 
     def run(self) -> int:
         body = self.job_body()
@@ -139,6 +146,8 @@ jupyter recall add "tomorrow at 17:00" --notify "send the report" --name report
             body["name"] = self.job_name
         if self.tz:
             body["tz"] = self.tz
+        if self.on_missing_kernel:
+            body["options"] = {"on_missing_kernel": self.on_missing_kernel}
         return body
 
     def _notification(self, args: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:

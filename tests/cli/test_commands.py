@@ -68,6 +68,26 @@ def test_add_targets(app, server):
     assert zoned.json()["next_fire_at"].endswith("T00:00:00+00:00")
 
 
+def test_add_kernel_policy(app):
+    started = app(
+        "add", "in 1h", "x = 1", "--notebook", "n.ipynb", "--on-missing-kernel", "start", "--json"
+    )
+    assert started.code == 0, started.err
+    assert started.json()["options"] == {"on_missing_kernel": "start"}
+    bad = app("add", "in 1h", "x", "--notebook", "n.ipynb", "--on-missing-kernel", "wait")
+    assert bad.code == 2
+    assert "options.on_missing_kernel: unknown policy 'wait'" in bad.err
+    assert "start, skip, fail" in bad.err
+
+
+def test_help_shows_usage_and_options(cli):
+    shown = cli("add", "--help")
+    assert shown.code == 0
+    assert shown.out.startswith("Usage: jupyter recall add WHEN ACTION | WHEN --notify MESSAGE")
+    for option in ("--notebook", "--notify", "--headless", "--name", "--tz", "--url", "--json"):
+        assert f"\n{option}" in shown.out
+
+
 def test_add_reads_code_from_stdin(cli):
     added = cli("add", "in 1h", "-", "--json", stdin="import os\nprint(os.getpid())\n")
     assert added.code == 0, added.err
