@@ -54,19 +54,35 @@ class ListCommand(RecallCommand):
         "default: active,paused.",
     )
     kind = Unicode("", config=True, help="Comma-separated kinds (job, recall, watcher).")
-    path = Unicode("", config=True, help="Only the jobs of this session (notebook path).")
+    path = Unicode(
+        "",
+        config=True,
+        help="Only the jobs of this notebook: its session's recalls, the jobs that run in its "
+        "kernel or execute it.",
+    )
     all_jobs = Bool(False, config=True, help="Also the jobs that ended.")
 
     def run(self) -> int:
         self.positional(0)
         status = self.status or (None if self.all_jobs else ACTIVE_STATUSES)
-        query = {"status": status, "kind": self.kind or None, "path": self.path or None}
-        jobs = self.request("GET", "/api/recall/jobs", query=query)
+        query = {"status": status, "kind": self.kind or None}
+        jobs = self.request("GET", "/api/recall/jobs", query=query)["jobs"]
+        if self.path:
+            jobs = [job for job in jobs if self.path in notebooks_of(job)]
         if self.json_output:
-            self.print_json(jobs)
+            self.print_json({"jobs": jobs})
         else:
-            print(render.jobs_table(jobs["jobs"]))
+            print(render.jobs_table(jobs))
         return EXIT_OK
+
+
+def notebooks_of(job: dict[str, Any]) -> set[str]:
+    """The notebooks a job belongs to: its session, the kernel it runs in, the one it runs."""
+    places = {job.get("session"), (job.get("target") or {}).get("path")}
+    action = job.get("action") or {}
+    if action.get("type") == "notebook":
+        places.add(action.get("path"))
+    return {str(place) for place in places if place}
 
 
 class ShowCommand(RecallCommand):

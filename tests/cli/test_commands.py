@@ -161,10 +161,15 @@ def test_list_filters(app, server):
     assert active["id"] not in ids("--status", "cancelled")
     assert ids("--status", "paused,cancelled") >= {paused["id"], ended["id"]}
     assert ids("--kind", "recall") == {recall["id"]}
-    assert ids("--path", recall_path) == {recall["id"]}
+    in_kernel = new_job(
+        server, action={"type": "code", "code": "1"}, target={"type": "kernel", "path": recall_path}
+    )
+    assert ids("--path", recall_path) == {recall["id"], in_kernel["id"]}
+    assert ids("--path", recall_path, "--kind", "job") == {in_kernel["id"]}
     table = app("list", "--all", "--kind", "recall")
     rows = table.out.splitlines()[2:]
     assert [row.split()[0] for row in rows] == [recall["id"]]
+    assert app("list", "--path", "no-such.ipynb").out == "no jobs\n"
 
 
 def test_job_actions(app, server):
