@@ -37,6 +37,18 @@ if TYPE_CHECKING:
     )
     from jupyter_recall.kernel.recall import on_recall
 
+    # Watchers and notifications (kernel/watch.py).
+    from jupyter_recall.kernel.watch import (
+        send_notification,
+        watch_history,
+        watch_list,
+        watch_pause,
+        watch_resume,
+        watch_start,
+        watch_status,
+        watch_stop,
+    )
+
 __all__ = [
     "ConflictError",
     "Job",
@@ -67,9 +79,17 @@ __all__ = [
     "run_tool",
     "run_tool_async",
     "schedule",
+    "send_notification",
     "set_tool_policy",
     "tool",
     "unload_ipython_extension",
+    "watch_history",
+    "watch_list",
+    "watch_pause",
+    "watch_resume",
+    "watch_start",
+    "watch_status",
+    "watch_stop",
 ]
 
 # The kernel API is imported on first use (module __getattr__): `import jupyter_recall` stays
@@ -102,6 +122,22 @@ _KERNEL_API.update(
             "set_tool_policy",
         ),
         "jupyter_recall.kernel.primitives",
+    )
+)
+# Watchers and notifications.
+_KERNEL_API.update(
+    dict.fromkeys(
+        (
+            "watch_start",
+            "watch_stop",
+            "watch_pause",
+            "watch_resume",
+            "watch_status",
+            "watch_list",
+            "watch_history",
+            "send_notification",
+        ),
+        "jupyter_recall.kernel.watch",
     )
 )
 _KERNEL_MODULES = {

@@ -19,6 +19,7 @@ from jupyter_recall.kernel import api
 from jupyter_recall.kernel import client as _client
 from jupyter_recall.kernel.primitive_tools import PRIMITIVE_TOOLS
 from jupyter_recall.kernel.toolspec import Param, Result, Tool, decode_arguments, failure
+from jupyter_recall.kernel.watch_tools import WATCH_TOOLS
 
 CALL_TYPES = ("once", "recurring", "immediate")
 MANAGE_ACTIONS = ("cancel", "skip", "list")
@@ -545,4 +546,10 @@ def dispatch(name: str, arguments: Mapping[str, Any] | str | None = None) -> Res
 # --- tool calls at once and in the background (kernel/primitive_tools.py) ---------------------
 
 TOOLS.update((tool.name, tool) for tool in PRIMITIVE_TOOLS)
+TOOL_NAMES = tuple(TOOLS)
+
+
+# --- watchers and notifications (kernel/watch_tools.py) ---------------------------------------
+
+TOOLS.update((tool.name, tool) for tool in WATCH_TOOLS)
 TOOL_NAMES = tuple(TOOLS)

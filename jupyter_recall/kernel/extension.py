@@ -13,6 +13,10 @@ def load_ipython_extension(ipython: Any) -> None:
     from jupyter_recall.kernel.magics import RecallMagics
 
     ipython.register_magics(RecallMagics)
+    # %watch (kernel/watch_magic.py).
+    from jupyter_recall.kernel.watch_magic import WatchMagics
+
+    ipython.register_magics(WatchMagics)
     # `%reload_ext` asks again: the notebook may have been renamed since.
     client.forget_identity()
     try:

@@ -127,6 +127,7 @@ class EventsHandler(RecallHandler):
         self.set_header("X-Accel-Buffering", "no")
         owner = self.owner
         queue = self.hub.open(owner, self.get_query_argument("session", None))
+        self._stream_queue = (owner, queue)
         heartbeat = float(self.settings["jupyter_recall_heartbeat"])
         try:
             await self._send('event: open\ndata: {"ok": true}\n\n')
@@ -137,6 +138,16 @@ class EventsHandler(RecallHandler):
             self.hub.close(owner, queue)
         if not self._finished:
             self.finish()
+
+    def on_connection_close(self) -> None:
+        # A kernel that went away must stop counting as listening at once, not at the next
+        # heartbeat: its session's notifications are buffered from now on.
+        opened = getattr(self, "_stream_queue", None)
+        if opened is not None:
+            owner, queue = opened
+            self.hub.close(owner, queue)
+            _end_stream(queue)
+        super().on_connection_close()
 
     async def _stream(self, queue: asyncio.Queue[dict[str, Any] | None], heartbeat: float) -> None:
         while True:

@@ -67,7 +67,7 @@ FLUSH_INTERVAL = 0.5
 """Seconds between batched writes of check results."""
 UNATTENDED_POLICIES = ("auto",)
 NO_APPROVAL = "a watcher runs unattended: nobody is there to approve each check"
-RESULT_MARKER = "\x1ejupyter_recall-watch-result:"
+RESULT_MARKER = "@@jupyter_recall-watch-result@@ "
 """Prefix of the line a kernel check prints its result on (``kernel/watch.py``)."""
 WATCHER_FIELDS = (
     "tool",

@@ -1,0 +1,288 @@
+"""Watchers and notifications from a notebook: ``watch_start`` and friends, ``send_notification``.
+
+A watcher checks a tool every ``interval`` seconds on the server and notifies this session only
+when its strategy says so (``on_change``, ``on_error``, ``on_threshold``, ``summary``,
+``always``); the notifications arrive in this kernel's queue (``jupyter_recall.notifications``,
+``type: "watcher"``). Built-in tools are checked on the server; a tool registered in this kernel
+(``@jupyter_recall.tool``) is checked in this kernel, while it is alive. Watchers are kept by
+the server: they go on across kernel and server restarts until ``watch_stop``.
+
+Every call is a REST request to the server; domain errors come back as ``ValidationError``,
+``NotFoundError``, ... with the server's message.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from jupyter_recall.core.errors import ValidationError
+from jupyter_recall.kernel import client as _client
+
+DEFAULT_INTERVAL = 30
+DEFAULT_HISTORY = 10
+UNATTENDED = ("auto",)
+RESULT_MARKER = "@@jupyter_recall-watch-result@@ "
+"""Kept equal to ``server/watchers.py``: the line a kernel check prints its result on."""
+
+__all__ = [
+    "Watcher",
+    "run_check",
+    "send_notification",
+    "watch_history",
+    "watch_list",
+    "watch_pause",
+    "watch_resume",
+    "watch_start",
+    "watch_status",
+    "watch_stop",
+]
+
+
+def _path(watcher_id: object, suffix: str = "") -> str:
+    from jupyter_recall.kernel.api import check_job_id
+
+    return f"/api/recall/watchers/{check_job_id(watcher_id, 'watcher_id')}{suffix}"
+
+
+class Watcher(Mapping[str, Any]):
+    """A watcher as the server describes it (``watcher_id``, ``tool_name``, ``status``,
+    ``checks``, ``notifications``, ``last_result``, ...), with its actions."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: Mapping[str, Any]) -> None:
+        object.__setattr__(self, "_data", dict(data))
+
+    def __getitem__(self, key: str) -> Any:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self._data[name]
+        except KeyError:
+            raise AttributeError(f"watcher has no field {name!r}") from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("watcher fields are read-only; change a watcher through the API")
+
+    def __repr__(self) -> str:
+        data = self._data
+        label = data.get("label") or data.get("tool_name")
+        return (
+            f"<Watcher {data.get('watcher_id')} {label!r} every {data.get('interval')}s, "
+            f"{data.get('notify_when')}, {data.get('status')}, {data.get('checks', 0)} checks, "
+            f"{data.get('notifications', 0)} notifications>"
+        )
+
+    @property
+    def id(self) -> str:
+        return str(self._data["watcher_id"])
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self._data)
+
+    def stop(self) -> None:
+        watch_stop(self.id)
+
+    def pause(self) -> Watcher:
+        return watch_pause(self.id)
+
+    def resume(self) -> Watcher:
+        return watch_resume(self.id)
+
+    def refresh(self, last_n: int = DEFAULT_HISTORY) -> Watcher:
+        """The watcher as it is now, with its ``last_n`` latest checks (``history``)."""
+        return watch_status(self.id, last_n=last_n)
+
+    def history(self, last_n: int = DEFAULT_HISTORY) -> list[dict[str, Any]]:
+        return watch_history(self.id, last_n=last_n)
+
+
+# --- where a check runs, and whether it may run unattended ----------------------------------------
+
+
+def _user_tool(name: str) -> bool:
+    """Whether ``name`` is a tool registered in this kernel (not a built-in)."""
+    from jupyter_recall.tools import default_registry
+
+    registry = default_registry()
+    return name in registry and not registry.get(name).builtin
+
+
+def _refuse_attended(name: str) -> None:
+    from jupyter_recall.kernel import primitives
+
+    decision = primitives.tool_policy(name)
+    if decision["policy"] not in UNATTENDED:
+        raise ValidationError(
+            "name",
+            f"{name} cannot be watched: its policy is {decision['policy']!r} "
+            f"({decision['source']}) and a watcher runs unattended",
+            accepted=UNATTENDED,
+        )
+
+
+def _target(name: str, ident: _client.Identity) -> dict[str, Any] | None:
+    if not _user_tool(name):
+        return None  # the server checks its built-in tools itself
+    _refuse_attended(name)
+    target = ident.target()
+    if target is None:
+        raise ValidationError(
+            "name",
+            f"{name} is a tool of this process, which is not a kernel of the Jupyter server: "
+            "only built-in tools can be watched from here",
+        )
+    return target
+
+
+# --- the API --------------------------------------------------------------------------------------
+
+
+def watch_start(
+    name: str,
+    params: Mapping[str, Any] | None = None,
+    interval: float = DEFAULT_INTERVAL,
+    label: str = "",
+    notify_when: str = "on_change",
+    *,
+    notify_config: Mapping[str, Any] | None = None,
+    output_channel: str | None = None,
+    output_config: Mapping[str, Any] | None = None,
+) -> Watcher:
+    """Check the tool ``name`` (``module.action``) with ``params`` every ``interval`` seconds
+    (5 to 3600) and notify this session by the ``notify_when`` strategy: ``on_change``
+    (default; the first check sets the baseline and notifies), ``on_error`` (errors and
+    recoveries), ``on_threshold`` (``notify_config={"expression": "result.status_code !=
+    200"}``), ``summary`` (every ``notify_config={"batch_size": 10}`` checks) or ``always``.
+    ``output_channel`` sends the notifications to a channel of the server's config instead."""
+    if not isinstance(name, str):
+        raise ValidationError("name", f"must be a tool name 'module.action', got {name!r}")
+    ident = _client.identity()
+    body: dict[str, Any] = {
+        "tool": name,
+        "params": dict(params or {}),
+        "interval": interval,
+        "label": label,
+        "notify_when": notify_when,
+        "notify_config": dict(notify_config or {}),
+    }
+    if ident.session is not None:
+        body["session"] = ident.session
+    if output_channel is not None:
+        body["output_channel"] = output_channel
+    if output_config is not None:
+        body["output_config"] = dict(output_config)
+    target = _target(name, ident)
+    if target is not None:
+        body["target"] = target
+    created = _client.get_client().request("POST", "/api/recall/watchers", body=body)
+    from jupyter_recall.kernel import notifications
+
+    notifications.start_in_kernel()
+    return Watcher(created)
+
+
+def watch_stop(watcher_id: str) -> None:
+    """Stop the watcher for good; its state and history are deleted."""
+    _client.get_client().request("DELETE", _path(watcher_id))
+
+
+def watch_pause(watcher_id: str) -> Watcher:
+    """Stop checking; the state and history are kept."""
+    return Watcher(_client.get_client().request("POST", _path(watcher_id, "/pause")))
+
+
+def watch_resume(watcher_id: str) -> Watcher:
+    """Check again from now on."""
+    return Watcher(_client.get_client().request("POST", _path(watcher_id, "/resume")))
+
+
+def _last_n(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 100:
+        raise ValidationError("last_n", f"must be an integer from 1 to 100, got {value!r}")
+    return value
+
+
+def watch_status(watcher_id: str, last_n: int = DEFAULT_HISTORY) -> Watcher:
+    """Counters, configuration, the last result and the ``last_n`` latest checks."""
+    query = {"last_n": _last_n(last_n)}
+    return Watcher(_client.get_client().request("GET", _path(watcher_id), query=query))
+
+
+def watch_history(watcher_id: str, last_n: int = DEFAULT_HISTORY) -> list[dict[str, Any]]:
+    """The ``last_n`` (1 to 100) latest checks, newest first."""
+    return list(watch_status(watcher_id, last_n)["history"])
+
+
+def watch_list(*, all: bool = False) -> list[Watcher]:
+    """The watchers of this notebook (``all=True``: every watcher of the user), running first."""
+    query = {} if all else {"session": _client.identity().session}
+    found = _client.get_client().request("GET", "/api/recall/watchers", query=query)
+    return [Watcher(data) for data in found["watchers"]]
+
+
+def send_notification(
+    channel: str | None,
+    message: str,
+    title: str = "",
+    priority: str = "normal",
+    *,
+    tags: Sequence[str] | None = None,
+    structured_data: Mapping[str, Any] | None = None,
+    output_config: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Send ``message`` through a channel of the server's config (``None``: this session's
+    notification queue). An unknown or failing channel falls back to this session, with the
+    reason in the answer: ``{"notification", "delivered_to", "fallback_reason", "buffered"}``."""
+    body: dict[str, Any] = {
+        "message": message,
+        "title": title,
+        "priority": priority,
+        "tags": list(tags or []),
+        "structured_data": dict(structured_data or {}),
+        "output_config": dict(output_config or {}),
+    }
+    if channel is not None:
+        body["channel"] = channel
+    session = _client.identity().session
+    if session is not None:
+        body["session"] = session
+    delivery: dict[str, Any] = _client.get_client().request(
+        "POST", "/api/recall/notifications", body=body
+    )
+    return delivery
+
+
+# --- checks of user tools, run by the server in this kernel ---------------------------------------
+
+
+def _check(name: str, params: Any) -> dict[str, Any]:
+    from jupyter_recall.kernel import primitives
+
+    if not isinstance(params, Mapping):
+        return {"success": False, "error": f"params must be an object, got {params!r}"}
+    try:
+        _refuse_attended(name)
+    except ValidationError as error:
+        return {"success": False, "error": str(error)}
+    return dict(primitives.run_tool(name, dict(params)))
+
+
+def run_check(name: str, params_json: str) -> None:
+    """One check of a watched user tool: print its result on the line the server reads."""
+    try:
+        result = _check(name, json.loads(params_json))
+    except Exception as error:
+        result = {"success": False, "error": f"{type(error).__name__}: {error}"}
+    sys.stdout.write(RESULT_MARKER + json.dumps(result, default=str) + "\n")
+    sys.stdout.flush()

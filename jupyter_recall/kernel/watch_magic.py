@@ -1,0 +1,226 @@
+"""``%watch``: watchers from a cell (``kernel/watch.py``).
+
+```text
+%watch filesystem.read path=build.log --every 10 --notify on_change --label "build log"
+%watch http.get url=https://example.org/health --notify on_error
+%watch filesystem.read path=train.json --notify on_threshold --expression "result.size > 1000"
+%watch list [--all] | status <id> | history <id> [--last 20] | pause|resume|stop <id>
+```
+
+``key=value`` values are read as JSON when they are JSON (``timeout=5``), else as text; quote
+values with spaces. Domain errors are printed as the server's message on stderr.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from IPython.core.magic import Magics, line_magic, magics_class
+from IPython.display import display
+
+from jupyter_recall.core.errors import RecallError, ValidationError
+from jupyter_recall.kernel import tables, watch
+from jupyter_recall.kernel.writ import Option, split_options
+
+USAGE = """\
+usage:
+  %watch <tool> key=value ... [options]       start a watcher (start is optional)
+  %watch list [--all] | status <id> | history <id> [--last N] | pause|resume|stop <id>
+options: --every SECONDS (5-3600, default 30), --label TEXT, --notify on_change|on_error|
+  on_threshold|summary|always, --expression 'result.status_code != 200' (on_threshold),
+  --batch-size N (summary), --channel NAME, --params '{"json": "object"}'
+example: %watch filesystem.read path=build.log --every 10 --label 'build log'"""
+
+START_OPTIONS = (
+    Option("--every", "interval", integer=True),
+    Option("--label", "label"),
+    Option("--notify", "notify_when"),
+    Option("--expression", "expression"),
+    Option("--batch-size", "batch_size", integer=True),
+    Option("--channel", "output_channel"),
+    Option("--params", "params"),
+)
+COMMAND_OPTIONS = (
+    Option("--all", "all", takes_value=False),
+    Option("--last", "last", integer=True),
+)
+NEEDS_ID = ("status", "history", "pause", "resume", "stop")
+COMMANDS = ("list", *NEEDS_ID)
+COLUMNS = ("id", "label", "tool", "every", "strategy", "status", "checks", "notified", "last check")
+HISTORY_COLUMNS = ("check", "at", "result", "reason", "notified")
+RESULT_WIDTH = 60
+
+
+def _show(bundle: dict[str, str]) -> None:
+    show: Callable[..., Any] = display
+    show(bundle, raw=True)
+
+
+def _bundle(header: Sequence[str], rows: list[tuple[str, ...]], empty: str) -> dict[str, str]:
+    if not rows:
+        return {"text/plain": empty, "text/html": f"<p>{html.escape(empty)}</p>"}
+    return {
+        "text/plain": tables.text_table(header, rows),
+        "text/html": tables.html_table(header, rows),
+    }
+
+
+def _value(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _params(words: Sequence[str], given: str | None) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    if given is not None:
+        decoded = _value(given)
+        if not isinstance(decoded, dict):
+            raise ValidationError("--params", f"must be a JSON object, got {given!r}")
+        params.update(decoded)
+    for pair in words:
+        key, equals, value = pair.partition("=")
+        if not equals or not key.isidentifier():
+            raise ValidationError("params", f"expected key=value after the tool, got {pair!r}")
+        params[key] = _value(value)
+    return params
+
+
+def _notify_config(options: Mapping[str, Any]) -> dict[str, Any]:
+    config: dict[str, Any] = {}
+    if "expression" in options:
+        config["expression"] = options["expression"]
+    if "batch_size" in options:
+        config["batch_size"] = options["batch_size"]
+    return config
+
+
+def start(words: list[str], options: dict[str, Any]) -> watch.Watcher:
+    if words[:1] == ["start"]:
+        words = words[1:]
+    if not words:
+        raise ValidationError("tool", "missing: %watch <module.action> key=value ...")
+    notify_when = options.get("notify_when")
+    if notify_when is None and "expression" in options:
+        notify_when = "on_threshold"
+    if notify_when is None and "batch_size" in options:
+        notify_when = "summary"
+    created = watch.watch_start(
+        words[0],
+        _params(words[1:], options.get("params")),
+        interval=options.get("interval", watch.DEFAULT_INTERVAL),
+        label=options.get("label", ""),
+        notify_when=notify_when or "on_change",
+        notify_config=_notify_config(options),
+        output_channel=options.get("output_channel"),
+    )
+    print(f"watcher {created.id}: {created.get('hint')}")
+    return created
+
+
+def _row(watcher: Mapping[str, Any]) -> tuple[str, ...]:
+    return (
+        str(watcher.get("watcher_id")),
+        str(watcher.get("label") or "-"),
+        str(watcher.get("tool_name")),
+        f"{watcher.get('interval')}s",
+        str(watcher.get("notify_when")),
+        str(watcher.get("status")),
+        str(watcher.get("checks", 0)),
+        str(watcher.get("notifications", 0)),
+        tables.short_instant(watcher.get("last_check_at")),
+    )
+
+
+def show_list(everything: bool) -> None:
+    found = watch.watch_list(all=everything)
+    empty = "no watchers" + ("" if everything else " for this notebook")
+    _show(_bundle(COLUMNS, [_row(w) for w in found], empty))
+
+
+def _shown_result(entry: Mapping[str, Any]) -> str:
+    result = entry.get("result") or {}
+    shown = result.get("data") if result.get("success") else f"error: {result.get('error')}"
+    text = shown if isinstance(shown, str) else json.dumps(shown, default=str)
+    return text if len(text) <= RESULT_WIDTH else text[: RESULT_WIDTH - 1] + "…"
+
+
+def _history_rows(history: Sequence[Mapping[str, Any]]) -> list[tuple[str, ...]]:
+    return [
+        (
+            str(entry.get("check")),
+            tables.short_instant(entry.get("checked_at")),
+            " ".join(_shown_result(entry).split()),
+            str(entry.get("reason")),
+            "yes" if entry.get("notified") else "",
+        )
+        for entry in history
+    ]
+
+
+def show_status(watcher_id: str, last_n: int) -> None:
+    current = watch.watch_status(watcher_id, last_n=last_n)
+    config = json.dumps(current.get("notify_config") or {})
+    print(
+        f"watcher {current.id} {current.get('label')!r}: {current.get('tool_name')} "
+        f"{json.dumps(current.get('params'))} every {current.get('interval')}s, "
+        f"{current.get('notify_when')} {config}, {current.get('status')}\n"
+        f"{current.get('checks')} checks, {current.get('notifications')} notifications, "
+        f"last check {tables.short_instant(current.get('last_check_at'))}, next "
+        f"{tables.short_instant(current.get('next_check_at'))}, notifications to "
+        f"{current.get('output_channel') or 'this session'}"
+    )
+    _show(_bundle(HISTORY_COLUMNS, _history_rows(current["history"]), "no checks yet"))
+
+
+def _command(name: str, argument: str | None, options: dict[str, Any]) -> None:
+    if name == "list":
+        show_list(bool(options.get("all")))
+        return
+    if argument is None:
+        raise ValidationError(name, f"needs a watcher id: %watch {name} <id>")
+    last_n = int(options.get("last", watch.DEFAULT_HISTORY))
+    if name in ("status", "history"):
+        show_status(argument, last_n)
+    elif name == "stop":
+        watch.watch_stop(argument)
+        print(f"stopped watcher {argument}; its history is deleted")
+    else:
+        changed = watch.watch_pause(argument) if name == "pause" else watch.watch_resume(argument)
+        print(f"watcher {changed.id}: {changed.get('status')}")
+
+
+def run_watch(line: str) -> None:
+    line = line.strip()
+    if not line:
+        print(USAGE)
+        show_list(False)
+        return
+    first = line.split(None, 1)[0]
+    if first in COMMANDS:
+        words, options = split_options(line, COMMAND_OPTIONS)
+        if len(words) > 2:
+            raise ValidationError(first, f"unexpected {' '.join(words[2:])!r}")
+        _command(words[0], words[1] if len(words) > 1 else None, options)
+        return
+    words, options = split_options(line, START_OPTIONS)
+    start(words, options)
+
+
+@magics_class
+class WatchMagics(Magics):
+    """``%watch``; registered by ``%load_ext jupyter_recall``."""
+
+    @line_magic
+    def watch(self, line: str) -> None:
+        """Watch a tool: ``%watch filesystem.read path=log.txt --every 10``; ``%watch`` for
+        help and this notebook's watchers."""
+        try:
+            run_watch(line)
+        except RecallError as error:
+            print(str(error), file=sys.stderr)
