@@ -30,12 +30,9 @@ def frame(children: list[Any], css_class: str) -> Any:
     return box
 
 
-def button(description: str, tooltip: str, action: Callable[[], None], style: str = "") -> Any:
+def button(description: str, tooltip: str, action: Callable[[], None]) -> Any:
     widget = ipywidgets.Button(
-        description=description,
-        tooltip=tooltip,
-        button_style=style,
-        layout=ipywidgets.Layout(width="auto"),
+        description=description, tooltip=tooltip, layout=ipywidgets.Layout(width="auto")
     )
     widget.on_click(lambda _: action())
     return widget

@@ -118,7 +118,7 @@ class JobCard:
             "pause": base.button("Pause", "stop firing until resumed", self.toggle_pause),
             "skip": base.button("Skip", "skip the next occurrence", self.skip),
             "run": base.button("Run now", "fire once now; the schedule stays", self.run_now),
-            "stop": base.button("Stop run", "stop the run in flight", self.stop_run, "warning"),
+            "stop": base.button("Stop run", "stop the run in flight", self.stop_run),
         }
         controls = ipywidgets.HBox(list(self.buttons.values()))
         self.widget = base.frame(

@@ -1,0 +1,201 @@
+"""Real JupyterLab with the extension, and Debian's chromium driven by Playwright.
+
+Lab runs in a process of its own with private settings, workspaces and runtime directories (its
+kernels find it through ``jpserver-<pid>.json`` there, as on a desktop). The browser is the
+system's ``/usr/bin/chromium``: Playwright never downloads one here. Screenshots go to
+``artifacts/ui/`` at the top of the repository (gitignored).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+
+from tests.server.live_server import TOKEN, free_port
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts" / "ui"
+SETTINGS = {
+    # No news prompt over the notebook.
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
+        "fetchNews": "false",
+        "checkForUpdates": False,
+    },
+}
+
+for _name in ("JUPYTER_RECALL_URL", "JUPYTER_RECALL_TOKEN"):
+    os.environ.pop(_name, None)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    skip = pytest.mark.skip(reason=f"{CHROMIUM} is absent (apt-get install chromium)")
+    for item in items:
+        if item.get_closest_marker("ui") and not CHROMIUM.exists():
+            item.add_marker(skip)
+
+
+@dataclass
+class Lab:
+    url: str
+    root: Path
+    log: Path
+
+    def request(self, method: str, path: str, body: Any = None) -> Any:
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(
+            self.url + path,
+            data=data if data is not None or method == "GET" else b"{}",
+            method=method,
+            headers={"Authorization": f"token {TOKEN}", "Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=30) as response:
+            text = response.read().decode()
+        return json.loads(text) if text else None
+
+    def notebook(self, name: str, *sources: str) -> str:
+        """Write a notebook of code cells (python3 kernel); its URL in Lab."""
+        notebook = nbformat.v4.new_notebook()
+        notebook.metadata["kernelspec"] = {
+            "name": "python3",
+            "display_name": "Python 3 (ipykernel)",
+            "language": "python",
+        }
+        notebook.cells = [nbformat.v4.new_code_cell(source) for source in sources]
+        nbformat.write(notebook, self.root / name)
+        return f"{self.url}/lab/tree/{name}?reset&token={TOKEN}"
+
+
+def _write_settings(directory: Path) -> None:
+    for relative, values in SETTINGS.items():
+        path = directory / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(values))
+
+
+def _wait_ready(lab: Lab, process: subprocess.Popen[bytes], timeout: float = 90.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            break
+        try:
+            lab.request("GET", "/api/recall/info")
+            lab.request("GET", "/lab/api/settings")
+            return
+        except (urllib.error.URLError, ConnectionError):
+            time.sleep(0.3)
+    raise AssertionError(f"JupyterLab did not start:\n{lab.log.read_text()[-3000:]}")
+
+
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    base = tmp_path_factory.mktemp("recall-lab")
+    root, runtime, settings = base / "root", base / "runtime", base / "settings"
+    for directory in (root, runtime, settings, base / "workspaces"):
+        directory.mkdir()
+    _write_settings(settings)
+    port = free_port()
+    command = [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--no-browser",
+        "--allow-root",
+        f"--port={port}",
+        "--ip=127.0.0.1",
+        f"--ServerApp.token={TOKEN}",
+        f"--ServerApp.root_dir={root}",
+        f"--RecallApp.db_path={base / 'recall.sqlite'}",
+        "--RecallApp.default_timezone=UTC",
+        # Enabled here, not through the installed config file: an editable install may lack it.
+        "--ServerApp.jpserver_extensions=jupyter_recall=True",
+        f"--LabApp.user_settings_dir={settings}",
+        f"--LabApp.workspaces_dir={base / 'workspaces'}",
+    ]
+    env = {**os.environ, "JUPYTER_PLATFORM_DIRS": "1", "JUPYTER_RUNTIME_DIR": str(runtime)}
+    log = base / "lab.log"
+    lab = Lab(f"http://127.0.0.1:{port}", root, log)
+    with log.open("ab") as out:
+        process = subprocess.Popen(command, stdout=out, stderr=out, env=env)
+    try:
+        _wait_ready(lab, process)
+        yield lab
+    finally:
+        process.terminate()
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(10)
+
+
+@pytest.fixture(autouse=True)
+def jp_asyncio_loop() -> Iterator[asyncio.AbstractEventLoop]:
+    """pytest_jupyter's loop fixture takes the current loop and closes it after each test; here
+    that would be Playwright's (its sync API runs one for the whole session)."""
+    loop = asyncio.new_event_loop()
+    yield loop
+    loop.close()
+
+
+@pytest.fixture(autouse=True)
+def jp_server_cleanup() -> None:
+    """pytest_jupyter's cleanup of an in-process ServerApp: these tests have none (Lab is a
+    process of its own), and running its loop inside Playwright's would fail."""
+
+
+@pytest.fixture(scope="session")
+def browser(lab: Lab) -> Iterator[Any]:
+    from playwright.sync_api import expect, sync_playwright
+
+    expect.set_options(timeout=60_000)
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
+        )
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    yield page
+    context.close()
+
+
+@pytest.fixture
+def screenshot(request: pytest.FixtureRequest, capsys: pytest.CaptureFixture[str]) -> Any:
+    """``screenshot(page, name)``: saved under artifacts/ui/, its path printed."""
+
+    def take(page: Any, name: str) -> Path:
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        path = ARTIFACTS / f"{name}.png"
+        page.screenshot(path=str(path), full_page=True)
+        with capsys.disabled():
+            print(f"\n[ui] screenshot of {request.node.name}: {path}")
+        return path
+
+    return take
