@@ -29,6 +29,7 @@ from jupyter_recall.server.sse import EventHub
 from jupyter_recall.server.watchers import WatcherExecutor, WatcherRuntime, WatcherService
 from jupyter_recall.server.wiring import make_server_executor, make_tool_runner
 from jupyter_recall.store.sqlite import SQLiteStore
+from jupyter_recall.tools.policy import check_key
 
 TOOL_POLICIES = ("auto", "approve", "block")
 
@@ -120,6 +121,10 @@ class RecallApp(ExtensionApp):
     def _check_policies(self, proposal: dict[str, Any]) -> dict[str, str]:
         policies = dict(proposal["value"])
         for name, policy in policies.items():
+            try:
+                check_key(name, "tool_policies")
+            except ValidationError as error:
+                raise TraitError(f"RecallApp.tool_policies: {error}") from None
             if policy not in TOOL_POLICIES:
                 raise TraitError(
                     f"RecallApp.tool_policies[{name!r}]: unknown policy {policy!r} "

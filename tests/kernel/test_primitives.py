@@ -290,3 +290,21 @@ def test_background_tasks_take_their_modules_slots(sleeper):
         assert [jr.background_status(i)["status"] for i in ids] == ["succeeded"] * 3
     finally:
         primitives.set_concurrency_limits({"http": 10, "shell": 4})
+
+
+def test_interrupting_a_waiting_call_cancels_it(isolated):
+    import os
+    import signal
+
+    # A real SIGINT, as the kernel's interrupt sends it.
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        jr.run_parallel([{"name": "shell.run", "params": {"command": "echo $$ > pid; sleep 30"}}])
+    assert time.monotonic() - started < 5
+    pid = int((isolated / "pid").read_text())
+    deadline = time.monotonic() + 5
+    while Path(f"/proc/{pid}").exists():
+        assert time.monotonic() < deadline, "the command outlived the interrupt"
+        time.sleep(0.02)

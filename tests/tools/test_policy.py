@@ -61,3 +61,19 @@ def test_bad_policies_name_the_key_and_the_accepted_values():
     assert info.value.accepted == ("auto", "approve", "block")
     with pytest.raises(ValidationError, match="must be '\\*', a module"):
         check_policies({"a.b.c": "auto"})
+
+
+def test_server_config_refuses_bad_keys_and_policies():
+    from traitlets import TraitError
+
+    from jupyter_recall.server.app import RecallApp
+
+    app = RecallApp()
+    with pytest.raises(TraitError, match="must be '\\*', a module"):
+        app.tool_policies = {"shell.run.now": "auto"}
+    with pytest.raises(
+        TraitError, match=r"unknown policy 'ask' \(accepted: auto, approve, block\)"
+    ):
+        app.tool_policies = {"shell": "ask"}
+    app.tool_policies = {"*": "approve", "http.get": "auto"}
+    assert app.tool_policies == {"*": "approve", "http.get": "auto"}
