@@ -300,3 +300,26 @@ def test_jobs_without_ipywidgets_is_the_table(nb, server):
     (bundle,) = out.displays
     assert WIDGET not in bundle
     assert job["id"] in bundle["text/plain"]
+
+
+def test_a_watcher_card_shows_its_results_and_a_sparkline(nb, server):
+    gauge = server.root / "gauge.txt"
+    gauge.write_text("level 3\n")
+    watcher_id = nb.json(
+        STATE + "from jupyter_recall.kernel.watch import watch_start\n"
+        "w = watch_start('filesystem.read', {'path': 'gauge.txt'}, interval=3600,"
+        " notify_when='always')\n"
+        "_widgets.job_card(w)\n"
+        "print(json.dumps(w['watcher_id']))"
+    )
+    for level in (3, 5, 4):
+        gauge.write_text(f"level {level}\n")
+        done = len([run for run in server.runs(watcher_id) if run["status"] != "running"])
+        server.request("POST", f"/api/recall/jobs/{watcher_id}/trigger")
+        server.finished_runs(watcher_id, count=done + 1)
+    results = f"print(json.dumps(_widgets.cards_for({watcher_id!r})[0].results.value))"
+    shown = wait_until(lambda: (v := nb.json(STATE + results)) and "last 4" in v and v)
+    assert "jupyter-recall-sparkline" in shown
+    assert "min 3, max 5, last 4" in shown
+    assert "level 4" in shown
+    assert card_state(nb, watcher_id)["header"].count("watcher") == 1

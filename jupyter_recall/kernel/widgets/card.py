@@ -26,6 +26,8 @@ from jupyter_recall.kernel.widgets.live import router
 
 HISTORY = 10
 """Earlier runs kept in a card's history (the run records keep them all)."""
+CHECKS = 20
+"""A watcher's latest checks read for its results and sparkline."""
 ONE_SHOT = ("once", "immediate")
 RUN_EVENTS = ("run.started", "run.output", "run.finished")
 OUTPUT_CLASS = "jupyter-recall-run-output"
@@ -90,7 +92,7 @@ class _History:
 
 
 class JobCard:
-    """A live card for one job (a mapping with at least ``id``: a ``Job`` or its JSON).
+    """A live card for one job (a mapping with ``id``: a ``Job``, its JSON, or a ``Watcher``).
 
     ``live=False`` makes a still picture (no subscription); ``load=False`` skips reading the
     job's runs from the server (the card starts empty). Display it with IPython's ``display``.
@@ -98,9 +100,11 @@ class JobCard:
 
     def __init__(self, job: Mapping[str, Any], *, live: bool = True, load: bool = True) -> None:
         self.job: dict[str, Any] = dict(job)
-        self.job_id = str(self.job["id"])
+        # A watcher (``watch_start``) is a job; its document names the id ``watcher_id``.
+        self.job_id = str(self.job.get("id") or self.job["watcher_id"])
         self.current: dict[str, Any] | None = None
         self.text = ""
+        self.checks: list[dict[str, Any]] | None = None
         self.deleted = False
         self._lock = threading.RLock()
         self._uid = base.uid()
@@ -181,8 +185,14 @@ class JobCard:
             self.results.layout.display = "none"
             return
         self.results.layout.display = None
-        finished = [self.current] if self.current and self.current["status"] != "running" else []
-        self.results.value = render.results_html([*finished, *self.history.runs], zone, now)
+        if self.checks is not None:
+            entries = [render.check_entry(check, zone, now) for check in self.checks]
+        else:
+            current = self.current
+            finished = [current] if current and current.get("status") != "running" else []
+            runs = [*finished, *self.history.runs]
+            entries = [render.run_entry(run, zone, now) for run in runs]
+        self.results.value = render.results_html(entries)
 
     def _controls(self) -> None:
         status = str(self.job.get("status"))
@@ -212,7 +222,9 @@ class JobCard:
         except NotFoundError:
             self._deleted()
             return
+        checks = self._read_checks(job)
         with self._lock:
+            self.checks = checks
             self.job = dict(job)
             self.current = dict(runs[0]) if runs else None
             self.text = render.clip_output(str(runs[0].get("output") or "")) if runs else ""
@@ -221,6 +233,7 @@ class JobCard:
 
     def on_event(self, event: str, document: dict[str, Any]) -> None:
         job, run = document.get("job"), document.get("run")
+        checks = self.checks
         if event == "job.deleted":
             self._deleted()
             return
@@ -228,7 +241,10 @@ class JobCard:
             # Outside the lock: the buttons need not wait for these reads.
             run = self._read_run(run)
             job = job if isinstance(job, dict) else self._read_job()
+            checks = self._read_checks(job or self.job)
         with self._lock:
+            if event == "run.finished":
+                self.checks = checks
             if event in ("job.created", "job.updated") and isinstance(job, dict):
                 self.job = dict(job)
                 self._show()
@@ -287,6 +303,19 @@ class JobCard:
         except RecallError:
             return run
         return dict(full)
+
+    def _read_checks(self, job: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+        """A watcher's latest checks, newest first; None for other jobs (or if unreadable:
+        the card falls back to the runs' output)."""
+        if job.get("kind") != "watcher":
+            return None
+        try:
+            found = _client.get_client().request(
+                "GET", f"/api/recall/watchers/{self.job_id}", query={"last_n": CHECKS}
+            )
+        except RecallError:
+            return None
+        return [dict(check) for check in found.get("history") or []]
 
     def _read_job(self) -> dict[str, Any] | None:
         """The job as it is after a run (counters, last status): a run that did not move the

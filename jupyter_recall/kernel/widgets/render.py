@@ -8,6 +8,7 @@ browser counts down by itself, so a card costs no message and no kernel wake-up 
 from __future__ import annotations
 
 import html
+import json
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -48,6 +49,13 @@ STATIC_COUNTDOWN = 86400
 """From this many seconds ahead the countdown is a day count, not a ticking clock."""
 OUTPUT_LIMIT = 20000
 """Characters of a run's output a card keeps (the tail); the run record keeps more."""
+
+VALUE_KEYS = ("value", "result", "content", "stdout", "body", "status_code")
+"""Fields of a mapping result whose number is charted, in this order."""
+RESULTS_SHOWN = 5
+
+Entry = tuple[str, str, float | None]
+"""One result of a watcher: a title, a one-line text and its number (if any)."""
 
 _OFFSET = re.compile(r"^(?P<sign>[+-])(?P<hours>\d{2}):(?P<minutes>\d{2})$")
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
@@ -115,20 +123,24 @@ def clip_output(text: str, limit: int = OUTPUT_LIMIT) -> str:
     return f"[… {len(text) - limit} earlier characters not shown]\n{kept}"
 
 
-def numeric_result(run: Mapping[str, Any]) -> float | None:
-    """A run's numeric result: its ``result`` field when it is a number, else the last number
-    on the last non-empty line of its output (what a watcher printing a measurement gives)."""
-    result = run.get("result")
-    if isinstance(result, int | float) and not isinstance(result, bool):
-        return float(result)
-    output = str(run.get("output") or "").strip()
-    if not output or run.get("status") not in (None, "succeeded"):
+def numeric_value(data: Any) -> float | None:
+    """The number a result stands for: a number; the last number on the last non-empty line of
+    a text; or that of the first of ``VALUE_KEYS`` a mapping has. None when there is none."""
+    if isinstance(data, bool):
         return None
-    numbers = _NUMBER.findall(output.splitlines()[-1])
-    if not numbers:
-        return None
-    value = float(numbers[-1])
-    return value if math.isfinite(value) else None
+    if isinstance(data, int | float):
+        return float(data) if math.isfinite(data) else None
+    if isinstance(data, str):
+        lines = data.strip().splitlines()
+        numbers = _NUMBER.findall(lines[-1]) if lines else []
+        value = float(numbers[-1]) if numbers else math.nan
+        return value if math.isfinite(value) else None
+    if isinstance(data, Mapping):
+        for key in VALUE_KEYS:
+            found = numeric_value(data.get(key))
+            if found is not None:
+                return found
+    return None
 
 
 def _esc(value: Any) -> str:
@@ -273,22 +285,45 @@ def sparkline_svg(values: Sequence[float], width: int = 180, height: int = 36) -
     )
 
 
-def results_html(runs: Sequence[Mapping[str, Any]], zone: tzinfo, now: datetime) -> str:
-    """A watcher's latest results (newest first) and a sparkline of the numeric ones."""
-    if not runs:
+def _one_line(value: Any, width: int = 120) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    line = lines[-1] if lines else ""
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def check_entry(check: Mapping[str, Any], zone: tzinfo, now: datetime) -> Entry:
+    """A watcher check (``GET /api/recall/watchers/{id}``, ``history``) as a result entry."""
+    raw = check.get("result")
+    result: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+    success = bool(check.get("success"))
+    data = result.get("data") if success else result.get("error")
+    title = f"{'✓' if success else '✗'} {local_time(check.get('checked_at'), zone, now=now)}"
+    if check.get("notified"):
+        title += " notified"
+    return title, _one_line(data), numeric_value(data) if success else None
+
+
+def run_entry(run: Mapping[str, Any], zone: tzinfo, now: datetime) -> Entry:
+    """A finished run as a result entry: its output's last line and number."""
+    output = str(run.get("output") or "")
+    success = run.get("status") == "succeeded"
+    text = output if success or not run.get("error") else str(run["error"])
+    return run_title(run, zone, now), _one_line(text), numeric_value(output) if success else None
+
+
+def results_html(entries: Sequence[Entry]) -> str:
+    """The latest results (newest first) and a sparkline of their numbers."""
+    if not entries:
         return '<div class="jupyter-recall-results">no results yet</div>'
-    values = [value for run in reversed(runs) if (value := numeric_result(run)) is not None]
-    rows = []
-    for run in runs[:5]:
-        output = str(run.get("output") or run.get("error") or "").strip().splitlines()
-        last_line = output[-1] if output else ""
-        rows.append(
-            f"<li>{_esc(run_title(run, zone, now))}: <code>{_esc(last_line[:120])}</code></li>"
-        )
-    chart = sparkline_svg(values)
+    values = [value for _, _, value in reversed(entries) if value is not None]
+    rows = "".join(
+        f"<li>{_esc(title)}: <code>{_esc(text)}</code></li>"
+        for title, text, _ in entries[:RESULTS_SHOWN]
+    )
     return (
         '<div class="jupyter-recall-results"><b>latest results</b> '
-        f'{chart}<ul style="margin:2px 0">{"".join(rows)}</ul></div>'
+        f'{sparkline_svg(values)}<ul style="margin:2px 0">{rows}</ul></div>'
     )
 
 
