@@ -286,6 +286,10 @@ def sparkline_svg(values: Sequence[float], width: int = 180, height: int = 36) -
 
 
 def _one_line(value: Any, width: int = 120) -> str:
+    """The last line of a result: of its value field when it has one, else of its JSON."""
+    if isinstance(value, Mapping):
+        field = next((value[key] for key in VALUE_KEYS if key in value), value)
+        value = field if isinstance(field, str | int | float) else value
     text = value if isinstance(value, str) else json.dumps(value, default=str)
     lines = [line for line in text.strip().splitlines() if line.strip()]
     line = lines[-1] if lines else ""
