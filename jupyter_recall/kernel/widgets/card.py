@@ -62,6 +62,14 @@ class _History:
                 widget.close()
         del self.runs[HISTORY:]
 
+    def append(self, run_id: Any, text: str) -> bool:
+        """Output of an earlier run still going (overlap allowed); False if it is not here."""
+        kept = next((r for r in self.runs if r.get("id") == run_id), None)
+        if kept is None:
+            return False
+        kept["output"] = render.clip_output(str(kept.get("output") or "") + text)
+        return True
+
     def replace(self, runs: Sequence[Mapping[str, Any]]) -> None:
         wanted = {str(run.get("id")) for run in runs}
         for run_id in list(self._outputs):
@@ -258,6 +266,9 @@ class JobCard:
             self._finished(run)
             return
         if self.current is None or self.current.get("id") != run.get("id"):
+            if event == "run.output" and self.history.append(run.get("id"), text):
+                self.history.show(self._zone(), _now())
+                return
             self._start(run)
         if event == "run.output":
             self.text = render.clip_output(self.text + text)

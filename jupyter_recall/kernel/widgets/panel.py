@@ -48,7 +48,8 @@ class JobsPanel:
     def __init__(self, *, everything: bool = False, session: str | None = None) -> None:
         self.session = session
         self.jobs: list[dict[str, Any]] = []
-        self.runs: list[dict[str, Any]] = []
+        self.runs: dict[str, dict[str, Any]] = {}
+        """The user's runs of the timeline's window by id: read once, then kept from events."""
         self.card: JobCard | None = None
         self._lock = threading.RLock()
         self._updating = False
@@ -81,8 +82,9 @@ class JobsPanel:
             "jupyter-recall-jobs-panel",
         )
         self._jobs_later = Coalescer(self.refresh)
-        self._runs_later = Coalescer(self.refresh_timeline)
+        self._draw_later = Coalescer(self.draw_timeline)
         self._unsubscribe: Callable[[], None] | None = router.subscribe(ANY_JOB, self)
+        self.load_runs()
         self.refresh()
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
@@ -120,7 +122,7 @@ class JobsPanel:
             self.jobs = [dict(job) for job in found["jobs"]]
             self.table.value = tables.jobs_bundle(self.jobs, empty=self._empty())["text/html"]
             self._options()
-        self.refresh_timeline()
+        self.draw_timeline()
 
     def _options(self) -> None:
         chosen = self.select.value
@@ -133,9 +135,9 @@ class JobsPanel:
             self._updating = False
         self._show_card(self.select.value)
 
-    def refresh_timeline(self) -> None:
-        end = datetime.now(timezone.utc)
-        start = end - TIMELINE_WINDOW
+    def load_runs(self) -> None:
+        """Read the runs of the timeline's window (at creation and after a reconnection)."""
+        start = datetime.now(timezone.utc) - TIMELINE_WINDOW
         try:
             found = _client.get_client().request(
                 "GET", "/api/recall/runs", query={"since": start.isoformat()}
@@ -143,10 +145,22 @@ class JobsPanel:
         except RecallError:
             return
         with self._lock:
+            for run in found["runs"]:
+                run.pop("output", None)
+                self.runs[str(run["id"])] = run
+
+    def draw_timeline(self) -> None:
+        end = datetime.now(timezone.utc)
+        start = end - TIMELINE_WINDOW
+        with self._lock:
+            for run_id, run in list(self.runs.items()):
+                instant = render.parse_instant(run.get("finished_at") or run.get("started_at"))
+                if instant is not None and instant < start:
+                    del self.runs[run_id]
             shown = {str(job["id"]) for job in self.jobs}
-            self.runs = [run for run in found["runs"] if str(run.get("job_id")) in shown]
+            runs = [run for run in self.runs.values() if str(run.get("job_id")) in shown]
             rows = [(str(job["id"]), str(job.get("name") or job["id"])) for job in self.jobs]
-            self.timeline.value = render.timeline_svg(rows, self.runs, start=start, end=end)
+            self.timeline.value = render.timeline_svg(rows, runs, start=start, end=end)
 
     # --- the selected job -----------------------------------------------------------------
 
@@ -169,12 +183,16 @@ class JobsPanel:
     # --- live -----------------------------------------------------------------------------
 
     def on_event(self, event: str, document: dict[str, Any]) -> None:
+        run = document.get("run")
         if event in JOB_EVENTS:
             self._jobs_later.poke()
-        elif event in RUN_EVENTS:
-            self._runs_later.poke()
+        elif event in RUN_EVENTS and isinstance(run, dict) and "id" in run:
+            with self._lock:
+                self.runs[str(run["id"])] = dict(run)
+            self._draw_later.poke()
 
     def resync(self) -> None:
+        self.load_runs()
         self._jobs_later.poke()
 
     def freeze(self) -> None:
@@ -186,7 +204,7 @@ class JobsPanel:
         if unsubscribe is not None:
             unsubscribe()
         self._jobs_later.cancel()
-        self._runs_later.cancel()
+        self._draw_later.cancel()
         if self.card is not None:
             self.card.close()
         self.widget.close()
