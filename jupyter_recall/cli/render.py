@@ -8,7 +8,7 @@ from typing import Any
 
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.core.tz import resolve_tz
-from jupyter_recall.kernel.tables import describe_target, text_table
+from jupyter_recall.kernel.tables import clip, describe_target, format_instant, text_table
 
 JOB_COLUMNS = ("id", "name", "schedule", "status", "next fire", "last")
 RUN_COLUMNS = ("run", "job", "status", "trigger", "scheduled for", "duration", "error")
@@ -16,22 +16,9 @@ NAME_WIDTH = 30
 ERROR_WIDTH = 50
 
 
-def clip(text: object, width: int) -> str:
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
-
-
 def local_instant(value: Any) -> str:
     """An ISO instant of the API in this machine's zone: ``2026-06-01 11:00:00 CEST``."""
-    if not isinstance(value, str):
-        return "-"
-    try:
-        instant = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return value
-    if instant.tzinfo is None:
-        return instant.strftime("%Y-%m-%d %H:%M:%S")
-    return instant.astimezone().strftime("%Y-%m-%d %H:%M:%S %Z")
+    return format_instant(value, zone=None)
 
 
 def describe_action(action: Any) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timezone
+from datetime import datetime, timezone, tzinfo
 from typing import Any
 
 COLUMNS = ("id", "name", "kind", "schedule", "target", "status", "next run", "runs", "last")
@@ -12,8 +12,8 @@ NAME_WIDTH = 40
 OUTPUT_LINES = 5
 
 
-def short_instant(value: Any) -> str:
-    """An ISO instant of the API as ``2026-06-01 12:00:00 UTC``."""
+def format_instant(value: Any, zone: tzinfo | None = timezone.utc) -> str:
+    """An ISO instant of the API as ``2026-06-01 12:00:00 UTC``; ``zone=None``: local time."""
     if not isinstance(value, str):
         return "-"
     try:
@@ -22,7 +22,12 @@ def short_instant(value: Any) -> str:
         return value
     if instant.tzinfo is None:
         return instant.strftime("%Y-%m-%d %H:%M:%S")
-    return instant.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return instant.astimezone(zone).strftime("%Y-%m-%d %H:%M:%S %Z")
+
+
+def short_instant(value: Any) -> str:
+    """An ISO instant of the API in UTC, as the magics show it."""
+    return format_instant(value)
 
 
 def describe_target(target: Any) -> str:
@@ -36,9 +41,10 @@ def describe_target(target: Any) -> str:
     return str(kind)
 
 
-def _clip(text: str, width: int) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= width else text[: width - 1] + "…"
+def clip(text: object, width: int) -> str:
+    """One line of at most ``width`` characters."""
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
 def job_row(job: Mapping[str, Any]) -> tuple[str, ...]:
@@ -47,14 +53,14 @@ def job_row(job: Mapping[str, Any]) -> tuple[str, ...]:
         last = f"{last}: {job['last_error']}"
     return (
         str(job.get("id")),
-        _clip(str(job.get("name") or ""), NAME_WIDTH),
+        clip(str(job.get("name") or ""), NAME_WIDTH),
         str(job.get("kind")),
         str(job.get("description") or job.get("when")),
         describe_target(job.get("target")),
         str(job.get("status")),
         short_instant(job.get("next_fire_at")),
         str(job.get("run_count", 0)),
-        _clip(last, NAME_WIDTH),
+        clip(last, NAME_WIDTH),
     )
 
 
@@ -105,7 +111,7 @@ def job_details(job: Mapping[str, Any], runs: Sequence[Mapping[str, Any]]) -> st
         f"  schedule: {job.get('description')} [{job.get('canonical')}]",
         f"  status:   {job.get('status')}, next run {short_instant(job.get('next_fire_at'))}",
         f"  target:   {describe_target(job.get('target'))}",
-        f"  action:   {action.get('type')}: {_clip(str(what), 200)}",
+        f"  action:   {action.get('type')}: {clip(str(what), 200)}",
         f"  runs:     {job.get('run_count', 0)} ({job.get('failure_count', 0)} failed)",
     ]
     if job.get("last_error"):
