@@ -12,12 +12,15 @@ import asyncio
 import contextlib
 import threading
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.tools.registry import ToolRegistry, ToolResult, ToolRunner, failed
+
+DoneCallback = Callable[[int, ToolResult], Any]
+"""``on_done(index, result)``: called as each action ends (a progress display)."""
 
 MAX_ACTIONS = 50
 DEFAULT_LIMITS: dict[str, int] = {"http": 10, "shell": 4}
@@ -121,7 +124,11 @@ async def run_actions(
     limits: ConcurrencyLimits,
     *,
     allow_approval: bool = True,
+    on_done: DoneCallback | None = None,
 ) -> list[ToolResult]:
+    """Every action at once; ``on_done(index, result)`` as each ends (its failure is ignored:
+    a display must not sink the call)."""
+
     async def one(action: Action) -> ToolResult:
         head: ToolResult = {"index": action.index, "name": action.name}
         try:
@@ -131,7 +138,11 @@ async def run_actions(
                 )
         except Exception as error:  # a bug in one action must not sink the others
             result = failed(f"{action.name}: {type(error).__name__}: {error}")
-        return {**head, **result}
+        full: ToolResult = {**head, **result}
+        if on_done is not None:
+            with contextlib.suppress(Exception):
+                on_done(action.index, full)
+        return full
 
     return list(await asyncio.gather(*(one(action) for action in actions)))
 
@@ -142,10 +153,13 @@ async def run_parallel(
     limits: ConcurrencyLimits | Mapping[str, int] | None = None,
     *,
     allow_approval: bool = True,
+    on_done: DoneCallback | None = None,
 ) -> list[ToolResult]:
     """Check ``actions`` (ValidationError naming the argument), run them all at once, and
     return one result per action, in input order."""
     checked = check_actions(actions, runner.registry)
     if not isinstance(limits, ConcurrencyLimits):
         limits = ConcurrencyLimits(limits)
-    return await run_actions(runner, checked, limits, allow_approval=allow_approval)
+    return await run_actions(
+        runner, checked, limits, allow_approval=allow_approval, on_done=on_done
+    )

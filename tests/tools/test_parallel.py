@@ -139,3 +139,33 @@ def test_limits_are_checked():
         ConcurrencyLimits({"http": 0})
     with pytest.raises(ValidationError, match="keys must be tool modules"):
         ConcurrencyLimits({"a.b": 1})
+
+
+async def test_on_done_is_called_as_each_action_ends(runner, registry, timed):
+    @registry.register("bad.boom")
+    def boom() -> None:
+        raise ValueError("nope")
+
+    seen: list[tuple[int, bool, float]] = []
+    actions = [
+        {"name": "timed.sleep", "params": {"seconds": 0.2, "label": "slow"}},
+        {"name": "bad.boom"},
+        {"name": "timed.sleep", "params": {"seconds": 0.05, "label": "quick"}},
+    ]
+    results = await run_parallel(
+        runner,
+        actions,
+        on_done=lambda index, result: seen.append((index, result["success"], time.monotonic())),
+    )
+    # In the order they ended, each with its own full result, before the call returns.
+    assert [(index, success) for index, success, _ in seen] == [(1, False), (2, True), (0, True)]
+    assert [r["success"] for r in results] == [True, False, True]
+
+
+async def test_a_failing_on_done_does_not_sink_the_call(runner, timed):
+    def broken(index: int, result: object) -> None:
+        raise RuntimeError("display gone")
+
+    actions = [{"name": "timed.sleep", "params": {"seconds": 0.01, "label": "x"}}]
+    results = await run_parallel(runner, actions, on_done=broken)
+    assert results == [{"index": 0, "name": "timed.sleep", "success": True, "data": "x"}]
