@@ -6,9 +6,10 @@ on the shell channel, after the running cell):
 - A call started by a cell that waits for it (``run_tool``, ``run_parallel``, an agent loop in a
   cell): a stdin prompt ``Approve shell.run(command='ls')? [y/N]`` in that cell, which works
   while the cell runs. When the request times out first, the prompt is withdrawn.
-- Otherwise (background tasks, ``await``-ed calls): Approve / Deny buttons (ipywidgets) in the
-  output of the cell that started the call, usable once the kernel is idle; plain text with the
-  programmatic answer when ipywidgets is missing.
+- Otherwise (background tasks, ``await``-ed calls): an approval card (``widgets.approval_card``,
+  Approve / Deny) in the output of the cell that started the call, usable once the kernel is
+  idle, settled with the outcome whoever answered; plain text with the programmatic answer when
+  ipywidgets is missing.
 
 Both end in ``approvals.answer(request_id, approved)``, which anyone may call.
 """
@@ -20,14 +21,13 @@ import contextlib
 import contextvars
 import ctypes
 import html
-import importlib
 import sys
 import threading
 from collections.abc import Iterator
 from typing import Any, TypeVar
 
 from jupyter_recall.core.errors import NotFoundError
-from jupyter_recall.tools.approval import ApprovalRequest, Approvals
+from jupyter_recall.tools.approval import TIMEOUT, ApprovalRequest, Approvals
 
 T = TypeVar("T")
 
@@ -95,15 +95,16 @@ def _answer(approvals: Approvals, request_id: str, approved: bool) -> None:
         approvals.answer(request_id, approved)
 
 
-def _widget(approvals: Approvals, request: ApprovalRequest) -> Any:
-    widgets: Any = importlib.import_module("ipywidgets")
+def _card(approvals: Approvals, request: ApprovalRequest) -> Any:
+    from jupyter_recall.kernel import widgets
 
-    label = widgets.HTML(f"<pre>{html.escape(_question(request))}</pre>")
-    approve = widgets.Button(description="Approve", button_style="success")
-    deny = widgets.Button(description="Deny", button_style="danger")
-    approve.on_click(lambda _: _answer(approvals, request.request_id, True))
-    deny.on_click(lambda _: _answer(approvals, request.request_id, False))
-    return widgets.VBox([label, widgets.HBox([approve, deny])])
+    card = widgets.approval_card(
+        _question(request),
+        lambda approved: _answer(approvals, request.request_id, approved),
+        show=False,
+    )
+    display(card)
+    return card
 
 
 def _text(request: ApprovalRequest) -> dict[str, str]:
@@ -120,18 +121,31 @@ def show_request(approvals: Approvals, request: ApprovalRequest) -> None:
     if waiting_cell.get() and _stdin_usable():
         # The cell's stdin prompt asks; buttons could not be clicked before the cell ends.
         return
-    try:
-        shown: Any = display(_widget(approvals, request), display_id=True)
-    except ImportError:
+    from jupyter_recall.kernel import widgets
+
+    shown: Any
+    if widgets.available():
+        shown = _card(approvals, request)
+    else:
         shown = display(_text(request), raw=True, display_id=True)
     with _displays.lock:
         _displays.shown[request.request_id] = shown
+
+
+CARD_OUTCOMES = {TIMEOUT: "timed_out"}
+"""The approval card's names of outcomes that differ from ``Approvals``' own."""
 
 
 def show_outcome(request: ApprovalRequest) -> None:
     with _displays.lock:
         shown = _displays.shown.pop(request.request_id, None)
     if shown is None:
+        return
+    # Only a card shown earlier means its module (and ipywidgets) is imported.
+    cards = sys.modules.get("jupyter_recall.kernel.widgets.approval")
+    if cards is not None and isinstance(shown, cards.ApprovalCard):
+        outcome = str(request.outcome)
+        shown.settle(CARD_OUTCOMES.get(outcome, outcome), f"({request.request_id})")
         return
     text = _outcome_text(request)
     shown.update({"text/plain": text, "text/html": f"<pre>{html.escape(text)}</pre>"}, raw=True)

@@ -39,7 +39,13 @@ from jupyter_recall.tools.background import (
     notification_text,
 )
 from jupyter_recall.tools.loop import LoopThread
-from jupyter_recall.tools.parallel import ConcurrencyLimits, check_actions, run_actions
+from jupyter_recall.tools.parallel import (
+    Action,
+    ConcurrencyLimits,
+    DoneCallback,
+    check_actions,
+    run_actions,
+)
 from jupyter_recall.tools.policy import check_key, check_policies, check_policy
 
 __all__ = [
@@ -272,24 +278,45 @@ def set_concurrency_limits(limits: Mapping[str, int]) -> dict[str, int]:
     return _state.limits.limits
 
 
+async def _run_checked(
+    runner: ToolRunner,
+    checked: list[Action],
+    limits: Mapping[str, int] | None,
+    on_done: DoneCallback | None = None,
+) -> list[ToolResult]:
+    chosen = ConcurrencyLimits(limits) if limits is not None else _state.limits
+    await _server_layer_async()
+    return await run_actions(runner, checked, chosen, on_done=on_done)
+
+
 async def run_parallel_async(
     actions: Any, *, limits: Mapping[str, int] | None = None
 ) -> list[ToolResult]:
     """``run_parallel`` on the caller's event loop (``await`` it in an async cell or tool)."""
     runner = _runner()
-    checked = check_actions(actions, runner.registry)
-    chosen = ConcurrencyLimits(limits) if limits is not None else _state.limits
-    await _server_layer_async()
-    return await run_actions(runner, checked, chosen)
+    return await _run_checked(runner, check_actions(actions, runner.registry), limits)
 
 
 def run_parallel(actions: Any, *, limits: Mapping[str, int] | None = None) -> list[ToolResult]:
     """Run 1 to 50 tool calls (``[{"name": "http.get", "params": {...}}, ...]``) at once and
     return their results in input order: ``{index, name, success, data | error}``. One failure
-    never cancels the others. ``limits`` replaces the per-module limits for this call."""
+    never cancels the others. ``limits`` replaces the per-module limits for this call. In a
+    notebook with ipywidgets, a progress card shows each action as it ends."""
+    from jupyter_recall.kernel import widgets
+
     runner = _runner()
-    check_actions(actions, runner.registry)  # bad input is refused here, before any thread hop
-    return _wait(run_parallel_async(actions, limits=limits))
+    checked = check_actions(actions, runner.registry)  # refused here, before any thread hop
+    if not widgets.available():
+        return _wait(_run_checked(runner, checked, limits))
+    from jupyter_recall.kernel.tool_cards import ParallelCard
+
+    card = ParallelCard(checked)
+    results: list[ToolResult] | None = None
+    try:
+        results = _wait(_run_checked(runner, checked, limits, card.done))
+        return results
+    finally:
+        card.finish(results)
 
 
 # --- background tasks -------------------------------------------------------------------------
@@ -319,7 +346,8 @@ def _tasks() -> BackgroundTasks:
 
 _shown_lock = threading.Lock()
 _shown: dict[str, tuple[Any, contextvars.Context]] = {}
-"""Where each task's end is shown: a display in the cell that started it, and its context."""
+"""Where each task's end is shown: a card or a text display in the cell that started it, and
+that cell's context."""
 
 
 def _ipython_kernel() -> Any:
@@ -338,14 +366,37 @@ def _bundle(text: str) -> dict[str, str]:
 
 
 def _show_started(task: BackgroundTask) -> None:
+    from jupyter_recall.kernel import widgets
+
     if _ipython_kernel() is None:
         return
-    from jupyter_recall.kernel.approval_prompt import display
+    shown: Any
+    if widgets.available():
+        from jupyter_recall.kernel.tool_cards import BackgroundCard
 
-    text = f"[BACKGROUND TASK STARTED] task_id={task.task_id}, tool={task.name}"
-    handle = display(_bundle(text), raw=True, display_id=True)
+        shown = BackgroundCard(task, lambda: background_cancel(task.task_id))
+    else:
+        from jupyter_recall.kernel.approval_prompt import display
+
+        text = f"[BACKGROUND TASK STARTED] task_id={task.task_id}, tool={task.name}"
+        shown = display(_bundle(text), raw=True, display_id=True)
     with _shown_lock:
-        _shown[task.task_id] = (handle, contextvars.copy_context())
+        _shown[task.task_id] = (shown, contextvars.copy_context())
+
+
+def _show_finished(task: BackgroundTask, text: str) -> None:
+    from jupyter_recall.kernel.tool_cards import BackgroundCard
+
+    with _shown_lock:
+        shown = _shown.pop(task.task_id, None)
+    if shown is None:
+        return
+    target, context = shown
+    # In the starting cell's context: a display update carries that cell's parent message.
+    if isinstance(target, BackgroundCard):
+        context.run(target.finish, task, text)
+    else:
+        context.run(target.update, _bundle(text), raw=True)
 
 
 def _notify_finished(task: BackgroundTask) -> None:
@@ -363,17 +414,13 @@ def _notify_finished(task: BackgroundTask) -> None:
             "text": text,
         }
     )
-    with _shown_lock:
-        shown = _shown.pop(task.task_id, None)
-    if shown is not None:
-        handle, context = shown
-        # In the starting cell's context: the update carries that cell's parent message.
-        context.run(handle.update, _bundle(text), raw=True)
+    _show_finished(task, text)
 
 
 def background_run(name: str, params: Mapping[str, Any] | None = None) -> str:
     """Start a tool call in the background; its task id. Its end is queued as a notification
-    (``jupyter_recall.notifications``) and shown in this cell's output."""
+    (``jupyter_recall.notifications``) and shown in this cell's output: a progress card with a
+    Cancel button when ipywidgets is there, a text line otherwise."""
     runner = _runner()
     found = runner.registry.get(name)
     checked = dict(params or {})
