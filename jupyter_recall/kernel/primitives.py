@@ -370,15 +370,15 @@ def _show_started(task: BackgroundTask) -> None:
 
     if _ipython_kernel() is None:
         return
+    text = f"[BACKGROUND TASK STARTED] task_id={task.task_id}, tool={task.name}"
     shown: Any
     if widgets.available():
         from jupyter_recall.kernel.tool_cards import BackgroundCard
 
-        shown = BackgroundCard(task, lambda: background_cancel(task.task_id))
+        shown = BackgroundCard(task, lambda: background_cancel(task.task_id), text)
     else:
         from jupyter_recall.kernel.approval_prompt import display
 
-        text = f"[BACKGROUND TASK STARTED] task_id={task.task_id}, tool={task.name}"
         shown = display(_bundle(text), raw=True, display_id=True)
     with _shown_lock:
         _shown[task.task_id] = (shown, contextvars.copy_context())

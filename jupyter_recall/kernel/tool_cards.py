@@ -74,8 +74,9 @@ class ParallelCard:
 class BackgroundCard:
     """A background task's card: its tool as the one line, a Cancel button, its outcome."""
 
-    def __init__(self, task: BackgroundTask, cancel: Callable[[], Any]) -> None:
+    def __init__(self, task: BackgroundTask, cancel: Callable[[], Any], text: str) -> None:
         from jupyter_recall.kernel.approval_prompt import display
+        from jupyter_recall.kernel.widgets import base
         from jupyter_recall.kernel.widgets.progress import ProgressCard
 
         self.label = task.name
@@ -83,8 +84,9 @@ class BackgroundCard:
             f"background task {task.task_id}: {task.name}", [task.name], on_cancel=cancel
         )
         self.card.set_status(self.label, "running")
-        # Its own display id: the end also replaces the text fallback a saved notebook keeps.
-        self.handle = display(self.card, display_id=True)
+        # ``text`` is the fallback a saved notebook or nbconvert shows; the end replaces it
+        # (hence a display id).
+        self.handle = display(base.bundle(self.card.widget, text), raw=True, display_id=True)
 
     def finish(self, task: BackgroundTask, text: str) -> None:
         from jupyter_recall.kernel.widgets import base
