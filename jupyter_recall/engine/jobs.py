@@ -57,6 +57,9 @@ class NewJob:
     session: str | None = None
     policies: Policies = DEFAULT_POLICIES
     options: dict[str, Any] = field(default_factory=dict)
+    anchor: datetime | None = None
+    """The instant ``when`` is read at (default: now). Interval schedules count from it: jobs
+    sharing an anchor and an interval fire together, in one batch (watchers use this)."""
 
 
 def default_name(action: dict[str, Any]) -> str:
@@ -103,7 +106,7 @@ def build_job(
     kind = JobKind.parse(new.kind, "kind")
     if kind is JobKind.RECALL and not new.session:
         raise ValidationError("session", "a recall belongs to a kernel session: give 'session'")
-    spec = parse_when(new.when, now=now, tz=new.tz or default_tz)
+    spec = parse_when(new.when, now=new.anchor or now, tz=new.tz or default_tz)
     if payloads is None:
         action, target, options = _payloads(new.action, new.target, new.options)
     else:
@@ -182,9 +185,16 @@ def create_jobs(
         jobs = [build_job(news[0], owner=owner, now=now, default_tz=default_tz)]
     else:
         jobs = build_jobs(news, first=0, owner=owner, now=now, default_tz=default_tz)
+    # Stored in firing order: the jobs that fire together then share pages of the table, which
+    # makes firing them (read, update, commit) cheaper. Returned in the order submitted.
+    by_fire_time = sorted(jobs, key=_fire_order)
     with store.atomic():
-        store.insert_jobs(jobs)
+        store.insert_jobs(by_fire_time)
     return jobs
+
+
+def _fire_order(job: Job) -> datetime:
+    return job.next_fire_at or job.created_at
 
 
 # --- changes ----------------------------------------------------------------------------------
