@@ -215,6 +215,11 @@ class Job:
     options: dict[str, Any] = field(default_factory=dict)
     """Free-form settings read by outer layers (exclusive, on_missing_kernel, output_channel...)."""
     version: int = PAYLOAD_VERSION
+    plugin_owner: str | None = None
+    """The package or deployment that declared the job (``reconcile``); None for users' jobs.
+    Not the row ``owner``, which is the user the job belongs to."""
+    key: str | None = None
+    """The job's name within its ``plugin_owner``'s declaration (unique per user and owner)."""
 
     @property
     def is_pending(self) -> bool:

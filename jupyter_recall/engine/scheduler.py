@@ -25,7 +25,7 @@ from jupyter_recall.core.clock import Clock, SystemClock
 from jupyter_recall.core.errors import ConflictError
 from jupyter_recall.core.model import Job, Policies, Run, new_id
 from jupyter_recall.core.policy import earliest
-from jupyter_recall.engine import firing, jobs
+from jupyter_recall.engine import firing, jobs, owners
 from jupyter_recall.engine.events import (
     JOB_CREATED,
     JOB_DELETED,
@@ -347,6 +347,7 @@ class Scheduler:
         """Change a job. A new ``when``/``tz`` is parsed at the time of the update and the
         schedule restarts from it; new policies apply from the next occurrence on."""
         self._require_running()
+        await self._guard(job_id, owner, "edited")
         changes = JobChanges(when, tz, name, action, target, policies, options)
         job = await self._in_store(
             partial(
@@ -371,6 +372,7 @@ class Scheduler:
         """Resume from now on; with ``catch_up`` the occurrences since the pause are due at once
         and handled by the job's catch-up policy."""
         self._require_running()
+        await self._guard(job_id, owner, "resumed")
         job = await self._in_store(
             partial(
                 jobs.resume_job,
@@ -405,6 +407,7 @@ class Scheduler:
     async def trigger_job(self, job_id: str, *, owner: str) -> Run:
         """Run the job now (trigger ``manual``); its schedule does not move."""
         self._require_running()
+        await self._guard(job_id, owner, "run")
         job, run = await self._in_store(
             partial(
                 jobs.trigger_job,
@@ -422,6 +425,7 @@ class Scheduler:
     async def cancel_job(self, job_id: str, *, owner: str) -> Job:
         """Nothing more fires; runs already in flight finish (``stop_run`` stops them)."""
         self._require_running()
+        await self._guard(job_id, owner, "cancelled")
         job = await self._in_store(
             partial(jobs.cancel_job, self.store, job_id, owner=owner, now=self.clock.now())
         )
@@ -430,10 +434,88 @@ class Scheduler:
     async def delete_job(self, job_id: str, *, owner: str) -> None:
         """Delete a job and its runs; its runs in flight are cancelled."""
         self._require_running()
+        await self._guard(job_id, owner, "deleted")
         job = await self.get_job(job_id, owner=owner)
         self._runner.stop_job(job_id, DELETED)
         await self._in_store(partial(self.store.delete_job, job_id, owner=owner))
         self._bus.job(JOB_DELETED, job)
+
+    # --- jobs declared by owners (engine/owners.py) ---------------------------------------------
+
+    async def _guard(self, job_id: str, owner: str, action: str) -> None:
+        await self._in_store(partial(owners.guard, self.store, job_id, owner=owner, action=action))
+
+    async def reconcile(
+        self, plugin_owner: str, specs: Sequence[owners.OwnedJob], *, owner: str
+    ) -> owners.Reconciled:
+        """Make the user's jobs declared by ``plugin_owner`` exactly ``specs`` (by key)."""
+        self._require_running()
+        result = await self._in_store(
+            partial(
+                owners.reconcile,
+                self.store,
+                plugin_owner,
+                list(specs),
+                owner=owner,
+                now=self.clock.now(),
+                default_tz=self.default_tz,
+            )
+        )
+        self._deleted(result.deleted)
+        for job in result.created:
+            self._bus.job(JOB_CREATED, job)
+        for job in result.updated:
+            self._changed(job)
+        self._poke(earliest([job.next_fire_at for job in result.created]))
+        return result
+
+    async def delete_owned(self, plugin_owner: str, *, owner: str) -> list[Job]:
+        self._require_running()
+        deleted = await self._in_store(
+            partial(owners.delete_owned, self.store, plugin_owner, owner=owner)
+        )
+        self._deleted(deleted)
+        return deleted
+
+    def _deleted(self, deleted: Sequence[Job]) -> None:
+        for job in deleted:
+            self._runner.stop_job(job.id, DELETED)
+            self._bus.job(JOB_DELETED, job)
+
+    async def list_owned(self, plugin_owner: str, *, owner: str) -> list[Job]:
+        return await self._in_store(
+            partial(owners.list_owned, self.store, plugin_owner, owner=owner)
+        )
+
+    async def disable_owner(self, plugin_owner: str, *, owner: str) -> list[Job]:
+        """Nothing of ``plugin_owner`` fires for this user until ``enable_owner``."""
+        self._require_running()
+        paused = await self._in_store(
+            partial(
+                owners.disable_owner, self.store, plugin_owner, owner=owner, now=self.clock.now()
+            )
+        )
+        return [self._changed(job) for job in paused]
+
+    async def enable_owner(self, plugin_owner: str, *, owner: str) -> list[Job]:
+        self._require_running()
+        resumed = await self._in_store(
+            partial(
+                owners.enable_owner,
+                self.store,
+                plugin_owner,
+                owner=owner,
+                now=self.clock.now(),
+                in_flight=self._runner.held,
+            )
+        )
+        return [self._changed(job) for job in resumed]
+
+    async def owner_disabled(self, plugin_owner: str, *, owner: str) -> bool:
+        held = await self._in_store(
+            partial(self.store.get_disabled_owner, owner, owners.check_owner_name(plugin_owner))
+        )
+        return held is not None
 
     # --- runs -------------------------------------------------------------------------------------
 

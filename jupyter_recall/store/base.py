@@ -26,6 +26,8 @@ class JobFilter:
     """Filter on ``job.schedule.kind``: once, interval, cron or immediate."""
     pending_recalls_only: bool = False
     limit: int | None = None
+    plugin_owner: str | None = None
+    """Only the jobs declared by this package or deployment (``engine/owners.py``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +165,24 @@ class Store(Protocol):
         ...
 
     def running_runs(self, *, job_id: str | None = None) -> list[Run]: ...
+
+    # --- owners switched off (engine/owners.py) ---------------------------------------------
+    def get_disabled_owner(self, owner: str, plugin_owner: str) -> list[str] | None:
+        """The ids of the jobs that switching ``plugin_owner`` off paused for this user, or
+        None when that owner is switched on."""
+        ...
+
+    def put_disabled_owner(
+        self, owner: str, plugin_owner: str, held_jobs: Sequence[str], *, now: datetime
+    ) -> None:
+        """Record ``plugin_owner`` as switched off for this user, holding these paused jobs."""
+        ...
+
+    def delete_disabled_owner(self, owner: str, plugin_owner: str) -> None: ...
+
+    def disabled_owners(self, owner: str | None) -> list[tuple[str, str]]:
+        """(user, plugin owner) pairs switched off; all users' with ``owner=None``."""
+        ...
 
     # --- engine leases ------------------------------------------------------------------
     def renew_lease(self, engine_id: str, *, now: datetime, until: datetime) -> None:

@@ -62,6 +62,8 @@ JOB_COLUMNS = (
     "created_at",
     "updated_at",
     "version",
+    "plugin_owner",
+    "key",
 )
 
 RUN_COLUMNS = (
@@ -297,6 +299,8 @@ def _job_row(job: Job) -> Row:
         us[job.created_at],
         us[job.updated_at],
         job.version,
+        job.plugin_owner,
+        job.key,
     )
 
 
@@ -334,6 +338,8 @@ def _job_from_row(row: Row) -> Job:
         created_at=at[row[21]],
         updated_at=at[row[22]],
         version=row[23],
+        plugin_owner=row[24],
+        key=row[25],
     )
 
 

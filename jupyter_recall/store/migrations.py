@@ -217,3 +217,29 @@ CREATE INDEX notification_buffer_by_session ON notification_buffer (owner, sessi
 @migration(2, "create watcher state, watcher results and the notification buffer")
 def _create_watchers(db: Database) -> None:
     db.executescript(_SCHEMA_V2)
+
+
+# Jobs declared by packages and deployments (engine/owners.py): the declaring owner and the
+# job's key within its declaration, unique per user; and the owners a user switched off, with
+# the jobs that switching off paused (so switching on resumes those and no others).
+_SCHEMA_V3 = """
+ALTER TABLE jobs ADD COLUMN plugin_owner TEXT;
+ALTER TABLE jobs ADD COLUMN key TEXT;
+CREATE UNIQUE INDEX jobs_owned_key ON jobs (owner, plugin_owner, key)
+    WHERE plugin_owner IS NOT NULL;
+
+CREATE TABLE disabled_owners (
+    owner TEXT NOT NULL,
+    plugin_owner TEXT NOT NULL,
+    disabled_at INTEGER NOT NULL,
+    held_jobs TEXT NOT NULL,
+    PRIMARY KEY (owner, plugin_owner)
+);
+"""
+
+
+@migration(3, "owned jobs: plugin_owner and key on jobs, disabled owners")
+def _create_owned_jobs(db: Database) -> None:
+    for statement in _SCHEMA_V3.split(";"):
+        if statement.strip():
+            db.execute(statement)

@@ -13,6 +13,7 @@ method runs in its own nested block so a refused batch leaves nothing behind.
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import threading
@@ -476,6 +477,44 @@ class SQLiteStore:
             params.append(job_id)
         return [codec.run_from_row(row) for row in self._rows(sql, params)]
 
+    # --- owners switched off ---------------------------------------------------------------
+
+    def get_disabled_owner(self, owner: str, plugin_owner: str) -> list[str] | None:
+        rows = self._rows(
+            "SELECT held_jobs FROM disabled_owners WHERE owner = ? AND plugin_owner = ?",
+            (owner, plugin_owner),
+        )
+        return [str(ident) for ident in json.loads(rows[0][0])] if rows else None
+
+    def put_disabled_owner(
+        self, owner: str, plugin_owner: str, held_jobs: Sequence[str], *, now: datetime
+    ) -> None:
+        with self.atomic():
+            self._conn.execute(
+                "INSERT INTO disabled_owners (owner, plugin_owner, disabled_at, held_jobs) "
+                "VALUES (?, ?, ?, ?) ON CONFLICT (owner, plugin_owner) "
+                "DO UPDATE SET held_jobs = excluded.held_jobs",
+                (
+                    owner,
+                    plugin_owner,
+                    codec.encode_instant(now, "now"),
+                    json.dumps(list(held_jobs)),
+                ),
+            )
+
+    def delete_disabled_owner(self, owner: str, plugin_owner: str) -> None:
+        with self.atomic():
+            self._conn.execute(
+                "DELETE FROM disabled_owners WHERE owner = ? AND plugin_owner = ?",
+                (owner, plugin_owner),
+            )
+
+    def disabled_owners(self, owner: str | None) -> list[tuple[str, str]]:
+        sql, params = _scoped("SELECT owner, plugin_owner FROM disabled_owners WHERE 1", [], owner)
+        return [
+            (row[0], row[1]) for row in self._rows(sql + " ORDER BY owner, plugin_owner", params)
+        ]
+
     # --- engine leases ------------------------------------------------------------------
 
     def renew_lease(self, engine_id: str, *, now: datetime, until: datetime) -> None:
@@ -591,6 +630,9 @@ def _job_clauses(where: JobFilter) -> tuple[list[str], list[Any]]:
         params.append(where.schedule_kind)
     if where.pending_recalls_only:
         clauses.append(_PENDING_RECALL)
+    if where.plugin_owner is not None:
+        clauses.append("plugin_owner = ?")
+        params.append(where.plugin_owner)
     return clauses, params
 
 

@@ -1,0 +1,177 @@
+"""Jobs declared by owners through the real engine on a manual clock: reconcile creates, updates
+in place (runs kept), deletes and leaves alone; users cannot edit declared jobs; an owner
+switched off fires nothing until switched on."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from jupyter_recall.core.clock import ManualClock
+from jupyter_recall.core.errors import ConflictError, ValidationError
+from jupyter_recall.core.model import JobStatus, RunStatus
+from jupyter_recall.engine.owners import OwnedJob, parse_declaration
+from jupyter_recall.store.sqlite import SQLiteStore
+from tests.engine.support import OWNER, T0, Script, running, runs_of, wait_runs
+
+pytestmark = pytest.mark.anyio
+MINUTE = timedelta(minutes=1)
+
+
+def spec(key: str, when: str = "every 1m", message: str = "ok", **extra: object) -> OwnedJob:
+    (owned,) = parse_declaration(
+        [
+            {
+                "key": key,
+                "when": when,
+                "action": {"type": "notification", "message": message},
+                **extra,
+            }
+        ]
+    )
+    return owned
+
+
+def keys(jobs: list) -> list[str]:
+    return sorted(job.key for job in jobs)
+
+
+async def test_reconcile_creates_updates_deletes_and_keeps_history(
+    db: Path, script: Script, clock: ManualClock
+) -> None:
+    async with running(db, script, clock) as engine:
+        first = await engine.reconcile("reports", [spec("a"), spec("b"), spec("c")], owner=OWNER)
+        assert (keys(first.created), first.updated, first.deleted) == (["a", "b", "c"], [], [])
+        a = next(job for job in first.created if job.key == "a")
+        assert (a.plugin_owner, a.name, a.owner) == ("reports", "a", OWNER)
+        clock.advance(60)
+        await wait_runs(engine, a.id, 1)
+
+        second = await engine.reconcile(
+            "reports",
+            [spec("a", message="changed"), spec("b"), spec("d", when="every 5m")],
+            owner=OWNER,
+        )
+        assert keys(second.created) == ["d"]
+        assert keys(second.updated) == ["a"]
+        assert keys(second.deleted) == ["c"]
+        assert keys(second.unchanged) == ["b"]
+        updated = second.updated[0]
+        assert updated.id == a.id
+        assert updated.action["message"] == "changed"
+        assert [run.status for run in await runs_of(engine, a.id)] == [RunStatus.SUCCEEDED]
+
+        again = await engine.reconcile(
+            "reports",
+            [spec("a", message="changed"), spec("b"), spec("d", when="every 5m")],
+            owner=OWNER,
+        )
+        assert (len(again.created), len(again.updated), len(again.deleted)) == (0, 0, 0)
+        assert keys(again.unchanged) == ["a", "b", "d"]
+        # Another owner's and the user's own jobs are left alone.
+        other = await engine.reconcile("other", [spec("a")], owner=OWNER)
+        assert len(other.created) == 1
+        assert keys(await engine.list_owned("reports", owner=OWNER)) == ["a", "b", "d"]
+        assert len(await engine.delete_owned("reports", owner=OWNER)) == 3
+        assert keys(await engine.list_owned("other", owner=OWNER)) == ["a"]
+
+
+async def test_a_new_schedule_restarts_from_the_update(
+    db: Path, script: Script, clock: ManualClock
+) -> None:
+    async with running(db, script, clock) as engine:
+        (job,) = (await engine.reconcile("r", [spec("k", when="every 1h")], owner=OWNER)).created
+        assert job.next_occurrence == T0 + 60 * MINUTE
+        clock.advance(120)
+        (moved,) = (await engine.reconcile("r", [spec("k", when="every 10m")], owner=OWNER)).updated
+        assert moved.id == job.id
+        assert moved.next_occurrence == T0 + 12 * MINUTE
+
+
+async def test_declared_jobs_are_read_only_to_users(
+    db: Path, script: Script, clock: ManualClock
+) -> None:
+    async with running(db, script, clock) as engine:
+        (job,) = (await engine.reconcile("reports", [spec("a")], owner=OWNER)).created
+        for refused in (
+            engine.update_job(job.id, owner=OWNER, name="mine"),
+            engine.delete_job(job.id, owner=OWNER),
+            engine.cancel_job(job.id, owner=OWNER),
+        ):
+            with pytest.raises(ConflictError, match="managed by owner 'reports'"):
+                await refused
+        assert (await engine.pause_job(job.id, owner=OWNER)).status is JobStatus.PAUSED
+        assert (await engine.resume_job(job.id, owner=OWNER)).status is JobStatus.ACTIVE
+
+
+async def test_bad_declarations_name_the_field(
+    db: Path, script: Script, clock: ManualClock
+) -> None:
+    with pytest.raises(ValidationError) as twice:
+        parse_declaration([{"key": "a", "when": "in 1h", "action": {}}] * 2)
+    assert twice.value.field == "jobs[1].key"
+    with pytest.raises(ValidationError) as unknown:
+        parse_declaration([{"key": "a", "when": "in 1h", "action": {}, "colour": "red"}])
+    assert unknown.value.field == "jobs[0].colour"
+    async with running(db, script, clock) as engine:
+        with pytest.raises(ValidationError) as bad_when:
+            await engine.reconcile("r", [spec("a"), spec("b", when="sometimes")], owner=OWNER)
+        assert bad_when.value.field == "jobs[1].when"
+        with pytest.raises(ValidationError) as bad_owner:
+            await engine.reconcile("no spaces", [spec("a")], owner=OWNER)
+        assert bad_owner.value.field == "owner"
+        assert await engine.list_jobs(owner=OWNER) == []
+
+
+async def test_owner_switched_off_fires_nothing_until_switched_on(
+    db: Path, script: Script, clock: ManualClock
+) -> None:
+    async with running(db, script, clock) as engine:
+        result = await engine.reconcile(
+            "r", [spec("every", when="every 1m"), spec("once", when="in 2m")], owner=OWNER
+        )
+        every, once = sorted(result.created, key=lambda job: job.key)
+        paused = await engine.disable_owner("r", owner=OWNER)
+        assert {job.status for job in paused} == {JobStatus.PAUSED}
+        assert await engine.owner_disabled("r", owner=OWNER)
+        with pytest.raises(ConflictError, match="switched off"):
+            await engine.trigger_job(every.id, owner=OWNER)
+        with pytest.raises(ConflictError, match="switched off"):
+            await engine.resume_job(once.id, owner=OWNER)
+        # Declared while off: created paused, held for switching on.
+        (late,) = (
+            await engine.reconcile(
+                "r", [spec("every"), spec("once", when="in 2m"), spec("late")], owner=OWNER
+            )
+        ).created
+        assert late.status is JobStatus.PAUSED
+        clock.advance(5 * 60 + 30)
+        await engine.list_jobs(owner=OWNER)
+        assert script.calls == []
+
+        resumed = await engine.enable_owner("r", owner=OWNER)
+        assert len(resumed) == 3
+        assert not await engine.owner_disabled("r", owner=OWNER)
+        by_id = {job.id: job for job in resumed}
+        # Recurring: continues from now. One-shot: due at once, its catch-up window decides.
+        assert by_id[every.id].next_occurrence == T0 + 6 * MINUTE
+        runs = await wait_runs(engine, once.id, 1)
+        assert [(r.status.value, r.trigger.value) for r in runs] == [("succeeded", "schedule")]
+        clock.advance(30)
+        await wait_runs(engine, every.id, 1)
+
+
+async def test_owned_columns_survive_a_reopen(db: Path, script: Script, clock: ManualClock) -> None:
+    async with running(db, script, clock) as engine:
+        await engine.reconcile("r", [spec("k")], owner=OWNER)
+        await engine.disable_owner("r", owner=OWNER)
+    store = SQLiteStore(db)
+    try:
+        (job,) = store.list_jobs(owner=OWNER)
+        assert (job.plugin_owner, job.key) == ("r", "k")
+        assert store.disabled_owners(None) == [(OWNER, "r")]
+        assert store.get_disabled_owner(OWNER, "r") == [job.id]
+    finally:
+        store.close()
