@@ -22,6 +22,7 @@ import json
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 from functools import partial
 from typing import Any, TypeVar
 
@@ -58,6 +59,7 @@ T = TypeVar("T")
 
 log = logging.getLogger("jupyter_recall.watchers")
 
+EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 OPTION = "watcher"
 MIN_INTERVAL = 5
 MAX_INTERVAL = 3600
@@ -240,6 +242,7 @@ class WatcherRuntime:
         self.tools = tools
         self.kernel = kernel
         self._states: dict[str, WatchState] = {}
+        self._specs: dict[str, tuple[datetime, WatcherSpec]] = {}
         self._locks: dict[str, anyio.Lock] = {}
         self._pending: list[_Pending] = []
         self._limiter = anyio.CapacityLimiter(1)
@@ -254,8 +257,15 @@ class WatcherRuntime:
 
     # --- one check --------------------------------------------------------------------------
 
+    def _spec(self, job: Job) -> WatcherSpec:
+        cached = self._specs.get(job.id)
+        if cached is None or cached[0] != job.updated_at:
+            cached = (job.updated_at, WatcherSpec.of(job))
+            self._specs[job.id] = cached
+        return cached[1]
+
     async def check(self, job: Job, run: Run, output: OutputSink) -> RunOutcome:
-        spec = WatcherSpec.of(job)
+        spec = self._spec(job)
         lock = self._locks.setdefault(job.id, anyio.Lock())
         async with lock:
             result = await self._run_tool(job, run, spec)
@@ -267,8 +277,10 @@ class WatcherRuntime:
             self._states[job.id] = decision.state
             sent = await self._notify(job, run, spec, decision, result) if decision.notify else ""
             self._record(job, run, decision, result)
-        outcome = "ok" if result.success else f"error: {result.error}"
-        output.write(f"check #{decision.state.checks}: {outcome}; {decision.reason}{sent}\n")
+        if decision.notify or not result.success:
+            # Quiet checks write nothing: their results are in the watcher's history.
+            outcome = "ok" if result.success else f"error: {result.error}"
+            output.write(f"check #{decision.state.checks}: {outcome}; {decision.reason}{sent}\n")
         if not result.success:
             return RunOutcome(error=f"check failed: {result.error}")
         return RunOutcome()
@@ -375,6 +387,7 @@ class WatcherRuntime:
 
     def forget(self, job_id: str) -> None:
         self._states.pop(job_id, None)
+        self._specs.pop(job_id, None)
         self._locks.pop(job_id, None)
         self._pending = [p for p in self._pending if p.job_id != job_id]
 
@@ -462,6 +475,14 @@ def watcher_json(
     return document
 
 
+def aligned(now: datetime, interval: int) -> datetime:
+    """The latest instant at or before ``now`` that is a whole number of ``interval`` seconds
+    since the epoch. Watchers anchored there check on the same instants as every other watcher
+    of that interval, so the engine fires them in batches instead of waking for each one."""
+    step = timedelta(seconds=interval)
+    return EPOCH + ((now - EPOCH) // step) * step
+
+
 def check_last_n(value: object) -> int:
     if isinstance(value, str) and value.isdigit():
         value = int(value)
@@ -523,6 +544,7 @@ class WatcherService:
             session = target.get("path") or target.get("kernel_id")
         new = NewJob(
             when=f"every {spec.interval}s",
+            anchor=aligned(self.scheduler.clock.now(), spec.interval),
             action={"type": "tool", "name": spec.tool, "params": spec.params},
             target=target,
             name=spec.label or f"watch {spec.tool}",

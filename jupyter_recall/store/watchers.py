@@ -79,6 +79,57 @@ class CheckRecord:
         }
 
 
+_UPSERT_STATE = (
+    "INSERT INTO watcher_state (job_id, owner, state, checks, notifications, last_check_at, "
+    "last_notified_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT (job_id) DO UPDATE SET state = excluded.state, checks = excluded.checks, "
+    "notifications = excluded.notifications, last_check_at = excluded.last_check_at, "
+    "last_notified_at = COALESCE(excluded.last_notified_at, last_notified_at), "
+    "updated_at = excluded.updated_at"
+)
+_INSERT_RESULT = (
+    "INSERT OR REPLACE INTO watcher_results (job_id, check_number, owner, run_id, checked_at, "
+    "success, result, notified, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_TRIM_RESULTS = "DELETE FROM watcher_results WHERE job_id = ? AND check_number <= ?"
+_TRIM_RUNS = (
+    "DELETE FROM runs WHERE job_id = ? AND status != 'running' AND id NOT IN "
+    "(SELECT id FROM runs WHERE job_id = ? ORDER BY scheduled_for DESC LIMIT ?)"
+)
+
+
+def _state_row(
+    job_id: str, owner: str, state: Mapping[str, Any], check: CheckRecord
+) -> tuple[Any, ...]:
+    at = encode_instant(check.checked_at, "checked_at")
+    return (
+        job_id,
+        owner,
+        _json(state),
+        int(state.get("checks", check.check)),
+        int(state.get("notifications", 0)),
+        at,
+        at if check.notified else None,
+        at,
+    )
+
+
+def _result_row(
+    job_id: str, owner: str, state: Mapping[str, Any], check: CheckRecord
+) -> tuple[Any, ...]:
+    return (
+        job_id,
+        check.check,
+        owner,
+        check.run_id,
+        encode_instant(check.checked_at, "checked_at"),
+        int(check.success),
+        _json(bounded_result(check.result)),
+        int(check.notified),
+        check.reason,
+    )
+
+
 _STATE_COLUMNS = "job_id, owner, state, checks, notifications, last_check_at, last_notified_at"
 
 
@@ -138,69 +189,38 @@ class WatcherStore:
     def record_checks(
         self, items: Sequence[tuple[str, str, Mapping[str, Any], CheckRecord]]
     ) -> None:
-        """Save checks (new state and result of each) in one transaction. A check of a
-        watcher deleted meanwhile is dropped; the others are kept."""
+        """Save checks (new state and result of each) in one transaction, a statement per kind
+        of row for the whole batch. A check of a watcher deleted meanwhile is dropped.
+
+        The ring keeps the last ``RING_SIZE`` results; every ``RING_SIZE`` checks a watcher's
+        finished runs are trimmed to its newest ``RING_SIZE`` too (a watcher at 5 s makes
+        17,280 runs a day)."""
         with self.store.atomic():
             alive = self._alive({job_id for job_id, _, _, _ in items})
-            for job_id, owner, state, check in items:
-                if job_id in alive:
-                    self._save(job_id, owner, state, check)
+            kept = [item for item in items if item[0] in alive]
+            connection = self.store.db.conn
+            connection.executemany(_UPSERT_STATE, [_state_row(*item) for item in kept])
+            connection.executemany(_INSERT_RESULT, [_result_row(*item) for item in kept])
+            connection.executemany(
+                _TRIM_RESULTS, [(job_id, check.check - RING_SIZE) for job_id, _, _, check in kept]
+            )
+            trims = [
+                (job_id, job_id, RING_SIZE)
+                for job_id, _, _, check in kept
+                if check.check % RING_SIZE == 0
+            ]
+            if trims:
+                connection.executemany(_TRIM_RUNS, trims)
 
     def _alive(self, job_ids: set[str]) -> set[str]:
-        marks = ", ".join("?" * len(job_ids))
-        rows = self.store.db.execute(f"SELECT id FROM jobs WHERE id IN ({marks})", list(job_ids))
-        return {row[0] for row in rows}
-
-    def _save(self, job_id: str, owner: str, state: Mapping[str, Any], check: CheckRecord) -> None:
-        """The ring keeps the last ``RING_SIZE`` results; every ``RING_SIZE`` checks the job's
-        finished runs are trimmed to the newest ``RING_SIZE`` too (a watcher at 5 s makes
-        17,280 runs a day)."""
-        at = encode_instant(check.checked_at, "checked_at")
-        db = self.store.db
-        db.execute(
-            "INSERT INTO watcher_state (job_id, owner, state, checks, notifications, "
-            "last_check_at, last_notified_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT (job_id) DO UPDATE SET state = excluded.state, "
-            "checks = excluded.checks, notifications = excluded.notifications, "
-            "last_check_at = excluded.last_check_at, "
-            "last_notified_at = COALESCE(excluded.last_notified_at, last_notified_at), "
-            "updated_at = excluded.updated_at",
-            (
-                job_id,
-                owner,
-                _json(state),
-                int(state.get("checks", check.check)),
-                int(state.get("notifications", 0)),
-                at,
-                at if check.notified else None,
-                at,
-            ),
-        )
-        db.execute(
-            "INSERT OR REPLACE INTO watcher_results (job_id, check_number, owner, run_id, "
-            "checked_at, success, result, notified, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                job_id,
-                check.check,
-                owner,
-                check.run_id,
-                at,
-                int(check.success),
-                _json(bounded_result(check.result)),
-                int(check.notified),
-                check.reason,
-            ),
-        )
-        db.execute(
-            "DELETE FROM watcher_results WHERE job_id = ? AND check_number <= ?",
-            (job_id, check.check - RING_SIZE),
-        )
-        if check.check % RING_SIZE == 0:
-            db.execute(
-                "DELETE FROM runs WHERE job_id = ? AND status != 'running' AND id NOT IN "
-                "(SELECT id FROM runs WHERE job_id = ? ORDER BY scheduled_for DESC LIMIT ?)",
-                (job_id, job_id, RING_SIZE),
-            )
+        found: set[str] = set()
+        ordered = sorted(job_ids)
+        for start in range(0, len(ordered), 500):
+            chunk = ordered[start : start + 500]
+            marks = ", ".join("?" * len(chunk))
+            rows = self.store.db.execute(f"SELECT id FROM jobs WHERE id IN ({marks})", chunk)
+            found.update(row[0] for row in rows)
+        return found
 
     def history(self, job_id: str, last_n: int = RING_SIZE) -> list[CheckRecord]:
         """The last ``last_n`` results, newest first."""
