@@ -9,7 +9,7 @@ from typing import Any
 
 from jupyter_core.paths import jupyter_data_dir
 from jupyter_server.extension.application import ExtensionApp
-from traitlets import Bool, Dict, Float, Integer, TraitError, Unicode, default, validate
+from traitlets import Bool, Dict, Float, Integer, List, TraitError, Unicode, default, validate
 
 from jupyter_recall.core.clock import SystemClock
 from jupyter_recall.core.errors import ValidationError
@@ -75,6 +75,13 @@ class RecallApp(ExtensionApp):
         help="Scope rows by jupyter_server user name. Default (None): yes when the identity "
         "provider names users (JupyterHub, custom providers), no with the stock shared token, "
         "where every caller is the server's OS user.",
+    )
+
+    disabled_owners = List(
+        Unicode(),
+        config=True,
+        help="Owners of declared jobs (PUT /api/recall/owners/{owner}/jobs, entry points) "
+        "switched off at start for the server's user; nothing of theirs fires.",
     )
 
     @default("db_path")
@@ -219,10 +226,19 @@ class RecallApp(ExtensionApp):
     async def _run_scheduler(self, started: asyncio.Event) -> None:
         async with self.scheduler:
             started.set()
+            await self._declare_owned_jobs()
             self._ready.set()
             if self._session_watcher is not None:
                 self._session_watcher.start()
             await self._stopped.wait()
+
+    async def _declare_owned_jobs(self) -> None:
+        from jupyter_recall.server.owners_api import declare_installed_jobs, disable_configured
+
+        # At start there is no caller: declared jobs belong to the server's user.
+        owner = owner_resolver(False)(None)
+        await disable_configured(self.scheduler, self.disabled_owners, owner=owner)
+        await declare_installed_jobs(self.scheduler, owner=owner)
 
     async def stop_extension(self) -> None:
         """Stop firing; runs in flight end as ``interrupted``; nothing is left running."""

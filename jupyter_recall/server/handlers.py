@@ -292,7 +292,14 @@ def route_table() -> list[tuple[str, type[RecallHandler]]]:
         (r"/api/recall/tools", ToolsHandler),
         (r"/api/recall/events", EventsHandler),
         *_notification_and_watcher_routes(),
+        *_owner_routes(),
     ]
+
+
+def _owner_routes() -> list[tuple[str, type[RecallHandler]]]:
+    from jupyter_recall.server.owners_api import owner_routes
+
+    return owner_routes()
 
 
 def _notification_and_watcher_routes() -> list[tuple[str, type[RecallHandler]]]:

@@ -63,6 +63,8 @@ def job_to_json(job: Job) -> dict[str, Any]:
         "last_run_id": job.last_run_id,
         "last_status": job.last_status.value if job.last_status else None,
         "last_error": job.last_error,
+        "plugin_owner": job.plugin_owner,
+        "key": job.key,
     }
 
 

@@ -206,7 +206,7 @@ def _concrete(pattern: str) -> str:
 
 
 def _methods(handler) -> list[str]:
-    return [m for m in ("get", "post", "patch", "delete") if m in vars(handler)]
+    return [m for m in ("get", "post", "put", "patch", "delete") if m in vars(handler)]
 
 
 async def test_every_route_refuses_requests_without_credentials(jp_fetch):
@@ -218,7 +218,7 @@ async def test_every_route_refuses_requests_without_credentials(jp_fetch):
                 "raise_error": False,
                 "headers": {"Authorization": ""},
             }
-            if method in ("post", "patch"):
+            if method in ("post", "put", "patch"):
                 kwargs["body"] = "{}"
             response = await jp_fetch(*path.strip("/").split("/"), **kwargs)
             assert response.code == 403, f"{method.upper()} {path} answered {response.code}"
@@ -229,7 +229,7 @@ def test_openapi_documents_exactly_the_routes():
         (path, method)
         for path, item in openapi()["paths"].items()
         for method in item
-        if method in ("get", "post", "patch", "delete")
+        if method in ("get", "post", "put", "patch", "delete")
     }
     served = set()
     for pattern, handler in route_table():
