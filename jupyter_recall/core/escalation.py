@@ -238,10 +238,10 @@ def _batch_item(check: int, result: CheckResult) -> dict[str, Any]:
     return {"check": check, "success": result.success, key: value}
 
 
-def _on_change(state: WatchState, result: CheckResult) -> tuple[bool, str]:
+def _on_change(state: WatchState, fingerprint: str) -> tuple[bool, str]:
     if state.fingerprint is None:
         return True, "baseline"
-    if result.fingerprint() != state.fingerprint:
+    if fingerprint != state.fingerprint:
         return True, "changed"
     return False, "unchanged"
 
@@ -261,12 +261,13 @@ def _on_threshold(state: WatchState, met: bool) -> tuple[bool, str]:
 def decide(config: EscalationConfig, state: WatchState, result: CheckResult) -> Decision:
     """Whether this check notifies, why, and the state to remember for the next one."""
     check = state.checks + 1
+    fingerprint = result.fingerprint()
     met = config.expression.holds(result.view()) if config.expression is not None else False
     batch = state.batch
     summary: tuple[dict[str, Any], ...] = ()
     strategy = config.notify_when
     if strategy is NotifyWhen.ON_CHANGE:
-        notify, reason = _on_change(state, result)
+        notify, reason = _on_change(state, fingerprint)
     elif strategy is NotifyWhen.ON_ERROR:
         notify, reason = _on_error(state, result)
     elif strategy is NotifyWhen.ON_THRESHOLD:
@@ -282,7 +283,7 @@ def decide(config: EscalationConfig, state: WatchState, result: CheckResult) -> 
         state,
         checks=check,
         notifications=state.notifications + (1 if notify else 0),
-        fingerprint=result.fingerprint(),
+        fingerprint=fingerprint,
         failing=not result.success,
         threshold_met=met,
         batch=batch,

@@ -243,7 +243,7 @@ class WatcherRuntime:
         self.kernel = kernel
         self._states: dict[str, WatchState] = {}
         self._specs: dict[str, tuple[datetime, WatcherSpec]] = {}
-        self._locks: dict[str, anyio.Lock] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
         self._pending: list[_Pending] = []
         self._limiter = anyio.CapacityLimiter(1)
         self._flush_lock = anyio.Lock()
@@ -266,7 +266,9 @@ class WatcherRuntime:
 
     async def check(self, job: Job, run: Run, output: OutputSink) -> RunOutcome:
         spec = self._spec(job)
-        lock = self._locks.setdefault(job.id, anyio.Lock())
+        # asyncio's lock: taking a free one does not yield to the loop (anyio's does), and
+        # this runs for every check of every watcher.
+        lock = self._locks.setdefault(job.id, asyncio.Lock())
         async with lock:
             result = await self._run_tool(job, run, spec)
             if isinstance(result, RunOutcome):
