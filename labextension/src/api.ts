@@ -1,0 +1,72 @@
+import { URLExt } from '@jupyterlab/coreutils';
+import { ServerConnection } from '@jupyterlab/services';
+
+import type { IJob, IRun } from './state';
+
+/** An error answer of /api/recall, with the server's message (it names the field at fault). */
+export class RecallApiError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly field?: string
+  ) {
+    super(message);
+  }
+}
+
+export interface IParseResult {
+  when: string;
+  kind: string;
+  canonical: string;
+  description: string;
+  tz: string;
+  next_fire_times: string[];
+}
+
+/** The REST client of /api/recall (docs/rest.md), through Lab's server connection. */
+export class RecallApi {
+  constructor(readonly settings: ServerConnection.ISettings = ServerConnection.makeSettings()) {}
+
+  async request<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const url = URLExt.join(this.settings.baseUrl, 'api/recall', path);
+    const init: RequestInit = { method };
+    if (body !== undefined || method !== 'GET') {
+      init.body = JSON.stringify(body ?? {});
+    }
+    const response = await ServerConnection.makeRequest(url, init, this.settings);
+    const text = await response.text();
+    const data = text ? JSON.parse(text) : null;
+    if (!response.ok) {
+      throw new RecallApiError(data?.message ?? response.statusText, response.status, data?.field);
+    }
+    return data as T;
+  }
+
+  async jobs(query: { [key: string]: string } = {}): Promise<IJob[]> {
+    const search = new URLSearchParams(query).toString();
+    const answer = await this.request<{ jobs: IJob[] }>('GET', search ? `jobs?${search}` : 'jobs');
+    return answer.jobs;
+  }
+
+  async runs(jobId: string): Promise<IRun[]> {
+    const answer = await this.request<{ runs: IRun[] }>('GET', `jobs/${jobId}/runs`);
+    return answer.runs;
+  }
+
+  run(runId: string): Promise<IRun> {
+    return this.request<IRun>('GET', `runs/${runId}`);
+  }
+
+  /** pause, resume, skip, cancel or trigger. */
+  act(jobId: string, action: string): Promise<unknown> {
+    return this.request('POST', `jobs/${jobId}/${action}`);
+  }
+
+  parse(when: string, tz?: string): Promise<IParseResult> {
+    return this.request<IParseResult>('POST', 'parse', tz ? { when, tz } : { when });
+  }
+
+  create(job: { [key: string]: unknown }): Promise<IJob> {
+    return this.request<IJob>('POST', 'jobs', job);
+  }
+}

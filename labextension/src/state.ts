@@ -1,0 +1,245 @@
+/**
+ * The sidebar's data and the pure functions that change it: no DOM, no JupyterLab, so the
+ * reducer and the formatting are unit-tested on their own (test/state.test.ts).
+ */
+
+export const SCHEMA_ID = 'https://events.jupyter.org/jupyter_recall/change/v1';
+
+export const JOB_STATUSES = ['active', 'paused', 'completed', 'failed', 'cancelled'] as const;
+
+export interface ITarget {
+  type: string;
+  path?: string;
+  kernel_id?: string;
+  kernel_name?: string;
+}
+
+export interface IJob {
+  id: string;
+  name: string;
+  kind: string;
+  status: string;
+  description: string;
+  when: string;
+  tz: string;
+  pending: boolean;
+  session?: string | null;
+  target: ITarget;
+  next_fire_at: string | null;
+  schedule_kind?: string;
+  run_count?: number;
+  failure_count?: number;
+  last_status?: string | null;
+  last_error?: string | null;
+}
+
+export interface IRun {
+  id: string;
+  job_id: string;
+  status: string;
+  trigger: string;
+  scheduled_for: string;
+  started_at: string | null;
+  finished_at: string | null;
+  duration?: number | null;
+  output?: string;
+  error: string | null;
+}
+
+export interface IChangeEvent {
+  type: string;
+  owner?: string;
+  job?: IJob | null;
+  run?: IRun | null;
+  text?: string | null;
+  offset?: number | null;
+}
+
+export interface IState {
+  jobs: { [id: string]: IJob };
+  /** Runs of the jobs whose history was loaded, newest first. */
+  runs: { [jobId: string]: IRun[] };
+}
+
+export interface IFilter {
+  status: string;
+  query: string;
+}
+
+export function emptyState(): IState {
+  return { jobs: {}, runs: {} };
+}
+
+/** The jobs of a full listing replace the known ones (a re-sync). */
+export function withJobs(state: IState, jobs: IJob[]): IState {
+  const byId: { [id: string]: IJob } = {};
+  for (const job of jobs) {
+    byId[job.id] = job;
+  }
+  const runs: { [jobId: string]: IRun[] } = {};
+  for (const id of Object.keys(state.runs)) {
+    if (byId[id]) {
+      runs[id] = state.runs[id];
+    }
+  }
+  return { jobs: byId, runs };
+}
+
+/** Jobs from a partial listing (one notebook's recalls) are added or replaced. */
+export function mergeJobs(state: IState, jobs: IJob[]): IState {
+  const byId = { ...state.jobs };
+  for (const job of jobs) {
+    byId[job.id] = job;
+  }
+  return { ...state, jobs: byId };
+}
+
+export function withRuns(state: IState, jobId: string, runs: IRun[]): IState {
+  return { ...state, runs: { ...state.runs, [jobId]: runs } };
+}
+
+/**
+ * Joins a live chunk to the output known so far: only the part of the chunk past what is
+ * already there is added, so a chunk that overlaps the stored output is not repeated.
+ */
+export function appendOutput(current: string, text: string, offset: number | null | undefined): string {
+  if (offset === null || offset === undefined) {
+    return current + text;
+  }
+  if (offset > current.length) {
+    // A gap: the missing part is fetched with the run; keep what is known.
+    return current;
+  }
+  const end = offset + text.length;
+  return end <= current.length ? current : current + text.slice(current.length - offset);
+}
+
+function upsertRun(runs: IRun[], run: IRun, text?: string | null, offset?: number | null): IRun[] {
+  const index = runs.findIndex(r => r.id === run.id);
+  const previous = index >= 0 ? runs[index] : undefined;
+  let output = run.output ?? previous?.output ?? '';
+  if (text) {
+    output = appendOutput(output, text, offset);
+  }
+  const merged = { ...previous, ...run, output };
+  if (index < 0) {
+    return [merged, ...runs];
+  }
+  const copy = runs.slice();
+  copy[index] = merged;
+  return copy;
+}
+
+/** The state after one change event; events of other schemas or unknown types change nothing. */
+export function applyChange(state: IState, event: IChangeEvent): IState {
+  switch (event.type) {
+    case 'job.created':
+    case 'job.updated':
+      return event.job ? mergeJobs(state, [event.job]) : state;
+    case 'job.deleted': {
+      const id = event.job?.id;
+      if (!id || !(id in state.jobs)) {
+        return state;
+      }
+      const jobs = { ...state.jobs };
+      const runs = { ...state.runs };
+      delete jobs[id];
+      delete runs[id];
+      return { jobs, runs };
+    }
+    case 'run.started':
+    case 'run.output':
+    case 'run.finished': {
+      const run = event.run;
+      // Only loaded histories are kept up to date: the others load in full when selected.
+      if (!run || !(run.job_id in state.runs)) {
+        return state;
+      }
+      const text = event.type === 'run.output' ? event.text : undefined;
+      const runs = upsertRun(state.runs[run.job_id], run, text, event.offset);
+      return withRuns(state, run.job_id, runs);
+    }
+    default:
+      return state;
+  }
+}
+
+function fireOrder(job: IJob): number {
+  return job.next_fire_at ? Date.parse(job.next_fire_at) : Number.MAX_SAFE_INTEGER;
+}
+
+/** Jobs matching the status filter ('' = all) and the search text, soonest fire first. */
+export function visibleJobs(state: IState, filter: IFilter): IJob[] {
+  const query = filter.query.trim().toLowerCase();
+  return Object.values(state.jobs)
+    .filter(job => !filter.status || job.status === filter.status)
+    .filter(
+      job =>
+        !query ||
+        [job.name, job.description, job.when, job.session ?? '', job.target.path ?? '']
+          .join('\n')
+          .toLowerCase()
+          .includes(query)
+    )
+    .sort((a, b) => fireOrder(a) - fireOrder(b) || a.name.localeCompare(b.name));
+}
+
+/** The pending recall of a notebook (recalls are keyed by their session, the notebook path). */
+export function pendingRecall(state: IState, path: string): IJob | undefined {
+  return Object.values(state.jobs).find(
+    job => job.kind === 'recall' && job.pending && job.session === path
+  );
+}
+
+export function isFailedRun(event: IChangeEvent): boolean {
+  return event.type === 'run.finished' && event.run?.status === 'failed';
+}
+
+export function formatDuration(seconds: number | null | undefined): string {
+  if (seconds === null || seconds === undefined) {
+    return '';
+  }
+  if (seconds < 1) {
+    return `${Math.round(seconds * 1000)} ms`;
+  }
+  if (seconds < 60) {
+    return `${seconds.toFixed(1)} s`;
+  }
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) {
+    return `${minutes} min ${Math.round(seconds % 60)} s`;
+  }
+  return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+}
+
+/** An instant relative to now, e.g. "in 5 min", "2 h ago"; '' for none. */
+export function formatRelative(iso: string | null | undefined, now: Date): string {
+  if (!iso) {
+    return '';
+  }
+  const delta = Math.round((Date.parse(iso) - now.getTime()) / 1000);
+  const size = Math.abs(delta);
+  let amount: string;
+  if (size < 60) {
+    amount = `${size} s`;
+  } else if (size < 3600) {
+    amount = `${Math.round(size / 60)} min`;
+  } else if (size < 86400) {
+    amount = `${Math.round(size / 3600)} h`;
+  } else {
+    amount = `${Math.round(size / 86400)} d`;
+  }
+  return delta >= 0 ? `in ${amount}` : `${amount} ago`;
+}
+
+/** Which actions a job offers in its state. */
+export function jobActions(job: IJob): string[] {
+  switch (job.status) {
+    case 'active':
+      return job.schedule_kind === 'once' ? ['trigger', 'pause', 'cancel'] : ['trigger', 'skip', 'pause', 'cancel'];
+    case 'paused':
+      return ['trigger', 'resume', 'cancel'];
+    default:
+      return ['trigger'];
+  }
+}
