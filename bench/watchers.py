@@ -32,7 +32,8 @@ async def measure(watchers: int, interval: int, seconds: float, workdir: Path) -
     from jupyter_recall.engine.scheduler import Scheduler
     from jupyter_recall.server.notifications import NotificationService
     from jupyter_recall.server.sse import EventHub
-    from jupyter_recall.server.watchers import WatcherExecutor, WatcherRuntime, WatcherService
+    from jupyter_recall.server.watcher_runtime import WatcherExecutor, WatcherRuntime
+    from jupyter_recall.server.watchers import WatcherService
     from jupyter_recall.store.sqlite import SQLiteStore
     from jupyter_recall.tools import ToolRunner, default_registry
 

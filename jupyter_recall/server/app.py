@@ -26,7 +26,8 @@ from jupyter_recall.server.notifications import (
 from jupyter_recall.server.owners import names_users, owner_resolver
 from jupyter_recall.server.sessions import SessionWatcher
 from jupyter_recall.server.sse import EventHub
-from jupyter_recall.server.watchers import WatcherExecutor, WatcherRuntime, WatcherService
+from jupyter_recall.server.watcher_runtime import WatcherExecutor, WatcherRuntime
+from jupyter_recall.server.watchers import WatcherService
 from jupyter_recall.server.wiring import make_server_executor, make_tool_runner
 from jupyter_recall.store.sqlite import SQLiteStore
 from jupyter_recall.tools.policy import check_key
