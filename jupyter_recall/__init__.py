@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from jupyter_recall.kernel import agent, notifications
     from jupyter_recall.kernel.api import Job, job, jobs, recall, schedule
     from jupyter_recall.kernel.client import RecallConnectionError
+    from jupyter_recall.kernel.heartbeat import heartbeat_gate
 
     # Tools, parallel and background calls (kernel/primitives.py).
     from jupyter_recall.kernel.primitives import (
@@ -67,6 +68,7 @@ __all__ = [
     "background_run",
     "background_status",
     "background_wait",
+    "heartbeat_gate",
     "job",
     "jobs",
     "load_ipython_extension",
@@ -101,6 +103,7 @@ _KERNEL_API = {
     "job": "jupyter_recall.kernel.api",
     "Job": "jupyter_recall.kernel.api",
     "on_recall": "jupyter_recall.kernel.recall",
+    "heartbeat_gate": "jupyter_recall.kernel.heartbeat",
     "RecallConnectionError": "jupyter_recall.kernel.client",
 }
 # Tools, parallel and background calls.

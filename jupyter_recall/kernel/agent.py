@@ -17,6 +17,7 @@ from typing import Any
 from jupyter_recall.core.errors import NotFoundError, RecallError, ValidationError
 from jupyter_recall.kernel import api
 from jupyter_recall.kernel import client as _client
+from jupyter_recall.kernel.heartbeat import heartbeat_tools
 from jupyter_recall.kernel.primitive_tools import PRIMITIVE_TOOLS
 from jupyter_recall.kernel.toolspec import Param, Result, Tool, decode_arguments, failure
 from jupyter_recall.kernel.watch_tools import WATCH_TOOLS
@@ -552,4 +553,10 @@ TOOL_NAMES = tuple(TOOLS)
 # --- watchers and notifications (kernel/watch_tools.py) ---------------------------------------
 
 TOOLS.update((tool.name, tool) for tool in WATCH_TOOLS)
+TOOL_NAMES = tuple(TOOLS)
+
+
+# --- heartbeats (kernel/heartbeat.py) -----------------------------------------------------------
+
+TOOLS.update((tool.name, tool) for tool in heartbeat_tools())
 TOOL_NAMES = tuple(TOOLS)

@@ -17,6 +17,10 @@ def load_ipython_extension(ipython: Any) -> None:
     from jupyter_recall.kernel.watch_magic import WatchMagics
 
     ipython.register_magics(WatchMagics)
+    # %heartbeat (kernel/heartbeat.py).
+    from jupyter_recall.kernel.heartbeat import register_magic
+
+    register_magic(ipython)
     # `%reload_ext` asks again: the notebook may have been renamed since.
     client.forget_identity()
     try:

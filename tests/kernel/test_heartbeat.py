@@ -1,0 +1,100 @@
+"""Heartbeats: the beat's reading, skipping and gating in this process, then a heartbeat job
+in a real notebook kernel whose handler fires only when the file changes."""
+
+from __future__ import annotations
+
+import pytest
+
+from jupyter_recall.core.errors import ValidationError
+from jupyter_recall.kernel import heartbeat, recall
+from tests.kernel.conftest import Kernel, KernelServer, wait_until
+
+
+@pytest.fixture
+def handled(monkeypatch, tmp_path):
+    """A handler recording instructions; a private data dir for the kept hashes."""
+    monkeypatch.setenv("JUPYTER_DATA_DIR", str(tmp_path / "data"))
+    seen: list[str] = []
+    recall.on_recall(seen.append)
+    heartbeat._state.last.clear()
+    yield seen
+    recall.clear_handler()
+    heartbeat.clear_gate()
+    heartbeat._state.last.clear()
+
+
+def test_beat_delivers_only_changed_content(handled, tmp_path, capsys):
+    beating = tmp_path / "HEARTBEAT.md"
+    assert heartbeat.beat(beating) == "skipped: HEARTBEAT.md is missing"
+    beating.write_text("  \n")
+    assert heartbeat.beat(beating) == "skipped: HEARTBEAT.md is empty"
+    beating.write_text("check the build")
+    assert heartbeat.beat(beating).startswith("delivered")
+    assert heartbeat.beat(beating) == "skipped: HEARTBEAT.md unchanged since the last delivery"
+    beating.write_text("check the deploy")
+    assert heartbeat.beat(beating).startswith("delivered")
+    assert handled == ["check the build", "check the deploy"]
+    assert "heartbeat: delivered HEARTBEAT.md" in capsys.readouterr().out
+
+
+def test_the_last_hash_survives_a_kernel_restart(handled, tmp_path):
+    beating = tmp_path / "HEARTBEAT.md"
+    beating.write_text("once")
+    heartbeat.beat(beating)
+    heartbeat._state.last.clear()  # what a restarted kernel has
+    assert heartbeat.beat(beating).startswith("skipped")
+    assert handled == ["once"]
+
+
+def test_a_registered_gate_decides(handled, tmp_path):
+    beating = tmp_path / "HEARTBEAT.md"
+    beating.write_text("urgent: page me")
+    calls = []
+
+    @heartbeat.heartbeat_gate
+    def only_urgent(content, previous):
+        calls.append(previous)
+        return "run" if content.startswith("urgent") else "skip"
+
+    assert heartbeat.beat(beating).startswith("delivered")
+    assert heartbeat.beat(beating).startswith("delivered")  # this gate ignores changes
+    beating.write_text("calm")
+    assert heartbeat.beat(beating) == "skipped: the heartbeat gate said skip"
+    assert calls == [None, "urgent: page me", "urgent: page me"]
+    heartbeat.heartbeat_gate(lambda content, previous: "maybe")
+    with pytest.raises(ValidationError) as refused:
+        heartbeat.beat(beating)
+    assert list(refused.value.accepted) == ["run", "skip"]
+
+
+HANDLER = """
+seen = []
+
+@jupyter_recall.on_recall
+def handle(instruction):
+    seen.append(instruction)
+"""
+
+
+def test_a_heartbeat_in_a_kernel_fires_its_handler_only_on_changes(
+    nb: Kernel, server: KernelServer
+):
+    beating = server.root / "HEARTBEAT.md"
+    beating.write_text("first instruction")
+    nb.ok(HANDLER)
+    out = nb.ok("%heartbeat every 1s").text
+    assert "heartbeat" in out
+    (job,) = server.jobs()
+    assert job["name"] == "heartbeat HEARTBEAT.md"
+
+    def seen() -> list[str]:
+        return list(nb.json("print(json.dumps(seen))"))
+
+    wait_until(lambda: len(seen()) >= 1)
+    wait_until(lambda: len(server.runs(job["id"])) >= 3)
+    assert seen() == ["first instruction"]
+    beating.write_text("second instruction")
+    wait_until(lambda: len(seen()) >= 2)
+    assert seen() == ["first instruction", "second instruction"]
+    outputs = [run["output"] for run in server.runs(job["id"])]
+    assert any("unchanged since the last delivery" in output for output in outputs)
