@@ -151,7 +151,9 @@ class CheckResult:
             return cls(False, error=f"the tool answered {shown}, not {{success, data|error}}")
         if envelope["success"]:
             return cls(True, data=envelope.get("data"))
-        return cls(False, error=str(envelope.get("error") or "the tool failed without a message"))
+        # A failure may carry data too (an HTTP error's response): conditions can read it.
+        error = str(envelope.get("error") or "the tool failed without a message")
+        return cls(False, data=envelope.get("data"), error=error)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> CheckResult:
@@ -160,7 +162,9 @@ class CheckResult:
     def to_json(self) -> dict[str, Any]:
         if self.success:
             return {"success": True, "data": self.data}
-        return {"success": False, "error": self.error}
+        if self.data is None:
+            return {"success": False, "error": self.error}
+        return {"success": False, "error": self.error, "data": self.data}
 
     def view(self) -> dict[str, Any]:
         """What ``result`` means in a threshold expression: the data's own keys, then

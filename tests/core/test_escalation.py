@@ -148,6 +148,18 @@ def test_state_round_trips_through_json_dicts():
 def test_results_from_tools():
     assert CheckResult.from_tool({"success": True, "data": {"a": 1}}) == ok({"a": 1})
     assert CheckResult.from_tool({"success": False, "error": "nope"}) == err("nope")
+    http_error = CheckResult.from_tool(
+        {"success": False, "error": "HTTP 503", "data": {"status_code": 503}}
+    )
+    assert http_error.to_json() == {
+        "success": False,
+        "error": "HTTP 503",
+        "data": {"status_code": 503},
+    }
+    assert CheckResult.from_json(http_error.to_json()) == http_error
+    assert parse_escalation(
+        "on_threshold", {"expression": "result.status_code >= 500"}
+    ).expression.holds(http_error.view())
     odd = CheckResult.from_tool({"status": 200})
     assert not odd.success
     assert "not {success, data|error}" in odd.error
