@@ -328,7 +328,9 @@ class Runner:
             finished_at=self._clock.now(),
             error=error,
         )
-        self._writer.ended(Ended(final, others, item.job))
+        # The job is only kept for the events announcing the end: ends can wait in the writer
+        # by the thousand under a burst, and every object they hold is scanned by the GC.
+        self._writer.ended(Ended(final, others, item.job if self._bus.active else None))
         if not self._items:
             self._idle.set()
 
