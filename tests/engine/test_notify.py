@@ -188,6 +188,13 @@ async def test_without_a_session_the_session_channel_reaches_the_ui():
     assert len(sink.ui) == 1
 
 
+async def test_llm_notification_is_the_session():
+    sink = Sink(listening={"work/a.ipynb"})
+    delivery = await notifier({}, sink).send(note(channel="llm_notification"))
+    assert (delivery.delivered_to, delivery.fallback_reason) == ("llm_notification", None)
+    assert [n.channel for n in sink.live] == ["llm_notification"]
+
+
 async def test_ui_channel():
     sink = Sink()
     delivery = await notifier({}, sink).send(note(channel="ui"))
@@ -199,7 +206,9 @@ async def test_unknown_channel_falls_back_to_the_session_with_the_reason():
     sink = Sink(listening={"work/a.ipynb"})
     delivery = await notifier({"audit": {"type": "log"}}, sink).send(note(channel="slack"))
     assert delivery.delivered_to == "session"
-    assert delivery.fallback_reason == "unknown channel 'slack' (configured: audit, session, ui)"
+    assert delivery.fallback_reason == (
+        "unknown channel 'slack' (configured: audit, llm_notification, session, ui)"
+    )
     assert sink.live[0].fallback_reason == delivery.fallback_reason
     assert sink.live[0].channel == "slack"
 

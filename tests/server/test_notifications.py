@@ -80,6 +80,7 @@ async def test_channels_are_listed(jp_fetch):
         ("mail", "email"),
         ("audit", "log"),
         ("session", "session"),
+        ("llm_notification", "session"),
         ("ui", "ui"),
     }
 

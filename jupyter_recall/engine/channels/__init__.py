@@ -2,7 +2,9 @@
 
 ``{"ops": {"type": "webhook", "url": "..."}, "mail": {"type": "email", ...},
 "audit": {"type": "log"}}``: each entry is validated here, naming the channel and the setting
-at fault. ``session`` and ``ui`` always exist (a config entry of the same name replaces them).
+at fault. ``session`` and ``ui`` always exist (a config entry of the same name replaces them),
+and ``llm_notification`` is another name of ``session`` (the default channel's name in the
+agent tools of the schedulers jupyter_recall follows).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ _FACTORIES: dict[str, Factory] = {
     UI: UIChannel.from_config,
 }
 CHANNEL_TYPES = tuple(_FACTORIES)
+LLM_NOTIFICATION = "llm_notification"
 
 
 def build_channels(config: Mapping[str, Any], sink: SessionSink) -> dict[str, Channel]:
@@ -48,6 +51,7 @@ def build_channels(config: Mapping[str, Any], sink: SessionSink) -> dict[str, Ch
     channels: dict[str, Channel] = {
         SESSION: SessionChannel(SESSION, sink),
         UI: UIChannel(UI, sink),
+        LLM_NOTIFICATION: SessionChannel(LLM_NOTIFICATION, sink),
     }
     for name, entry in config.items():
         field = f"notification_channels.{name}"
