@@ -36,6 +36,8 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts" / "ui"
+# The JupyterLab extension as `jlpm build:prod` in labextension/ leaves it (absent until built).
+LABEXTENSION = Path(__file__).resolve().parents[2] / "jupyter_recall" / "labextension"
 SETTINGS = {
     # No news prompt over the notebook.
     "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
@@ -93,6 +95,20 @@ def _write_settings(directory: Path) -> None:
         path.write_text(json.dumps(values))
 
 
+def labextension_env(base: Path) -> dict[str, str]:
+    """A data directory holding the built extension, as a wheel installs it
+    (``share/jupyter/labextensions/jupyter-recall``); none when it is not built."""
+    if not (LABEXTENSION / "package.json").exists():
+        return {}
+    data = base / "jupyter-data"
+    (data / "labextensions").mkdir(parents=True, exist_ok=True)
+    link = data / "labextensions" / "jupyter-recall"
+    if not link.exists():
+        link.symlink_to(LABEXTENSION, target_is_directory=True)
+    paths = [str(data), os.environ.get("JUPYTER_PATH", "")]
+    return {"JUPYTER_PATH": os.pathsep.join(path for path in paths if path)}
+
+
 def _wait_ready(lab: Lab, process: subprocess.Popen[bytes], timeout: float = 90.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -133,6 +149,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         f"--LabApp.workspaces_dir={base / 'workspaces'}",
     ]
     env = {**os.environ, "JUPYTER_PLATFORM_DIRS": "1", "JUPYTER_RUNTIME_DIR": str(runtime)}
+    env.update(labextension_env(base))
     log = base / "lab.log"
     lab = Lab(f"http://127.0.0.1:{port}", root, log)
     with log.open("ab") as out:

@@ -1,0 +1,116 @@
+"""The JupyterLab extension (labextension/) in real JupyterLab: the Recall sidebar lists a job
+created over REST, a failing run raises a toast, and the banner of a notebook cancels its
+pending recall. Skipped until the extension is built (``jlpm build:prod`` in labextension/)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.server.live_server import TOKEN
+from tests.ui.conftest import LABEXTENSION, Lab, labextension_env
+
+pytestmark = [
+    pytest.mark.ui,
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not (LABEXTENSION / "package.json").exists(),
+        reason="the lab extension is not built (jlpm build:prod in labextension/)",
+    ),
+]
+
+
+@pytest.fixture
+def clean(lab: Lab) -> Iterator[Lab]:
+    yield lab
+    for job in lab.request("GET", "/api/recall/jobs")["jobs"]:
+        lab.request("DELETE", f"/api/recall/jobs/{job['id']}")
+
+
+def open_sidebar(page: Any, url: str) -> Any:
+    from playwright.sync_api import expect
+
+    page.goto(url)
+    tab = page.locator('.jp-SideBar [role="tab"][title="Recall: scheduled jobs"]')
+    expect(tab).to_be_visible()
+    tab.click()
+    sidebar = page.get_by_role("region", name="Recall jobs")
+    expect(sidebar).to_be_visible()
+    return sidebar
+
+
+def test_labextension_list_shows_it_enabled_and_ok(tmp_path: Path) -> None:
+    env = {**os.environ, **labextension_env(tmp_path)}
+    listing = subprocess.run(
+        [sys.executable, "-m", "jupyter", "labextension", "list"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+        timeout=60,
+    )
+    text = re.sub(r"\x1b\[[0-9;]*m", "", listing.stdout + listing.stderr)
+    assert re.search(r"jupyter-recall v\S+ enabled\s+OK", text), text
+
+
+def test_sidebar_lists_a_job_and_a_failing_run_raises_a_toast(clean, page, screenshot):
+    from playwright.sync_api import expect
+
+    sidebar = open_sidebar(page, f"{clean.url}/lab?reset&token={TOKEN}")
+    job = clean.request(
+        "POST",
+        "/api/recall/jobs",
+        {
+            "when": "in 2s",
+            "name": "failing check",
+            "action": {"type": "code", "code": "raise ValueError('boom from recall')"},
+            "target": {"type": "headless", "kernel_name": "python3"},
+        },
+    )
+    # Listed from the job.created event, without reloading the page.
+    row = sidebar.locator(f'[data-job-id="{job["id"]}"]')
+    expect(row).to_contain_text("failing check")
+    expect(row).to_contain_text(job["description"])
+    screenshot(page, "lab_sidebar_job")
+
+    toast = page.locator(".Toastify__toast").filter(has_text='Recall job "failing check" failed')
+    expect(toast).to_be_visible(timeout=60_000)
+    expect(row.locator(".jp-RecallSidebar-badge")).to_have_text("failed")
+    screenshot(page, "lab_failed_run_toast")
+
+    toast.get_by_role("button", name="Show run").click()
+    run = sidebar.locator('.jp-RecallSidebar-run[data-status="failed"]')
+    expect(run).to_be_visible()
+    expect(run).to_contain_text("boom from recall")
+    screenshot(page, "lab_run_history")
+
+
+def test_the_banner_cancels_the_pending_recall_of_a_notebook(clean, page, screenshot):
+    from playwright.sync_api import expect
+
+    url = clean.notebook("banner.ipynb", "1 + 1")
+    recall = clean.request(
+        "POST",
+        "/api/recall/jobs",
+        {
+            "when": "in 1h",
+            "kind": "recall",
+            "name": "look again",
+            "action": {"type": "instruction", "instruction": "check the build log"},
+            "target": {"type": "kernel", "path": "banner.ipynb"},
+        },
+    )
+    page.goto(url)
+    banner = page.locator(".jp-NotebookPanel:visible .jp-RecallBanner")
+    expect(banner).to_contain_text("Recall pending: look again")
+    screenshot(page, "lab_recall_banner")
+    banner.get_by_role("button", name="Cancel").click()
+    expect(banner).to_be_hidden()
+    assert clean.request("GET", f"/api/recall/jobs/{recall['id']}")["status"] == "cancelled"
