@@ -8,8 +8,9 @@
   orders "is it listening, else buffer" against "take", so nothing falls in between.
 - Jobs with ``options.output_channel`` send the outcome of each run that ran (succeeded,
   failed, interrupted, cancelled) to that channel.
-- ``NotificationActionExecutor`` sends ``{"type": "notification"}`` actions through the
-  channels (the channel named by the action, else the job's session).
+- ``NotificationActionExecutor`` sends ``{"type": "notification"}`` actions that name a channel
+  (or whose job has an ``output_channel``) through the channels; without one, a notification
+  stays its run's output, which the session's kernel gets as the run's notification.
 - REST: ``POST /api/recall/notifications`` sends one; ``GET`` lists the channels and what is
   buffered; ``POST /api/recall/notifications/take`` hands a session its buffered ones.
 """
@@ -199,15 +200,19 @@ class NotificationActionExecutor:
         return self.inner.concurrency_key(job)
 
     async def execute(self, job: Job, run: Run, output: OutputSink) -> RunOutcome:
-        if job.action.get("type") != "notification":
-            return await self.inner.execute(job, run, output)
         action = job.action
+        if action.get("type") != "notification" or not (
+            action.get("channel") or _output_channel(job)
+        ):
+            # Without a channel a notification is its run's output, which the session's kernel
+            # already gets as the run's notification: sending it again would say it twice.
+            return await self.inner.execute(job, run, output)
         notification = Notification(
             id=new_id(),
             owner=job.owner,
             message=str(action.get("message", "")),
             created_at=self.notifications.clock.now(),
-            channel=str(action.get("channel") or _output_channel(job) or SESSION),
+            channel=str(action.get("channel") or _output_channel(job)),
             title=str(action.get("title") or ""),
             priority=str(action.get("priority") or "normal"),
             session=job.session,

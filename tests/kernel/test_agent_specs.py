@@ -35,6 +35,15 @@ VALID: dict[str, dict[str, Any]] = {
     "background_cancel": {"task_id": "bg-0"},
     "background_list": {},
     "background_wait": {},
+    # Watchers and notifications (kernel/watch_tools.py).
+    "watch_start": {"name": "filesystem.read"},
+    "watch_stop": {"watcher_id": "3f9c2a1b7d0e"},
+    "watch_pause": {"watcher_id": "3f9c2a1b7d0e"},
+    "watch_resume": {"watcher_id": "3f9c2a1b7d0e"},
+    "watch_status": {"watcher_id": "3f9c2a1b7d0e"},
+    "watch_list": {},
+    "watch_history": {"watcher_id": "3f9c2a1b7d0e"},
+    "send_notification": {"channel": "ops", "message": "deployed"},
 }
 WRONG_TYPE = {
     "string": 42,
