@@ -44,6 +44,7 @@ VALID: dict[str, dict[str, Any]] = {
     "watch_list": {},
     "watch_history": {"watcher_id": "3f9c2a1b7d0e"},
     "send_notification": {"channel": "ops", "message": "deployed"},
+    "heartbeat_start": {},
 }
 WRONG_TYPE = {
     "string": 42,
