@@ -217,8 +217,8 @@ def run_jobs(line: str) -> None:
 # --- live widgets (kernel/widgets/, docs/widgets.md) ------------------------------------------
 
 
-def show_card(job: api.Job) -> None:
-    """The job's live card under the message, where widgets can be shown."""
+def show_card(job: Any) -> None:
+    """The live card of a job or watcher under the message, where widgets can be shown."""
     from jupyter_recall.kernel import widgets
 
     if not widgets.available():

@@ -120,6 +120,9 @@ def start(words: list[str], options: dict[str, Any]) -> watch.Watcher:
         output_channel=options.get("output_channel"),
     )
     print(f"watcher {created.id}: {created.get('hint')}")
+    from jupyter_recall.kernel.magics import show_card
+
+    show_card(created)
     return created
 
 

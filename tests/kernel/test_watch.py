@@ -231,3 +231,15 @@ def test_agent_tools(nb, server):
     assert fallback["fallback_reason"].startswith("unknown channel 'nowhere'")
     (item,) = queued(nb)
     assert item["message"] == "m"
+
+
+def test_watch_magic_shows_the_watchers_live_card(nb, server):
+    (server.root / "card.txt").write_text("c")
+    started = nb.ok("%watch filesystem.read path=card.txt --every 3600")
+    wid = started.stdout.split()[1].rstrip(":")
+    assert any("application/vnd.jupyter.widget-view+json" in d for d in started.displays)
+    count = nb.json(
+        "import json\nfrom jupyter_recall.kernel import widgets\n"
+        f"print(json.dumps(len(widgets.cards_for({wid!r}))))"
+    )
+    assert count == 1
