@@ -32,15 +32,12 @@ def _job_path(job_id: str, suffix: str = "") -> str:
     return f"/api/recall/jobs/{check_job_id(job_id)}{suffix}"
 
 
-class Job(Mapping[str, Any]):
-    """A handle on one job: its JSON fields as attributes and as a mapping, plus its actions.
-
-    The fields are those of the REST API (``id``, ``name``, ``kind``, ``status``, ``when``,
-    ``description``, ``next_fire_at``, ``run_count``, ``last_status``, ...); ``refresh()``
-    reads them again.
-    """
+class Record(Mapping[str, Any]):
+    """A read-only view of one REST document: its fields as attributes and as a mapping."""
 
     __slots__ = ("_data",)
+    noun = "record"
+    """What the record is, in error messages."""
 
     def __init__(self, data: Mapping[str, Any]) -> None:
         object.__setattr__(self, "_data", dict(data))
@@ -58,10 +55,24 @@ class Job(Mapping[str, Any]):
         try:
             return self._data[name]
         except KeyError:
-            raise AttributeError(f"job has no field {name!r}") from None
+            raise AttributeError(f"{self.noun} has no field {name!r}") from None
 
     def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError("job fields are read-only; change a job through the API")
+        raise AttributeError(
+            f"{self.noun} fields are read-only; change a {self.noun} through the API"
+        )
+
+
+class Job(Record):
+    """A handle on one job: its JSON fields as attributes and as a mapping, plus its actions.
+
+    The fields are those of the REST API (``id``, ``name``, ``kind``, ``status``, ``when``,
+    ``description``, ``next_fire_at``, ``run_count``, ``last_status``, ...); ``refresh()``
+    reads them again.
+    """
+
+    __slots__ = ()
+    noun = "job"
 
     def __repr__(self) -> str:
         status = self._data.get("status", "?")

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.kernel import client as _client
+from jupyter_recall.kernel.api import Record
 
 DEFAULT_INTERVAL = 30
 DEFAULT_HISTORY = 10
@@ -47,32 +48,12 @@ def _path(watcher_id: object, suffix: str = "") -> str:
     return f"/api/recall/watchers/{check_job_id(watcher_id, 'watcher_id')}{suffix}"
 
 
-class Watcher(Mapping[str, Any]):
+class Watcher(Record):
     """A watcher as the server describes it (``watcher_id``, ``tool_name``, ``status``,
     ``checks``, ``notifications``, ``last_result``, ...), with its actions."""
 
-    __slots__ = ("_data",)
-
-    def __init__(self, data: Mapping[str, Any]) -> None:
-        object.__setattr__(self, "_data", dict(data))
-
-    def __getitem__(self, key: str) -> Any:
-        return self._data[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._data)
-
-    def __len__(self) -> int:
-        return len(self._data)
-
-    def __getattr__(self, name: str) -> Any:
-        try:
-            return self._data[name]
-        except KeyError:
-            raise AttributeError(f"watcher has no field {name!r}") from None
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError("watcher fields are read-only; change a watcher through the API")
+    __slots__ = ()
+    noun = "watcher"
 
     def __repr__(self) -> str:
         data = self._data
