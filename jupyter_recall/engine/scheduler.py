@@ -116,16 +116,7 @@ class Scheduler:
         stack = AsyncExitStack()
         tasks = await stack.enter_async_context(anyio.create_task_group())
         try:
-            recovered = await self._in_store(
-                partial(
-                    firing.renew_and_recover,
-                    self.store,
-                    engine_id=self.engine_id,
-                    now=self.clock.now(),
-                    lease_seconds=self.lease_seconds,
-                    starting=True,
-                )
-            )
+            recovered = await self._renew_lease(starting=True)
         except BaseException:
             tasks.cancel_scope.cancel()
             await stack.aclose()
@@ -275,22 +266,26 @@ class Scheduler:
             await self._wake.wait()
             sleeping.cancel_scope.cancel()
 
+    async def _renew_lease(self, *, starting: bool) -> firing.Recovery:
+        """Renew this engine's lease and interrupt the runs of engines whose lease is gone."""
+        return await self._in_store(
+            partial(
+                firing.renew_and_recover,
+                self.store,
+                engine_id=self.engine_id,
+                now=self.clock.now(),
+                lease_seconds=self.lease_seconds,
+                starting=starting,
+            )
+        )
+
     async def _lease_loop(self) -> None:
         period = self.lease_seconds / 3
         while True:
             renew_at = self.clock.now() + timedelta(seconds=period)
             await self.clock.sleep_until(renew_at, max_sleep=period)
             try:
-                recovered = await self._in_store(
-                    partial(
-                        firing.renew_and_recover,
-                        self.store,
-                        engine_id=self.engine_id,
-                        now=self.clock.now(),
-                        lease_seconds=self.lease_seconds,
-                        starting=False,
-                    )
-                )
+                recovered = await self._renew_lease(starting=False)
             except Exception:
                 log.exception("could not renew the lease of engine %s", self.engine_id)
                 continue
