@@ -71,6 +71,10 @@ def errors_of(nb: nbformat.NotebookNode) -> list[dict]:
 def test_quickstart_notebook_runs(server):
     nb = run_notebook(server, NOTEBOOKS / "quickstart.ipynb")
     assert errors_of(nb) == []
+    text = outputs_text(nb)
+    assert "('succeeded', 'x is 41\\n')" in text, "the Python API's job ran in this kernel"
+    assert "hourly check: 41" in text, "run_now of the recurring job ran the cell body"
+    assert "cannot parse 'next blue moon'" in text, "the parse error lists what is accepted"
 
 
 def test_agent_recall_notebook_runs(server):
