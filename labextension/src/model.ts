@@ -10,8 +10,10 @@ import {
   IRun,
   IState,
   mergeJobs,
-  withJobs,
-  withRuns
+  outputGap,
+  withFetchedRun,
+  withFetchedRuns,
+  withJobs
 } from './state';
 
 /**
@@ -37,7 +39,7 @@ export class RecallModel {
       this.state = withJobs(this.state, await this.api.jobs());
       const selected = this.selectedJob;
       if (selected && this.state.jobs[selected]) {
-        this.state = withRuns(this.state, selected, await this.api.runs(selected));
+        this.state = withFetchedRuns(this.state, selected, await this.api.runs(selected));
       }
       this.error = '';
     } catch (error) {
@@ -63,6 +65,12 @@ export class RecallModel {
       this.state = next;
       this._changed.emit();
     }
+    // A chunk of the open run that could not be joined: its stored output fills the gap. At
+    // its end the run is fetched once more, as a chunk may have fallen into a fetch under way.
+    const run = event.run;
+    if (run && run.id === this.selectedRun && (outputGap(this.state, event) || event.type === 'run.finished')) {
+      void this._fetchRun(run);
+    }
   }
 
   async select(jobId: string | null, runId: string | null = null): Promise<void> {
@@ -73,23 +81,38 @@ export class RecallModel {
       return;
     }
     try {
-      this.state = withRuns(this.state, jobId, await this.api.runs(jobId));
+      this.state = withFetchedRuns(this.state, jobId, await this.api.runs(jobId));
     } catch (error) {
       this.error = `Could not load runs: ${(error as Error).message}`;
     }
     this._changed.emit();
   }
 
-  /** The selected run with its whole output (runs in a listing may lack it). */
+  /**
+   * Opens (or closes) a run. Its whole output is fetched when a listing lacked it or the run is
+   * still going; live chunks then join it by their offset.
+   */
   async showRun(run: IRun): Promise<void> {
     this.selectedRun = this.selectedRun === run.id ? null : run.id;
     this._changed.emit();
-    if (this.selectedRun && run.output === undefined) {
-      const full = await this.api.run(run.id);
-      const runs = (this.state.runs[run.job_id] ?? []).map(r => (r.id === run.id ? { ...r, ...full } : r));
-      this.state = withRuns(this.state, run.job_id, runs);
-      this._changed.emit();
+    if (this.selectedRun && (run.output === undefined || !run.finished_at)) {
+      await this._fetchRun(run);
     }
+  }
+
+  private async _fetchRun(run: IRun): Promise<void> {
+    if (this._fetching.has(run.id)) {
+      return;
+    }
+    this._fetching.add(run.id);
+    try {
+      this.state = withFetchedRun(this.state, await this.api.run(run.id));
+    } catch (error) {
+      this.error = `Could not load run: ${(error as Error).message}`;
+    } finally {
+      this._fetching.delete(run.id);
+    }
+    this._changed.emit();
   }
 
   async act(job: IJob, action: string): Promise<void> {
@@ -112,4 +135,5 @@ export class RecallModel {
   }
 
   private _changed = new Signal<this, void>(this);
+  private _fetching = new Set<string>();
 }

@@ -155,7 +155,7 @@ export class RecallSidebar extends Widget {
         run.duration !== undefined && run.duration !== null ? ` · ${formatDuration(run.duration)}` : ''
       ),
       open && run.error ? h('pre', { class: 'jp-RecallSidebar-runError' }, run.error) : null,
-      open ? h('pre', { class: 'jp-RecallSidebar-output' }, run.output || '(no output)') : null
+      open ? h('pre', { class: 'jp-RecallSidebar-output' }, run.output === undefined ? 'Loading…' : run.output || '(no output)') : null
     );
   }
 

@@ -114,13 +114,22 @@ export function appendOutput(current: string, text: string, offset: number | nul
   return end <= current.length ? current : current + text.slice(current.length - offset);
 }
 
+/**
+ * The output known after a live chunk. A run whose output was never loaded starts from a chunk
+ * at offset 0 only; a later chunk leaves it unknown, so opening the run fetches it whole.
+ */
+function withChunk(known: string | undefined, text: string, offset: number | null | undefined): string | undefined {
+  if (known !== undefined) {
+    return appendOutput(known, text, offset);
+  }
+  return offset ? undefined : text;
+}
+
 function upsertRun(runs: IRun[], run: IRun, text?: string | null, offset?: number | null): IRun[] {
   const index = runs.findIndex(r => r.id === run.id);
   const previous = index >= 0 ? runs[index] : undefined;
-  let output = run.output ?? previous?.output ?? '';
-  if (text) {
-    output = appendOutput(output, text, offset);
-  }
+  const known = run.output ?? previous?.output;
+  const output = text ? withChunk(known, text, offset) : known;
   const merged = { ...previous, ...run, output };
   if (index < 0) {
     return [merged, ...runs];
@@ -128,6 +137,60 @@ function upsertRun(runs: IRun[], run: IRun, text?: string | null, offset?: numbe
   const copy = runs.slice();
   copy[index] = merged;
   return copy;
+}
+
+/**
+ * Two views of one run's output, each a prefix of its whole output (chunks are only joined
+ * where they touch): the longer one knows more.
+ */
+export function mergeOutput(a: string | undefined, b: string | undefined): string | undefined {
+  if (a === undefined || b === undefined) {
+    return a ?? b;
+  }
+  return b.length > a.length ? b : a;
+}
+
+/**
+ * A run fetched over REST joined to what the change events already brought: events that
+ * arrived while the request was under way may be newer than its answer.
+ */
+export function mergeRun(current: IRun | undefined, fetched: IRun): IRun {
+  const output = mergeOutput(current?.output, fetched.output);
+  if (current?.finished_at && !fetched.finished_at) {
+    return { ...fetched, ...current, output };
+  }
+  return { ...current, ...fetched, output };
+}
+
+/** A fetched run history of a job, keeping the live runs it does not know yet. */
+export function withFetchedRuns(state: IState, jobId: string, fetched: IRun[]): IState {
+  const current = state.runs[jobId] ?? [];
+  const ids = new Set(fetched.map(run => run.id));
+  const newer = current.filter(run => !ids.has(run.id) && !run.finished_at);
+  const merged = fetched.map(run => mergeRun(current.find(r => r.id === run.id), run));
+  return withRuns(state, jobId, [...newer, ...merged]);
+}
+
+/** One fetched run (e.g. with its whole output) joined to its job's loaded history. */
+export function withFetchedRun(state: IState, fetched: IRun): IState {
+  const runs = state.runs[fetched.job_id] ?? [];
+  const index = runs.findIndex(run => run.id === fetched.id);
+  if (index < 0) {
+    return withRuns(state, fetched.job_id, [fetched, ...runs]);
+  }
+  const copy = runs.slice();
+  copy[index] = mergeRun(runs[index], fetched);
+  return withRuns(state, fetched.job_id, copy);
+}
+
+/** Whether a run.output chunk could not be joined (a gap before it): the run needs a fetch. */
+export function outputGap(state: IState, event: IChangeEvent): boolean {
+  const run = event.run;
+  if (event.type !== 'run.output' || !run || !event.text || !(run.job_id in state.runs)) {
+    return false;
+  }
+  const known = state.runs[run.job_id].find(r => r.id === run.id)?.output;
+  return known === undefined || known.length < (event.offset ?? 0) + event.text.length;
 }
 
 /** The state after one change event; events of other schemas or unknown types change nothing. */

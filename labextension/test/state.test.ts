@@ -7,8 +7,11 @@ import {
   IJob,
   IRun,
   isFailedRun,
+  outputGap,
   pendingRecall,
   visibleJobs,
+  withFetchedRun,
+  withFetchedRuns,
   withJobs,
   withRuns
 } from '../src/state';
@@ -145,5 +148,62 @@ describe('isFailedRun', () => {
     expect(isFailedRun({ type: 'run.finished', run: run('r', 'a', { status: 'failed' }) })).toBe(true);
     expect(isFailedRun({ type: 'run.finished', run: run('r', 'a', { status: 'succeeded' }) })).toBe(false);
     expect(isFailedRun({ type: 'run.started', run: run('r', 'a', { status: 'failed' }) })).toBe(false);
+  });
+});
+
+describe('live output of a running run', () => {
+  const chunk = (text: string, offset: number) => ({
+    type: 'run.output',
+    run: run('r1', 'a'),
+    text,
+    offset
+  });
+
+  it('joins chunks to the fetched output by offset, without gaps or repeats', () => {
+    // The history was listed when the run had printed "one\n".
+    let state = withRuns(withJobs(emptyState(), [job('a')]), 'a', [run('r1', 'a', { output: 'one\n' })]);
+    state = applyChange(state, chunk('one\n', 0));
+    state = applyChange(state, chunk('two\n', 4));
+    expect(state.runs.a[0].output).toBe('one\ntwo\n');
+    expect(outputGap(state, chunk('two\n', 4))).toBe(false);
+
+    const gap = chunk('four\n', 13);
+    state = applyChange(state, gap);
+    expect(state.runs.a[0].output).toBe('one\ntwo\n');
+    expect(outputGap(state, gap)).toBe(true);
+
+    // The fetch answered with what the store held then; chunks already joined are kept.
+    state = withFetchedRun(state, run('r1', 'a', { output: 'one\ntwo\nthree\n' }));
+    state = applyChange(state, chunk('three\nfour\n', 8));
+    expect(state.runs.a[0].output).toBe('one\ntwo\nthree\nfour\n');
+    state = withFetchedRun(state, run('r1', 'a', { output: 'one\ntwo\n' }));
+    expect(state.runs.a[0].output).toBe('one\ntwo\nthree\nfour\n');
+  });
+
+  it('leaves the output of a run never loaded unknown until a chunk at 0', () => {
+    let state = withRuns(withJobs(emptyState(), [job('a')]), 'a', []);
+    state = applyChange(state, chunk('two\n', 4));
+    expect(state.runs.a[0].output).toBeUndefined();
+    expect(outputGap(state, chunk('two\n', 4))).toBe(true);
+    state = withRuns(withJobs(emptyState(), [job('a')]), 'a', []);
+    state = applyChange(state, chunk('one\n', 0));
+    expect(state.runs.a[0].output).toBe('one\n');
+  });
+
+  it('a late fetch does not undo the finish the events brought', () => {
+    let state = withRuns(withJobs(emptyState(), [job('a')]), 'a', [run('r1', 'a', { output: '' })]);
+    state = applyChange(state, {
+      type: 'run.finished',
+      run: run('r1', 'a', { status: 'succeeded', finished_at: '2030-01-01T09:00:03Z', duration: 3 })
+    });
+    state = withFetchedRun(state, run('r1', 'a', { output: 'one\n' }));
+    expect(state.runs.a[0]).toMatchObject({ status: 'succeeded', duration: 3, output: 'one\n' });
+  });
+
+  it('a fetched history keeps the runs that started while it was under way', () => {
+    let state = withRuns(withJobs(emptyState(), [job('a')]), 'a', []);
+    state = applyChange(state, { type: 'run.started', run: run('new', 'a') });
+    state = withFetchedRuns(state, 'a', [run('old', 'a', { status: 'failed', finished_at: '2030-01-01T09:00:01Z' })]);
+    expect(state.runs.a.map(r => r.id)).toEqual(['new', 'old']);
   });
 });

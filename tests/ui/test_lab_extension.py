@@ -114,3 +114,48 @@ def test_the_banner_cancels_the_pending_recall_of_a_notebook(clean, page, screen
     banner.get_by_role("button", name="Cancel").click()
     expect(banner).to_be_hidden()
     assert clean.request("GET", f"/api/recall/jobs/{recall['id']}")["status"] == "cancelled"
+
+
+STREAM_CODE = """import time
+time.sleep(1)  # time for the test to open the run before the first line
+for n in (1, 2, 3):
+    print(f"stream line {n}", flush=True)
+    if n < 3:
+        time.sleep(1)
+"""
+
+
+def test_a_job_from_the_form_streams_its_output_into_the_open_run(clean, page, screenshot):
+    from playwright.sync_api import expect
+
+    sidebar = open_sidebar(page, f"{clean.url}/lab?reset&token={TOKEN}")
+    page.evaluate("window.__recallNoReload = true")
+    form = sidebar.get_by_role("form", name="New job")
+    form.get_by_role("textbox", name="When").fill("in 2s")
+    form.get_by_role("textbox", name="Name").fill("streaming lines")
+    form.get_by_role("textbox", name="Code").fill(STREAM_CODE)
+    form.get_by_role("combobox", name="Runs in").select_option("headless")
+    form.get_by_role("button", name="Create").click()
+
+    row = sidebar.locator(".jp-RecallSidebar-job").filter(has_text="streaming lines")
+    expect(row).to_be_visible()
+    row.click()
+    running = sidebar.locator('.jp-RecallSidebar-run[data-status="running"]')
+    expect(running).to_be_visible(timeout=60_000)
+    run = sidebar.locator(f'[data-run-id="{running.get_attribute("data-run-id")}"]')
+    run.locator(".jp-RecallSidebar-runTitle").click()
+    output = run.locator(".jp-RecallSidebar-output")
+
+    # Each line shows while the later ones are not printed yet: streamed, not loaded at the end.
+    seen = []
+    for n in (1, 2, 3):
+        expect(output).to_contain_text(f"stream line {n}", timeout=30_000)
+        seen.append(output.inner_text())
+    assert "stream line 2" not in seen[0], seen
+    assert "stream line 3" not in seen[1], seen
+    expect(run).to_have_attribute("data-status", "succeeded", timeout=30_000)
+    expect(run.locator(".jp-RecallSidebar-runTitle")).to_contain_text(re.compile(r"\d\.\d s"))
+    lines = [line.strip() for line in output.inner_text().splitlines() if line.strip()]
+    assert lines == ["stream line 1", "stream line 2", "stream line 3"]
+    assert page.evaluate("window.__recallNoReload") is True
+    screenshot(page, "lab_form_stream")
