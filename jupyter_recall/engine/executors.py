@@ -15,6 +15,20 @@ class OutputSink(Protocol):
     def write(self, text: str) -> None: ...
 
 
+class CollectingSink:
+    """An OutputSink that keeps what is written, for executions whose output is read back."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+
+    def write(self, text: str) -> None:
+        self.parts.append(text)
+
+    @property
+    def text(self) -> str:
+        return "".join(self.parts)
+
+
 @dataclass(frozen=True, slots=True)
 class RunOutcome:
     """What an executor reports. ``error`` set means the run failed."""

@@ -40,7 +40,7 @@ from jupyter_recall.core.escalation import (
     parse_escalation,
 )
 from jupyter_recall.core.model import Job, JobKind, Run, new_id
-from jupyter_recall.engine.executors import Executor, OutputSink, RunOutcome
+from jupyter_recall.engine.executors import CollectingSink, Executor, OutputSink, RunOutcome
 from jupyter_recall.engine.notify import Notification
 from jupyter_recall.server.notifications import NotificationService, describe_delivery
 from jupyter_recall.store.sqlite import SQLiteStore
@@ -176,18 +176,6 @@ def parse_spec(body: Mapping[str, Any]) -> WatcherSpec:
 # --- checks ---------------------------------------------------------------------------------------
 
 
-class _Collect:
-    def __init__(self) -> None:
-        self.parts: list[str] = []
-
-    def write(self, text: str) -> None:
-        self.parts.append(text)
-
-    @property
-    def text(self) -> str:
-        return "".join(self.parts)
-
-
 def kernel_check_code(tool: str, params: Mapping[str, Any]) -> str:
     """What a check of a user tool runs in its kernel (``kernel/watch.py`` prints the result)."""
     arguments = json.dumps(dict(params), default=str)
@@ -295,7 +283,7 @@ class WatcherRuntime:
         if self.kernel is None:
             return CheckResult(False, error="no kernel executor is configured on this server")
         code = {"type": "code", "code": kernel_check_code(spec.tool, spec.params)}
-        collected = _Collect()
+        collected = CollectingSink()
         outcome = await self.kernel.execute(job.evolve(action=code), run, collected)
         if outcome.skipped_reason is not None:
             return outcome

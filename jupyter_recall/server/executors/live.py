@@ -18,7 +18,7 @@ from jupyter_core.utils import ensure_async
 
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.core.model import Job, Run
-from jupyter_recall.engine.executors import OutputSink, RunOutcome
+from jupyter_recall.engine.executors import CollectingSink, OutputSink, RunOutcome
 from jupyter_recall.server.executors.context import ServerManagers
 from jupyter_recall.server.executors.instruction import kernel_code
 from jupyter_recall.server.executors.iopub import (
@@ -82,20 +82,6 @@ def subshell_interrupt_code(msg_id: str) -> str:
     ``time.sleep``) only when it returns.
     """
     return _INTERRUPT_TEMPLATE.format(msg_id=msg_id)
-
-
-class _Collector:
-    """An OutputSink that keeps what is written (for our own helper executions)."""
-
-    def __init__(self) -> None:
-        self.parts: list[str] = []
-
-    def write(self, text: str) -> None:
-        self.parts.append(text)
-
-    @property
-    def text(self) -> str:
-        return "".join(self.parts)
 
 
 class LiveKernel:
@@ -417,7 +403,7 @@ class LiveKernelExecutor:
         subshell_id = await kernel.acquire_subshell()
         msg = execute_message(kernel.connection, code, subshell_id=subshell_id)
         execution = Execution(msg["header"]["msg_id"])
-        collector = _Collector()
+        collector = CollectingSink()
         with kernel.connection.track(msg) as inbox, anyio.move_on_after(CONTROL_TIMEOUT):
             kernel.connection.send("shell", msg)
             await collect(inbox, execution, collector, label=kernel.label)
