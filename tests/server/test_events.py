@@ -65,6 +65,11 @@ async def test_sse_streams_job_and_run_changes_with_heartbeats(
         assert finished["run"]["job_id"] == job["id"]
         assert finished["run"]["status"] == "succeeded"
         assert "output" not in finished["run"], "events carry no bulky output"
+        await reader.wait_for(
+            lambda r: any(
+                e == "job.updated" and d["job"]["status"] == "completed" for e, d in r.events
+            )
+        )
         outputs = [d["text"] for e, d in reader.events if e == "run.output"]
         assert "streamed" in "".join(outputs)
         await reader.wait_for(lambda r: r.heartbeats >= 1, timeout=5)
@@ -89,3 +94,27 @@ async def test_jupyter_events_emits_changes(jp_fetch, jp_serverapp):
     assert seen, "no jupyter_events emitted"
     assert seen[0]["type"] == "job.created"
     assert seen[0]["job"]["id"] == job["id"]
+    now = await call(
+        jp_fetch, "POST", "api/recall/jobs", {"when": "now", "action": NOTIFY}, expect=201
+    )
+    for _ in range(100):
+        if any(
+            d["type"] == "job.updated"
+            and d["job"]["id"] == now["id"]
+            and d["job"]["status"] == "completed"
+            for d in seen
+        ):
+            break
+        await asyncio.sleep(0.05)
+    finished = [
+        d["type"]
+        for d in seen
+        if (d.get("job") or d.get("run") or {}).get("id") in (now["id"],)
+        or (d.get("run") or {}).get("job_id") == now["id"]
+    ]
+    assert "run.finished" in finished
+    assert any(
+        d["type"] == "job.updated" and d["job"]["status"] == "completed"
+        for d in seen
+        if d.get("job") and d["job"]["id"] == now["id"]
+    ), finished
