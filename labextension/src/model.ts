@@ -36,10 +36,13 @@ export class RecallModel {
   /** Full re-sync from REST: at start and after the event stream was lost. */
   async refresh(): Promise<void> {
     try {
-      this.state = withJobs(this.state, await this.api.jobs());
+      // Fetch first, then merge into the state as it is now: events may land meanwhile.
+      const jobs = await this.api.jobs();
+      this.state = withJobs(this.state, jobs);
       const selected = this.selectedJob;
       if (selected && this.state.jobs[selected]) {
-        this.state = withFetchedRuns(this.state, selected, await this.api.runs(selected));
+        const runs = await this.api.runs(selected);
+        this.state = withFetchedRuns(this.state, selected, runs);
       }
       this.error = '';
     } catch (error) {
@@ -81,7 +84,8 @@ export class RecallModel {
       return;
     }
     try {
-      this.state = withFetchedRuns(this.state, jobId, await this.api.runs(jobId));
+      const runs = await this.api.runs(jobId);
+      this.state = withFetchedRuns(this.state, jobId, runs);
     } catch (error) {
       this.error = `Could not load runs: ${(error as Error).message}`;
     }
@@ -106,7 +110,8 @@ export class RecallModel {
     }
     this._fetching.add(run.id);
     try {
-      this.state = withFetchedRun(this.state, await this.api.run(run.id));
+      const fetched = await this.api.run(run.id);
+      this.state = withFetchedRun(this.state, fetched);
     } catch (error) {
       this.error = `Could not load run: ${(error as Error).message}`;
     } finally {

@@ -157,5 +157,7 @@ def test_a_job_from_the_form_streams_its_output_into_the_open_run(clean, page, s
     expect(run.locator(".jp-RecallSidebar-runTitle")).to_contain_text(re.compile(r"\d\.\d s"))
     lines = [line.strip() for line in output.inner_text().splitlines() if line.strip()]
     assert lines == ["stream line 1", "stream line 2", "stream line 3"]
+    # The job's own change (a finished one-shot is completed) arrives live too.
+    expect(row).to_have_attribute("data-status", "completed", timeout=30_000)
     assert page.evaluate("window.__recallNoReload") is True
     screenshot(page, "lab_form_stream")
