@@ -178,15 +178,6 @@ def track(job_id: str) -> None:
 # --- server-sent events -----------------------------------------------------------------------
 
 
-def _parse_instant(value: Any) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-
-
 def _sent_notification(sent: dict[str, Any]) -> Notification:
     """A notification sent to this session (``send_notification``, a watcher, a job's output
     channel), as queued: ``type`` is ``watcher`` for a watcher's, else ``notification``."""
