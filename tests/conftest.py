@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import http.server
+import threading
+from collections.abc import Iterator
+
 import pytest
 from anyio.pytest_plugin import pytest_pyfunc_call as anyio_pyfunc_call
 from traitlets.config import Config
@@ -55,3 +59,29 @@ def jp_serverapp(jp_serverapp, jp_asyncio_loop):
     where extensions start their background work (our scheduler loop). Run it here."""
     jp_asyncio_loop.run_until_complete(jp_serverapp.extension_manager.start_all_extensions())
     return jp_serverapp
+
+
+class _PlainJupyter(http.server.BaseHTTPRequestHandler):
+    """A server that is not ours: 404 with HTML for /api/recall/*, like a jupyter_server
+    without the extension."""
+
+    def do_GET(self) -> None:
+        self.send_response(404)
+        self.send_header("Content-Type", "text/html")
+        self.end_headers()
+        self.wfile.write(b"<html>404: Not Found</html>")
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def plain_jupyter() -> Iterator[str]:
+    """The URL of a server without the extension (discovery must pass it by)."""
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _PlainJupyter)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/"
+    httpd.shutdown()
+    httpd.server_close()
+    thread.join()

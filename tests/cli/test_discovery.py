@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-import http.server
 import json
 import os
 import shutil
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from jupyter_recall.remote import ServerInfo, running_servers, token_for
 from tests.cli.conftest import CliServer, jupyter_recall
@@ -34,30 +29,6 @@ def dead_pid() -> int:
     child = subprocess.Popen([sys.executable, "-c", "pass"])
     child.wait()
     return child.pid
-
-
-class _NotRecall(http.server.BaseHTTPRequestHandler):
-    """A Jupyter server without the extension, as far as /api/recall is concerned."""
-
-    def do_GET(self) -> None:
-        self.send_response(404)
-        self.send_header("Content-Type", "text/html")
-        self.end_headers()
-        self.wfile.write(b"<html>404: Not Found</html>")
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
-@pytest.fixture
-def other_server() -> Iterator[str]:
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _NotRecall)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}/"
-    httpd.shutdown()
-    httpd.server_close()
-    thread.join()
 
 
 def test_no_server_running(tmp_path):
@@ -110,23 +81,23 @@ def test_url_without_token_takes_the_runtime_files_token(app, server):
     assert result.code == 0, result.err
 
 
-def test_the_server_with_the_extension_is_chosen(server, tmp_path, other_server):
+def test_the_server_with_the_extension_is_chosen(server, tmp_path, plain_jupyter):
     shutil.copy(server_file(server), tmp_path / server_file(server).name)
     write_server_file(tmp_path, dead_pid(), f"http://127.0.0.1:{free_port()}/")
     # Most recent, alive, but without jupyter_recall: tried first, passed over.
-    newest = write_server_file(tmp_path, os.getpid(), other_server)
+    newest = write_server_file(tmp_path, os.getpid(), plain_jupyter)
     os.utime(newest, (newest.stat().st_atime + 60, newest.stat().st_mtime + 60))
     result = jupyter_recall("list", "--json", runtime=tmp_path)
     assert result.code == 0, result.err
     assert "jobs" in result.json()
 
 
-def test_no_server_with_the_extension_says_what_was_tried(tmp_path, other_server):
-    write_server_file(tmp_path, os.getpid(), other_server)
+def test_no_server_with_the_extension_says_what_was_tried(tmp_path, plain_jupyter):
+    write_server_file(tmp_path, os.getpid(), plain_jupyter)
     result = jupyter_recall("list", runtime=tmp_path)
     assert result.code == 3
     (line,) = result.err.splitlines()
-    assert f"tried 1 server(s) from {tmp_path}: {other_server}" in line
+    assert f"tried 1 server(s) from {tmp_path}: {plain_jupyter}" in line
     assert "does not have the jupyter_recall extension" in line
 
 

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import http.server
 import json
 import os
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -129,33 +126,8 @@ def test_server_errors_become_domain_errors():
     )
 
 
-class _PlainJupyter(http.server.BaseHTTPRequestHandler):
-    """A server that is not ours: 404 with HTML for /api/recall/*, like a jupyter_server
-    without the extension."""
-
-    def do_GET(self) -> None:
-        self.send_response(404)
-        self.send_header("Content-Type", "text/html")
-        self.end_headers()
-        self.wfile.write(b"<html>404: Not Found</html>")
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
-@pytest.fixture
-def plain_server() -> Iterator[str]:
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _PlainJupyter)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}/"
-    httpd.shutdown()
-    httpd.server_close()
-    thread.join()
-
-
-def test_server_without_the_extension(plain_server):
-    client = Client(ServerInfo(plain_server, "", "test"))
+def test_server_without_the_extension(plain_jupyter):
+    client = Client(ServerInfo(plain_jupyter, "", "test"))
     with pytest.raises(RecallConnectionError, match="does not have the jupyter_recall extension"):
         client.info()
     with pytest.raises(RecallConnectionError, match="does not have the jupyter_recall extension"):
