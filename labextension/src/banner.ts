@@ -47,9 +47,19 @@ export class RecallBanner extends Widget {
       return;
     }
     const at = job.next_fire_at ? new Date(job.next_fire_at) : null;
-    const when = at ? `${at.toLocaleString()} (${formatRelative(job.next_fire_at, new Date())})` : 'soon';
+    const when = at
+      ? `${at.toLocaleString()} (${formatRelative(job.next_fire_at, new Date())})`
+      : 'soon';
     const button = (action: string, label: string) =>
-      h('button', { class: `jp-RecallBanner-${action}`, 'data-action': action, onClick: () => void this.model.act(job, action) }, label);
+      h(
+        'button',
+        {
+          class: `jp-RecallBanner-${action}`,
+          'data-action': action,
+          onClick: () => void this.model.act(job, action)
+        },
+        label
+      );
     this.node.replaceChildren(
       h('span', { class: 'jp-RecallBanner-text' }, `Recall pending: ${job.name} at ${when}`),
       ...(job.schedule_kind === 'once' ? [] : [button('skip', 'Skip')]),

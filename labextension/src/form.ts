@@ -33,7 +33,9 @@ export class JobForm {
   /** Shows which notebook the job is for (called when the current widget changes). */
   update(): void {
     const path = this.currentPath();
-    this._notebook.textContent = path ? `For ${path}` : 'No notebook open: runs in a headless kernel';
+    this._notebook.textContent = path
+      ? `For ${path}`
+      : 'No notebook open: runs in a headless kernel';
     this._target.querySelector<HTMLOptionElement>('option[value="kernel"]')!.disabled = !path;
     if (!path) {
       this._target.value = 'headless';

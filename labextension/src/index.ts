@@ -21,7 +21,12 @@ interface IEventPoll {
   _poll?: { ticked?: { connect(slot: (sender: unknown, state: { phase: string }) => void): void } };
 }
 
-function notifyFailure(app: JupyterFrontEnd, model: RecallModel, sidebar: Widget, event: IChangeEvent): void {
+function notifyFailure(
+  app: JupyterFrontEnd,
+  model: RecallModel,
+  sidebar: Widget,
+  event: IChangeEvent
+): void {
   const run = event.run!;
   const job = event.job ?? model.state.jobs[run.job_id];
   const name = job?.name ?? run.job_id;
@@ -58,7 +63,10 @@ function subscribe(app: JupyterFrontEnd, model: RecallModel, sidebar: Widget): v
       stale = true;
     }
   });
-  document.addEventListener('visibilitychange', () => document.visibilityState === 'visible' && resync());
+  document.addEventListener(
+    'visibilitychange',
+    () => document.visibilityState === 'visible' && resync()
+  );
   window.addEventListener('online', resync);
   events.stream.connect((_, emission: Event.Emission) => {
     if (emission.schema_id !== SCHEMA_ID) {

@@ -71,7 +71,11 @@ export class RecallModel {
     // A chunk of the open run that could not be joined: its stored output fills the gap. At
     // its end the run is fetched once more, as a chunk may have fallen into a fetch under way.
     const run = event.run;
-    if (run && run.id === this.selectedRun && (outputGap(this.state, event) || event.type === 'run.finished')) {
+    if (
+      run &&
+      run.id === this.selectedRun &&
+      (outputGap(this.state, event) || event.type === 'run.finished')
+    ) {
       void this._fetchRun(run);
     }
   }

@@ -53,10 +53,21 @@ export class RecallSidebar extends Widget {
     );
     const refresh = h(
       'button',
-      { class: 'jp-RecallSidebar-refresh', title: 'Reload from the server', onClick: () => void this.model.refresh() },
+      {
+        class: 'jp-RecallSidebar-refresh',
+        title: 'Reload from the server',
+        onClick: () => void this.model.refresh()
+      },
       'Reload'
     );
-    return h('div', { class: 'jp-RecallSidebar-header' }, h('h2', {}, 'Recall'), search, status, refresh);
+    return h(
+      'div',
+      { class: 'jp-RecallSidebar-header' },
+      h('h2', {}, 'Recall'),
+      search,
+      status,
+      refresh
+    );
   }
 
   private _render(): void {
@@ -108,7 +119,9 @@ export class RecallSidebar extends Widget {
           }
         }
       },
-      h('div', { class: 'jp-RecallSidebar-jobTitle' },
+      h(
+        'div',
+        { class: 'jp-RecallSidebar-jobTitle' },
         h('span', { class: 'jp-RecallSidebar-name' }, job.name),
         h('span', { class: `jp-RecallSidebar-badge jp-mod-${job.status}` }, job.status)
       ),
@@ -142,7 +155,11 @@ export class RecallSidebar extends Widget {
     const when = run.started_at ?? run.scheduled_for;
     return h(
       'li',
-      { class: `jp-RecallSidebar-run jp-mod-${run.status}`, 'data-run-id': run.id, 'data-status': run.status },
+      {
+        class: `jp-RecallSidebar-run jp-mod-${run.status}`,
+        'data-run-id': run.id,
+        'data-status': run.status
+      },
       h(
         'button',
         {
@@ -152,14 +169,25 @@ export class RecallSidebar extends Widget {
         },
         h('span', { class: `jp-RecallSidebar-badge jp-mod-${run.status}` }, run.status),
         ` ${formatRelative(when, now)} · ${run.trigger}`,
-        run.duration !== undefined && run.duration !== null ? ` · ${formatDuration(run.duration)}` : ''
+        run.duration !== undefined && run.duration !== null
+          ? ` · ${formatDuration(run.duration)}`
+          : ''
       ),
       open && run.error ? h('pre', { class: 'jp-RecallSidebar-runError' }, run.error) : null,
-      open ? h('pre', { class: 'jp-RecallSidebar-output' }, run.output === undefined ? 'Loading…' : run.output || '(no output)') : null
+      open
+        ? h(
+            'pre',
+            { class: 'jp-RecallSidebar-output' },
+            run.output === undefined ? 'Loading…' : run.output || '(no output)'
+          )
+        : null
     );
   }
 
   private _error = h('div', { class: 'jp-RecallSidebar-error', role: 'alert' });
   private _list = h('ul', { class: 'jp-RecallSidebar-jobs', 'aria-label': 'Jobs' });
-  private _history = h('section', { class: 'jp-RecallSidebar-history', 'aria-label': 'Run history' });
+  private _history = h('section', {
+    class: 'jp-RecallSidebar-history',
+    'aria-label': 'Run history'
+  });
 }

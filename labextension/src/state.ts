@@ -102,7 +102,11 @@ export function withRuns(state: IState, jobId: string, runs: IRun[]): IState {
  * Joins a live chunk to the output known so far: only the part of the chunk past what is
  * already there is added, so a chunk that overlaps the stored output is not repeated.
  */
-export function appendOutput(current: string, text: string, offset: number | null | undefined): string {
+export function appendOutput(
+  current: string,
+  text: string,
+  offset: number | null | undefined
+): string {
   if (offset === null || offset === undefined) {
     return current + text;
   }
@@ -118,7 +122,11 @@ export function appendOutput(current: string, text: string, offset: number | nul
  * The output known after a live chunk. A run whose output was never loaded starts from a chunk
  * at offset 0 only; a later chunk leaves it unknown, so opening the run fetches it whole.
  */
-function withChunk(known: string | undefined, text: string, offset: number | null | undefined): string | undefined {
+function withChunk(
+  known: string | undefined,
+  text: string,
+  offset: number | null | undefined
+): string | undefined {
   if (known !== undefined) {
     return appendOutput(known, text, offset);
   }
@@ -167,7 +175,12 @@ export function withFetchedRuns(state: IState, jobId: string, fetched: IRun[]): 
   const current = state.runs[jobId] ?? [];
   const ids = new Set(fetched.map(run => run.id));
   const newer = current.filter(run => !ids.has(run.id) && !run.finished_at);
-  const merged = fetched.map(run => mergeRun(current.find(r => r.id === run.id), run));
+  const merged = fetched.map(run =>
+    mergeRun(
+      current.find(r => r.id === run.id),
+      run
+    )
+  );
   return withRuns(state, jobId, [...newer, ...merged]);
 }
 
@@ -299,7 +312,9 @@ export function formatRelative(iso: string | null | undefined, now: Date): strin
 export function jobActions(job: IJob): string[] {
   switch (job.status) {
     case 'active':
-      return job.schedule_kind === 'once' ? ['trigger', 'pause', 'cancel'] : ['trigger', 'skip', 'pause', 'cancel'];
+      return job.schedule_kind === 'once'
+        ? ['trigger', 'pause', 'cancel']
+        : ['trigger', 'skip', 'pause', 'cancel'];
     case 'paused':
       return ['trigger', 'resume', 'cancel'];
     default:

@@ -59,8 +59,18 @@ describe('applyChange', () => {
   it('keeps loaded run histories current and ignores unloaded ones', () => {
     let state = withRuns(withJobs(emptyState(), [job('a'), job('b')]), 'a', []);
     state = applyChange(state, { type: 'run.started', run: run('r1', 'a') });
-    state = applyChange(state, { type: 'run.output', run: run('r1', 'a'), text: 'hello ', offset: 0 });
-    state = applyChange(state, { type: 'run.output', run: run('r1', 'a'), text: 'world', offset: 6 });
+    state = applyChange(state, {
+      type: 'run.output',
+      run: run('r1', 'a'),
+      text: 'hello ',
+      offset: 0
+    });
+    state = applyChange(state, {
+      type: 'run.output',
+      run: run('r1', 'a'),
+      text: 'world',
+      offset: 6
+    });
     state = applyChange(state, {
       type: 'run.finished',
       run: run('r1', 'a', { status: 'succeeded', duration: 0.5 })
@@ -73,7 +83,9 @@ describe('applyChange', () => {
   });
 
   it('puts new runs first', () => {
-    let state = withRuns(withJobs(emptyState(), [job('a')]), 'a', [run('old', 'a', { status: 'failed' })]);
+    let state = withRuns(withJobs(emptyState(), [job('a')]), 'a', [
+      run('old', 'a', { status: 'failed' })
+    ]);
     state = applyChange(state, { type: 'run.started', run: run('new', 'a') });
     expect(state.runs.a.map(r => r.id)).toEqual(['new', 'old']);
   });
@@ -106,7 +118,11 @@ describe('visibleJobs', () => {
   ]);
 
   it('sorts by next fire and filters by status and text', () => {
-    expect(visibleJobs(state, { status: '', query: '' }).map(j => j.id)).toEqual(['soon', 'late', 'off']);
+    expect(visibleJobs(state, { status: '', query: '' }).map(j => j.id)).toEqual([
+      'soon',
+      'late',
+      'off'
+    ]);
     expect(visibleJobs(state, { status: 'paused', query: '' }).map(j => j.id)).toEqual(['off']);
     expect(visibleJobs(state, { status: '', query: 'BACKUP' }).map(j => j.id)).toEqual(['late']);
   });
@@ -145,9 +161,15 @@ describe('formatting', () => {
 
 describe('isFailedRun', () => {
   it('is true only for a finished failed run', () => {
-    expect(isFailedRun({ type: 'run.finished', run: run('r', 'a', { status: 'failed' }) })).toBe(true);
-    expect(isFailedRun({ type: 'run.finished', run: run('r', 'a', { status: 'succeeded' }) })).toBe(false);
-    expect(isFailedRun({ type: 'run.started', run: run('r', 'a', { status: 'failed' }) })).toBe(false);
+    expect(isFailedRun({ type: 'run.finished', run: run('r', 'a', { status: 'failed' }) })).toBe(
+      true
+    );
+    expect(isFailedRun({ type: 'run.finished', run: run('r', 'a', { status: 'succeeded' }) })).toBe(
+      false
+    );
+    expect(isFailedRun({ type: 'run.started', run: run('r', 'a', { status: 'failed' }) })).toBe(
+      false
+    );
   });
 });
 
@@ -161,7 +183,9 @@ describe('live output of a running run', () => {
 
   it('joins chunks to the fetched output by offset, without gaps or repeats', () => {
     // The history was listed when the run had printed "one\n".
-    let state = withRuns(withJobs(emptyState(), [job('a')]), 'a', [run('r1', 'a', { output: 'one\n' })]);
+    let state = withRuns(withJobs(emptyState(), [job('a')]), 'a', [
+      run('r1', 'a', { output: 'one\n' })
+    ]);
     state = applyChange(state, chunk('one\n', 0));
     state = applyChange(state, chunk('two\n', 4));
     expect(state.runs.a[0].output).toBe('one\ntwo\n');
@@ -203,7 +227,9 @@ describe('live output of a running run', () => {
   it('a fetched history keeps the runs that started while it was under way', () => {
     let state = withRuns(withJobs(emptyState(), [job('a')]), 'a', []);
     state = applyChange(state, { type: 'run.started', run: run('new', 'a') });
-    state = withFetchedRuns(state, 'a', [run('old', 'a', { status: 'failed', finished_at: '2030-01-01T09:00:01Z' })]);
+    state = withFetchedRuns(state, 'a', [
+      run('old', 'a', { status: 'failed', finished_at: '2030-01-01T09:00:01Z' })
+    ]);
     expect(state.runs.a.map(r => r.id)).toEqual(['new', 'old']);
   });
 });
