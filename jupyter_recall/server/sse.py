@@ -36,11 +36,25 @@ def event_document(event: Event) -> dict[str, Any]:
     }
 
 
+def _logger_records(logger: EventLogger) -> bool:
+    """Whether ``logger.emit`` of our schema would do anything: the test ``emit`` itself starts
+    with (jupyter_events 0.6 to 0.12). Another version without those attributes: assume so."""
+    modified = getattr(logger, "_modified_listeners", None)
+    unmodified = getattr(logger, "_unmodified_listeners", None)
+    if modified is None or unmodified is None:
+        return True
+    return bool(logger.handlers or modified.get(SCHEMA_ID) or unmodified.get(SCHEMA_ID))
+
+
 class EventHub:
-    """Fans scheduler events out to SSE clients (per owner) and to jupyter_events."""
+    """Fans scheduler events out to SSE clients (per owner) and to jupyter_events.
+
+    An event's document is built only when someone would receive it: most events (every check
+    of every watcher makes three) have nobody listening, and building the document is most of
+    what publishing one costs."""
 
     def __init__(self, event_logger: EventLogger | None) -> None:
-        self._queues: set[tuple[str, asyncio.Queue[dict[str, Any] | None]]] = set()
+        self._queues: dict[str, set[asyncio.Queue[dict[str, Any] | None]]] = {}
         self._sessions: dict[asyncio.Queue[dict[str, Any] | None], str] = {}
         """The notebook session of streams opened by a kernel (``?session=``)."""
         self._event_logger = event_logger
@@ -48,7 +62,11 @@ class EventHub:
             event_logger.register_event_schema(SCHEMA_PATH)
 
     def publish(self, event: Event) -> None:
-        self.publish_document(event_document(event))
+        if event.owner in self._queues or self._logger_records():
+            self.publish_document(event_document(event))
+
+    def _logger_records(self) -> bool:
+        return self._event_logger is not None and _logger_records(self._event_logger)
 
     def publish_notification(self, notification: dict[str, Any]) -> None:
         """A notification for the owner's streams: kernels keep those of their session."""
@@ -65,17 +83,13 @@ class EventHub:
 
     def connected(self, owner: str, session: str) -> bool:
         """Whether a kernel of ``session`` listens now."""
-        return any(
-            owner == stream_owner and self._sessions.get(queue) == session
-            for stream_owner, queue in self._queues
-        )
+        return any(self._sessions.get(queue) == session for queue in self._queues.get(owner, ()))
 
     def publish_document(self, document: dict[str, Any]) -> None:
         if self._event_logger is not None:
             self._event_logger.emit(schema_id=SCHEMA_ID, data=document)
-        for owner, queue in list(self._queues):
-            if owner != document["owner"]:
-                continue
+        owner = document["owner"]
+        for queue in tuple(self._queues.get(owner, ())):
             try:
                 queue.put_nowait(document)
             except asyncio.QueueFull:
@@ -85,19 +99,25 @@ class EventHub:
 
     def open(self, owner: str, session: str | None = None) -> asyncio.Queue[dict[str, Any] | None]:
         queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue(QUEUE_LIMIT)
-        self._queues.add((owner, queue))
+        self._queues.setdefault(owner, set()).add(queue)
         if session:
             self._sessions[queue] = session
         return queue
 
     def close(self, owner: str, queue: asyncio.Queue[dict[str, Any] | None]) -> None:
-        self._queues.discard((owner, queue))
+        queues = self._queues.get(owner)
+        if queues is not None:
+            queues.discard(queue)
+            if not queues:
+                # An owner without streams costs nothing to publish for: see ``publish``.
+                del self._queues[owner]
         self._sessions.pop(queue, None)
 
     def close_all(self) -> None:
-        for owner, queue in list(self._queues):
-            self.close(owner, queue)
-            _end_stream(queue)
+        for owner, queues in list(self._queues.items()):
+            for queue in tuple(queues):
+                self.close(owner, queue)
+                _end_stream(queue)
 
 
 def _end_stream(queue: asyncio.Queue[dict[str, Any] | None]) -> None:

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import json
+import logging
 
+from jupyter_events import EventLogger
 from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 
-from jupyter_recall.server.sse import SCHEMA_ID
+from jupyter_recall.engine.events import Event
+from jupyter_recall.server import sse
+from jupyter_recall.server.sse import SCHEMA_ID, EventHub
 from tests.server.rest import call
 
 NOTIFY = {"type": "notification", "message": "streamed"}
@@ -118,3 +123,49 @@ async def test_jupyter_events_emits_changes(jp_fetch, jp_serverapp):
         for d in seen
         if d.get("job") and d["job"]["id"] == now["id"]
     ), finished
+
+
+async def test_event_documents_are_built_only_when_someone_listens(monkeypatch):
+    built: list[Event] = []
+    build = sse.event_document
+
+    def counting(event: Event) -> dict:
+        built.append(event)
+        return build(event)
+
+    monkeypatch.setattr(sse, "event_document", counting)
+    logger = EventLogger()
+    hub = EventHub(logger)
+    hub.publish(Event("job.deleted", "alice"))
+    assert built == [], "nobody listens: no document"
+
+    bobs = hub.open("bob")
+    hub.publish(Event("job.deleted", "alice"))
+    assert built == [], "a stream of another owner does not count"
+    assert bobs.empty()
+    hub.publish(Event("job.deleted", "bob"))
+    assert len(built) == 1
+    assert bobs.get_nowait()["owner"] == "bob"
+    hub.close("bob", bobs)
+    hub.publish(Event("job.deleted", "bob"))
+    assert len(built) == 1, "a closed stream does not count"
+
+    seen: list[dict] = []
+
+    async def listener(logger: EventLogger, schema_id: str, data: dict) -> None:
+        seen.append(data)
+
+    logger.add_listener(schema_id=SCHEMA_ID, listener=listener)
+    hub.publish(Event("job.deleted", "alice"))
+    await logger.gather_listeners()
+    assert len(built) == 2
+    assert [d["owner"] for d in seen] == ["alice"]
+    logger.remove_listener(schema_id=SCHEMA_ID, listener=listener)
+    hub.publish(Event("job.deleted", "alice"))
+    assert len(built) == 2, "a removed listener does not count"
+
+    recorded = io.StringIO()
+    logger.register_handler(logging.StreamHandler(recorded))
+    hub.publish(Event("job.deleted", "carol"))
+    assert len(built) == 3
+    assert '"owner": "carol"' in recorded.getvalue()
