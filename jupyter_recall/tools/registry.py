@@ -16,12 +16,13 @@ import functools
 import inspect
 import os
 import re
+import stat
 import threading
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from jupyter_recall.core.errors import RecallError, ValidationError
 from jupyter_recall.tools.approval import APPROVED, Approvals
@@ -73,6 +74,21 @@ def clip(text: str, limit: int) -> tuple[str, bool]:
     return text[:limit] + note, True
 
 
+class Located(NamedTuple):
+    """A path under the tool root, found by ``ToolContext.locate``."""
+
+    path: str
+    """Its real path (no symlinks), inside the root."""
+    relative: str
+    """``path`` relative to the root, ``/``-separated (``.`` for the root itself)."""
+    stat: os.stat_result | None
+    """What is there (symlinks followed), or None when nothing is."""
+
+
+_POSIX = os.sep == "/" and os.altsep is None
+_NOT_PLAIN = frozenset(("", os.curdir, os.pardir))
+
+
 class ToolContext:
     """What a built-in tool may use: the root its paths live under, the output bound and the
     thread pool for blocking calls."""
@@ -84,25 +100,70 @@ class ToolContext:
 
     @functools.cached_property
     def root(self) -> str:
-        # Resolved on first use only: user tools never need it, and it costs a syscall per part.
+        # Resolved once per context (the server keeps one for its fixed root), on first use
+        # only: user tools never need it, and it costs a syscall per part.
         return os.path.realpath(self._given_root)
+
+    @functools.cached_property
+    def _prefix(self) -> str:
+        return self.root.rstrip(os.sep)
 
     def resolve(self, path: object, field_name: str = "path") -> Path:
         """``path`` (relative to the root, or absolute inside it), refused if it leaves the
         root, symlinks included."""
+        return Path(self.locate(path, field_name).path)
+
+    def locate(self, path: object, field_name: str = "path") -> Located:
+        """``resolve``, with the relative path and what is there."""
         if not isinstance(path, str) or not path:
             raise ValidationError(field_name, f"must be a non-empty path, got {path!r}")
+        plain = self._plain(path)
+        if plain is not None:
+            return plain
         resolved = os.path.realpath(os.path.join(self.root, os.path.expanduser(path)))
         if os.path.commonpath([self.root, resolved]) != self.root:
             raise ValidationError(
                 field_name, f"{path!r} is outside the tool root {self.root!r}; paths stay in it"
             )
-        return Path(resolved)
+        return Located(resolved, self.relative(resolved), _stat(resolved))
+
+    def _plain(self, path: str) -> Located | None:
+        """``path`` when it goes down from the root through existing names, none of them a
+        symlink, ``.`` or ``..``: it is then its own real path, inside the root by construction,
+        found with one ``lstat`` per name (``realpath`` takes one per name of the root too).
+        None for anything else, which ``realpath`` decides."""
+        if not _POSIX or path[0] in (os.sep, "~"):
+            return None
+        current = self._prefix
+        status: os.stat_result | None = None
+        for name in path.split(os.sep):
+            if name in _NOT_PLAIN:
+                return None
+            current = f"{current}{os.sep}{name}"
+            try:
+                status = os.lstat(current)
+            except OSError:
+                return None
+            if stat.S_ISLNK(status.st_mode):
+                return None
+        return Located(current, path, status)
+
+    def relative(self, path: str | os.PathLike[str]) -> str:
+        """``path`` (under the root) relative to it, ``/``-separated."""
+        relative = os.path.relpath(path, self.root)
+        return "." if relative == os.curdir else relative.replace(os.sep, "/")
 
     async def run_blocking(self, func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         loop = asyncio.get_running_loop()
         call = functools.partial(contextvars.copy_context().run, func, *args, **kwargs)
         return await loop.run_in_executor(self._pool(), call)
+
+
+def _stat(path: str) -> os.stat_result | None:
+    try:
+        return os.stat(path)
+    except OSError:
+        return None
 
 
 @dataclass(frozen=True)
@@ -251,6 +312,7 @@ class ToolRunner:
         self._max_threads = max_threads
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
+        self._fixed_context: ToolContext | None = None
 
     def _get_pool(self) -> ThreadPoolExecutor:
         with self._pool_lock:
@@ -259,8 +321,12 @@ class ToolRunner:
             return self._pool
 
     def context(self) -> ToolContext:
-        root = self._root() if callable(self._root) else self._root
-        return ToolContext(root, self._output_limit, self._get_pool)
+        if callable(self._root):
+            return ToolContext(self._root(), self._output_limit, self._get_pool)
+        # A fixed root is resolved once, by the one context every call shares.
+        if self._fixed_context is None:
+            self._fixed_context = ToolContext(self._root, self._output_limit, self._get_pool)
+        return self._fixed_context
 
     def decision(self, name: str) -> Decision:
         """The policy that applies to ``name`` now, and where it comes from."""

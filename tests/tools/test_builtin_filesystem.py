@@ -7,6 +7,7 @@ import os
 import pytest
 
 from jupyter_recall.tools import ToolRunner
+from jupyter_recall.tools.builtin.filesystem import INLINE_READ
 
 
 async def test_write_read_list(runner, root):
@@ -55,6 +56,86 @@ async def test_a_symlink_out_of_the_root_is_refused(runner, root, tmp_path):
     os.symlink(secret, root / "link.txt")
     result = await runner.run_tool("filesystem.read", {"path": "link.txt"})
     assert "is outside the tool root" in result["error"]
+
+
+async def test_a_symlinked_directory_out_of_the_root_is_refused_at_any_depth(
+    runner, root, tmp_path
+):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("do not read")
+    (root / "sub").mkdir()
+    os.symlink(outside, root / "sub" / "data")
+    for path in ("sub/data/secret.txt", "sub/./data/secret.txt", "sub//data/secret.txt"):
+        result = await runner.run_tool("filesystem.read", {"path": path})
+        assert "is outside the tool root" in result["error"], path
+    listed = await runner.run_tool("filesystem.list", {"path": "sub/data"})
+    assert "is outside the tool root" in listed["error"]
+
+
+async def test_a_symlink_repointed_out_of_the_root_is_refused_at_the_next_read(
+    runner, root, tmp_path
+):
+    (root / "real.txt").write_text("inside")
+    os.symlink(root / "real.txt", root / "link.txt")
+    inside = await runner.run_tool("filesystem.read", {"path": "link.txt"})
+    assert inside["data"]["content"] == "inside"
+    assert inside["data"]["path"] == "real.txt", "the path read is the link's target"
+    secret = tmp_path / "secret.txt"
+    secret.write_text("do not read")
+    os.remove(root / "link.txt")
+    os.symlink(secret, root / "link.txt")
+    refused = await runner.run_tool("filesystem.read", {"path": "link.txt"})
+    assert "is outside the tool root" in refused["error"]
+
+
+async def test_a_plain_file_replaced_by_a_symlink_out_of_the_root_is_refused(
+    runner, root, tmp_path
+):
+    (root / "status.txt").write_text("fine")
+    first = await runner.run_tool("filesystem.read", {"path": "status.txt"})
+    assert first["data"] == {"path": "status.txt", "content": "fine", "size": 4, "truncated": False}
+    secret = tmp_path / "secret.txt"
+    secret.write_text("do not read")
+    os.remove(root / "status.txt")
+    os.symlink(secret, root / "status.txt")
+    refused = await runner.run_tool("filesystem.read", {"path": "status.txt"})
+    assert "is outside the tool root" in refused["error"]
+
+
+async def test_dots_and_doubled_slashes_that_stay_inside_are_fine(runner, root):
+    (root / "a").mkdir()
+    (root / "a" / "b.txt").write_text("b")
+    for path in ("a/b.txt", "./a/b.txt", "a//b.txt", "a/../a/b.txt", "a/./b.txt"):
+        result = await runner.run_tool("filesystem.read", {"path": path})
+        assert result["data"]["content"] == "b", path
+        assert result["data"]["path"] == "a/b.txt", path
+    directory = await runner.run_tool("filesystem.read", {"path": "a"})
+    assert directory["error"] == "filesystem.read: 'a' is not a file under the root"
+
+
+async def test_a_root_given_through_a_symlink_is_its_real_directory(registry, root, tmp_path):
+    (root / "a.txt").write_text("inside")
+    os.symlink(root, tmp_path / "alias")
+    runner = ToolRunner(registry, root=str(tmp_path / "alias"))
+    try:
+        relative = await runner.run_tool("filesystem.read", {"path": "a.txt"})
+        assert relative["data"]["content"] == "inside"
+        absolute = await runner.run_tool("filesystem.read", {"path": str(tmp_path / "alias/a.txt")})
+        assert absolute["data"]["path"] == "a.txt"
+        (tmp_path / "b.txt").write_text("outside")
+        outside = await runner.run_tool("filesystem.read", {"path": "../b.txt"})
+        assert "is outside the tool root" in outside["error"]
+    finally:
+        runner.close()
+
+
+async def test_a_file_above_the_inline_limit_is_read_whole(runner, root):
+    content = "0123456789abcdef" * (INLINE_READ // 16 + 10)
+    (root / "big.txt").write_text(content)
+    result = await runner.run_tool("filesystem.read", {"path": "big.txt"})
+    assert result["data"]["content"] == content
+    assert result["data"]["size"] == len(content) > INLINE_READ
 
 
 async def test_an_absolute_path_inside_the_root_is_fine(runner, root):

@@ -3,23 +3,23 @@
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
 from jupyter_recall.core.errors import ValidationError
-from jupyter_recall.tools.registry import ToolContext, ToolResult, builtin, failed, ok
+from jupyter_recall.tools.registry import Located, ToolContext, ToolResult, builtin, failed, ok
 
 MAX_ENTRIES = 10_000
+INLINE_READ = 64 * 1024
+"""Files up to this many bytes are read on the event loop, not in a thread: handing the read
+to a thread and back costs more than reading them (and finding the file already touched the
+file system from the loop). A watcher reads its file every few seconds."""
 
 
-def _relative(context: ToolContext, path: Path) -> str:
-    relative = os.path.relpath(path, context.root)
-    return "." if relative == os.curdir else relative.replace(os.sep, "/")
-
-
-def _read_text(path: Path, encoding: str, limit: int) -> tuple[str, int, bool]:
-    size = path.stat().st_size
-    with path.open("rb") as handle:
+def _read_text(path: str, encoding: str, limit: int) -> tuple[str, int, bool]:
+    with open(path, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
         raw = handle.read(limit + 1)
     truncated = len(raw) > limit
     # Cutting inside a multi-byte character: the broken tail is dropped, not an error.
@@ -31,25 +31,23 @@ def _read_text(path: Path, encoding: str, limit: int) -> tuple[str, int, bool]:
 
 @builtin("filesystem.read", "Read a text file under the root: path, encoding='utf-8'.")
 async def read(context: ToolContext, path: str, encoding: str = "utf-8") -> ToolResult:
-    target = context.resolve(path)
-    if not target.is_file():
+    found = context.locate(path)
+    if found.stat is None or not stat.S_ISREG(found.stat.st_mode):
         return failed(f"filesystem.read: {path!r} is not a file under the root")
     try:
-        text, size, truncated = await context.run_blocking(
-            _read_text, target, encoding, context.output_limit
-        )
+        text, size, truncated = await _read(context, found, encoding)
     except UnicodeDecodeError as error:
         return failed(f"filesystem.read: {path!r} is not {encoding} text ({error.reason})")
     except LookupError:
         raise ValidationError("encoding", f"unknown encoding {encoding!r}") from None
-    return ok(
-        {
-            "path": _relative(context, target),
-            "content": text,
-            "size": size,
-            "truncated": truncated,
-        }
-    )
+    return ok({"path": found.relative, "content": text, "size": size, "truncated": truncated})
+
+
+async def _read(context: ToolContext, found: Located, encoding: str) -> tuple[str, int, bool]:
+    assert found.stat is not None
+    if found.stat.st_size <= INLINE_READ:
+        return _read_text(found.path, encoding, context.output_limit)
+    return await context.run_blocking(_read_text, found.path, encoding, context.output_limit)
 
 
 def _write_text(path: Path, content: str, encoding: str, append: bool) -> int:
@@ -76,7 +74,7 @@ async def write(
         written = await context.run_blocking(_write_text, target, content, encoding, append)
     except LookupError:
         raise ValidationError("encoding", f"unknown encoding {encoding!r}") from None
-    return ok({"path": _relative(context, target), "bytes": written, "append": bool(append)})
+    return ok({"path": context.relative(target), "bytes": written, "append": bool(append)})
 
 
 def _entries(directory: Path, context: ToolContext) -> tuple[list[dict[str, Any]], bool]:
@@ -88,7 +86,7 @@ def _entries(directory: Path, context: ToolContext) -> tuple[list[dict[str, Any]
         entries.append(
             {
                 "name": child.name,
-                "path": _relative(context, child),
+                "path": context.relative(child),
                 "type": "directory" if is_dir else "file",
                 "size": None if is_dir else child.stat().st_size,
             }
@@ -102,7 +100,7 @@ async def list_directory(context: ToolContext, path: str = ".") -> ToolResult:
     if not target.is_dir():
         return failed(f"filesystem.list: {path!r} is not a directory under the root")
     entries, truncated = await context.run_blocking(_entries, target, context)
-    return ok({"path": _relative(context, target), "entries": entries, "truncated": truncated})
+    return ok({"path": context.relative(target), "entries": entries, "truncated": truncated})
 
 
 TOOLS = (read, write, list_directory)
