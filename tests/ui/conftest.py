@@ -59,9 +59,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @dataclass
 class Lab:
+    """A running JupyterLab (or Notebook 7: ``app`` is the module that serves it)."""
+
     url: str
     root: Path
     log: Path
+    app: str = "jupyterlab"
 
     def request(self, method: str, path: str, body: Any = None) -> Any:
         data = json.dumps(body).encode() if body is not None else None
@@ -85,6 +88,8 @@ class Lab:
         }
         notebook.cells = [nbformat.v4.new_code_cell(source) for source in sources]
         nbformat.write(notebook, self.root / name)
+        if self.app == "notebook":
+            return f"{self.url}/notebooks/{name}?token={TOKEN}"
         return f"{self.url}/lab/tree/{name}?reset&token={TOKEN}"
 
 
@@ -120,21 +125,22 @@ def _wait_ready(lab: Lab, process: subprocess.Popen[bytes], timeout: float = 90.
             return
         except (urllib.error.URLError, ConnectionError):
             time.sleep(0.3)
-    raise AssertionError(f"JupyterLab did not start:\n{lab.log.read_text()[-3000:]}")
+    raise AssertionError(f"{lab.app} did not start:\n{lab.log.read_text()[-3000:]}")
 
 
-@pytest.fixture(scope="session")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    base = tmp_path_factory.mktemp("recall-lab")
+def _serve(base: Path, app: str) -> Iterator[Lab]:
+    """Runs ``python -m <app>`` (``jupyterlab`` or ``notebook``, both LabServerApps: one
+    config class name each) with the extension until the session ends."""
     root, runtime, settings = base / "root", base / "runtime", base / "settings"
     for directory in (root, runtime, settings, base / "workspaces"):
         directory.mkdir()
     _write_settings(settings)
     port = free_port()
+    config_class = {"jupyterlab": "LabApp", "notebook": "JupyterNotebookApp"}[app]
     command = [
         sys.executable,
         "-m",
-        "jupyterlab",
+        app,
         "--no-browser",
         "--allow-root",
         f"--port={port}",
@@ -145,13 +151,13 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         "--RecallApp.default_timezone=UTC",
         # Enabled here, not through the installed config file: an editable install may lack it.
         "--ServerApp.jpserver_extensions=jupyter_recall=True",
-        f"--LabApp.user_settings_dir={settings}",
-        f"--LabApp.workspaces_dir={base / 'workspaces'}",
+        f"--{config_class}.user_settings_dir={settings}",
+        f"--{config_class}.workspaces_dir={base / 'workspaces'}",
     ]
     env = {**os.environ, "JUPYTER_PLATFORM_DIRS": "1", "JUPYTER_RUNTIME_DIR": str(runtime)}
     env.update(labextension_env(base))
-    log = base / "lab.log"
-    lab = Lab(f"http://127.0.0.1:{port}", root, log)
+    log = base / f"{app}.log"
+    lab = Lab(f"http://127.0.0.1:{port}", root, log, app)
     with log.open("ab") as out:
         process = subprocess.Popen(command, stdout=out, stderr=out, env=env)
     try:
@@ -164,6 +170,35 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(10)
+
+
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    yield from _serve(tmp_path_factory.mktemp("recall-lab"), "jupyterlab")
+
+
+@pytest.fixture(scope="session")
+def notebook7(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    """The same server as the Notebook 7 app (``/tree``, ``/notebooks/<path>``)."""
+    yield from _serve(tmp_path_factory.mktemp("recall-notebook7"), "notebook")
+
+
+def _delete_jobs(lab: Lab) -> None:
+    for job in lab.request("GET", "/api/recall/jobs")["jobs"]:
+        lab.request("DELETE", f"/api/recall/jobs/{job['id']}")
+
+
+@pytest.fixture
+def clean(lab: Lab) -> Iterator[Lab]:
+    """JupyterLab, with the jobs a test made deleted after it."""
+    yield lab
+    _delete_jobs(lab)
+
+
+@pytest.fixture
+def clean_notebook7(notebook7: Lab) -> Iterator[Lab]:
+    yield notebook7
+    _delete_jobs(notebook7)
 
 
 @pytest.fixture(autouse=True)

@@ -4,21 +4,11 @@ the cell."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.ui.conftest import Lab
-
 pytestmark = [pytest.mark.ui, pytest.mark.slow]
-
-
-@pytest.fixture
-def clean(lab: Lab) -> Iterator[Lab]:
-    yield lab
-    for job in lab.request("GET", "/api/recall/jobs")["jobs"]:
-        lab.request("DELETE", f"/api/recall/jobs/{job['id']}")
 
 
 def run_first_cell(page: Any, url: str) -> Any:

@@ -8,14 +8,13 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.server.live_server import TOKEN
-from tests.ui.conftest import LABEXTENSION, Lab, labextension_env
+from tests.ui.conftest import LABEXTENSION, labextension_env
 
 pytestmark = [
     pytest.mark.ui,
@@ -25,13 +24,6 @@ pytestmark = [
         reason="the lab extension is not built (jlpm build:prod in labextension/)",
     ),
 ]
-
-
-@pytest.fixture
-def clean(lab: Lab) -> Iterator[Lab]:
-    yield lab
-    for job in lab.request("GET", "/api/recall/jobs")["jobs"]:
-        lab.request("DELETE", f"/api/recall/jobs/{job['id']}")
 
 
 def open_sidebar(page: Any, url: str) -> Any:
