@@ -26,6 +26,14 @@ from jupyter_recall.core.policy import (
 from jupyter_recall.store.base import JobState, Store
 
 
+class Claim(NamedTuple):
+    """A run fired ahead of its due instant, and its job's state before that: what undoing it
+    needs (``unclaim``)."""
+
+    run_id: str
+    before: JobState
+
+
 @dataclass(frozen=True, slots=True)
 class Fired:
     """A run to hand to the executor, with the job as advanced by the same transaction."""
@@ -34,6 +42,10 @@ class Fired:
     run: Run
     serial: bool
     """Whether it queues behind the job's other runs (every overlap policy but ``allow``)."""
+    claim: Claim | None = None
+    """Set when the run was fired ahead: it executes at ``run.scheduled_for``'s fire instant
+    (``start_at``), and is undone if its job changes before then."""
+    start_at: datetime | None = None
 
 
 @dataclass(slots=True)
@@ -44,7 +56,8 @@ class FireResult:
     jobs: list[Job] = field(default_factory=list)
     full_batch: bool = False
     """The batch was full: more jobs may be due right now."""
-    next_fire_at: datetime | None = None
+    next_pass_at: datetime | None = None
+    """When the next pass is needed: a fire instant ahead, or a deferred job's due instant."""
 
 
 def planned_row(job: Job, planned: PlannedRun, *, now: datetime, engine_id: str) -> Run:
@@ -89,6 +102,55 @@ def advance(
     return job
 
 
+class _Planned(NamedTuple):
+    job: Job
+    plan: FiringPlan
+    rows: list[Run]
+    flight: InFlight
+    ahead_of: datetime | None
+    """The fire instant of a run fired ahead of it."""
+    before: JobState | None
+
+
+def _claimable(plan: FiringPlan, flight: InFlight, fire_at: datetime, ahead: timedelta) -> bool:
+    """Whether a job not yet due may be fired now, to execute at its instant: only when
+    nothing can change the decision by then. Nothing of it is in flight (the overlap policy
+    decides at the due instant), exactly one run executes on time, and its next occurrence is
+    beyond the reach of the passes until then (so an undone claim never meets a newer one)."""
+    if flight.running or flight.waiting:
+        return False
+    if len(plan.runs) != 1 or plan.runs[0].status is not RunStatus.RUNNING:
+        return False
+    following = plan.next.fire_at
+    return following is None or following > fire_at + ahead
+
+
+def _plan_job(
+    job: Job,
+    *,
+    now: datetime,
+    ahead: timedelta,
+    engine_id: str,
+    in_flight: Callable[[str], InFlight],
+) -> _Planned | None:
+    """Plan one job read by a pass; None when it is not due yet and must wait for its instant."""
+    flight = in_flight(job.id)
+    fire_at = job.next_fire_at
+    early = fire_at is not None and fire_at > now
+    # A job fired ahead is planned as the pass at its own fire instant would plan it.
+    at = fire_at if early and fire_at is not None else now
+    due = DueJob(
+        job.id, job.schedule, job.next_occurrence or now, job.policies, job.run_count, flight
+    )
+    plan = plan_firing(due, at)
+    if early and not _claimable(plan, flight, at, ahead):
+        return None
+    rows = [planned_row(job, p, now=now, engine_id=engine_id) for p in plan.runs]
+    if not early:
+        return _Planned(job, plan, rows, flight, None, None)
+    return _Planned(job, plan, rows, flight, at, JobState.of(job))
+
+
 def fire_due(
     store: Store,
     *,
@@ -96,45 +158,88 @@ def fire_due(
     engine_id: str,
     batch_size: int,
     in_flight: Callable[[str], InFlight],
+    ahead: float = 0.0,
 ) -> FireResult:
-    """Fire the jobs due at ``now``, one batch, in one transaction.
+    """Fire the jobs due at ``now``, and those due within ``ahead`` seconds whose runs can be
+    decided now; one batch, in one transaction.
 
     The runs are inserted and their jobs advanced together; the store's unique
     ``(job_id, scheduled_for)`` makes a second engine (or a replay after a crash) unable to
     record an occurrence twice, and only runs that this transaction inserted are executed.
+    Firing ahead takes the store's work out of the lag of a burst: the runs then wait in
+    memory for their instant (``docs/engine.md``, "Firing ahead").
     """
     result = FireResult()
+    reach = timedelta(seconds=ahead)
+    deferred: list[datetime] = []
     with store.atomic():
-        jobs = store.due_jobs(now, limit=batch_size)
-        plans: list[tuple[Job, FiringPlan, list[Run], InFlight]] = []
+        jobs = store.due_jobs(now + reach, limit=batch_size)
+        plans: list[_Planned] = []
         for job in jobs:
-            flight = in_flight(job.id)
-            due = DueJob(
-                job.id,
-                job.schedule,
-                job.next_occurrence or now,
-                job.policies,
-                job.run_count,
-                flight,
-            )
-            plan = plan_firing(due, now)
-            rows = [planned_row(job, p, now=now, engine_id=engine_id) for p in plan.runs]
-            plans.append((job, plan, rows, flight))
-        inserted = {run.id for run in store.insert_runs([r for p in plans for r in p[2]])}
-        for job, plan, rows, flight in plans:
-            kept = [row for row in rows if row.id in inserted]
-            advanced = advance(job, plan, kept, now=now, in_flight=flight)
-            result.jobs.append(advanced)
-            serial = job.policies.overlap is not Overlap.ALLOW
-            for row in kept:
-                if row.status is RunStatus.RUNNING:
-                    result.fired.append(Fired(advanced, row, serial))
-                else:
-                    result.recorded.append(row)
+            planned = _plan_job(job, now=now, ahead=reach, engine_id=engine_id, in_flight=in_flight)
+            if planned is None:
+                deferred.append(job.next_fire_at or now)
+            else:
+                plans.append(planned)
+        inserted = {run.id for run in store.insert_runs([r for p in plans for r in p.rows])}
+        for planned in plans:
+            _advance_planned(planned, inserted, result, now=now)
         store.update_job_states([JobState.of(job) for job in result.jobs])
-    result.full_batch = len(jobs) >= batch_size
-    result.next_fire_at = None if result.full_batch else store.next_fire_at()
+    # A batch of deferred jobs alone is not full: the next pass would read them again at once.
+    result.full_batch = len(jobs) >= batch_size and bool(plans)
+    if not result.full_batch:
+        # Passes come every half ``ahead`` under a stream of jobs (each fires the next half
+        # window's), not once per job: a job is fired between ahead/2 and ahead early.
+        later = store.next_fire_at(after=now + reach)
+        result.next_pass_at = min(
+            [*deferred, *([] if later is None else [later - reach / 2])], default=None
+        )
     return result
+
+
+def _advance_planned(
+    planned: _Planned, inserted: set[str], result: FireResult, *, now: datetime
+) -> None:
+    kept = [row for row in planned.rows if row.id in inserted]
+    job = advance(planned.job, planned.plan, kept, now=now, in_flight=planned.flight)
+    if kept and planned.ahead_of is not None:
+        job.last_run_at = planned.ahead_of
+    result.jobs.append(job)
+    serial = job.policies.overlap is not Overlap.ALLOW
+    for row in kept:
+        if row.status is not RunStatus.RUNNING:
+            result.recorded.append(row)
+        elif planned.before is None:
+            result.fired.append(Fired(job, row, serial))
+        else:
+            claim = Claim(row.id, planned.before)
+            result.fired.append(Fired(job, row, serial, claim, planned.ahead_of))
+
+
+def unclaim(store: Store, claims: Sequence[Claim]) -> None:
+    """Undo runs fired ahead and withdrawn before their instant (their job is being changed,
+    or the engine stops): their rows go and their jobs' schedule state is as before the claim,
+    so the change applies as if they had never been fired."""
+    if not claims:
+        return
+    with store.atomic():
+        store.delete_runs([claim.run_id for claim in claims])
+        states = store.get_job_states([claim.before.id for claim in claims])
+        for claim in claims:
+            state = states.get(claim.before.id)
+            if state is not None:
+                _restore(state, claim)
+        store.update_job_states(list(states.values()))
+
+
+def _restore(state: JobState, claim: Claim) -> None:
+    before = claim.before
+    state.next_occurrence = before.next_occurrence
+    state.next_fire_at = before.next_fire_at
+    state.run_count = before.run_count
+    if state.last_run_id == claim.run_id:
+        state.last_run_at, state.last_run_id = before.last_run_at, before.last_run_id
+        state.last_status, state.last_error = before.last_status, before.last_error
 
 
 # --- the end of runs ------------------------------------------------------------------------

@@ -9,12 +9,17 @@ the run's handling). A run becomes ready when it has
 2. a slot of its *target* (``executor.concurrency_key(job)``): at most ``per_target_limit``
    runs of one target execute at once. A run waiting for either holds no worker.
 
-Each executing run has its own cancel scope, so it can be stopped alone; a run that waits is
-simply taken out of its queue. Its end goes to the writer, which persists it in a batch.
+A run fired ahead of its due instant (``firing.fire_due``) first waits for that instant in a
+heap, counted in its job's lane already; a change to its job withdraws it (``withdraw_ahead``)
+so that the scheduler can undo it. Each executing run has its own cancel scope, so it can be
+stopped alone; a run that waits is simply taken out of its queue. Its end goes to the writer,
+which persists it in a batch.
 """
 
 from __future__ import annotations
 
+import heapq
+import itertools
 from collections import deque
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -27,10 +32,14 @@ from jupyter_recall.core.model import Job, Run, RunStatus
 from jupyter_recall.core.policy import InFlight
 from jupyter_recall.engine.events import RUN_OUTPUT, RUN_STARTED, EventBus
 from jupyter_recall.engine.executors import Executor
-from jupyter_recall.engine.firing import Ended
+from jupyter_recall.engine.firing import Claim, Ended
 from jupyter_recall.engine.writer import RunWriter
 
 NOTHING_IN_FLIGHT = InFlight()
+
+AHEAD_MAX_SLEEP = 30.0
+"""Seconds at most between looks at the clock while runs wait for their instant (a jump of
+the wall clock is noticed within this)."""
 
 YIELD_EVERY = 8
 """Runs a worker executes back to back before letting the event loop run other tasks (an
@@ -94,6 +103,8 @@ def run_with(
 
 
 class _Where(Enum):
+    AHEAD = "fired ahead, waiting for its instant"
+    WITHDRAWN = "withdrawn before its instant (to be undone)"
     LANE = "waiting for its turn in its job's lane"
     TARGET = "waiting for a slot of its target"
     READY = "waiting for a worker"
@@ -126,6 +137,7 @@ class _Item:
     has_slot: bool = False
     scope: anyio.CancelScope | None = None
     reason: StopReason | None = None
+    claim: Claim | None = None
 
 
 class Runner:
@@ -159,6 +171,10 @@ class Runner:
         self._idle = anyio.Event()
         self._idle.set()
         self._scope: anyio.CancelScope | None = None
+        self._ahead: list[tuple[datetime, int, _Item]] = []
+        """Runs fired ahead, by instant (a heap; withdrawn ones stay until popped)."""
+        self._ahead_order = itertools.count()
+        self._ahead_changed = anyio.Event()
 
     # --- the workers ------------------------------------------------------------------------
 
@@ -169,6 +185,7 @@ class Runner:
             async with anyio.create_task_group() as workers:
                 for _ in range(self._workers):
                     workers.start_soon(self._worker)
+                workers.start_soon(self._release_ahead)
 
     def close(self) -> None:
         """Stop the workers (call after ``stop_all`` and ``wait_idle``)."""
@@ -189,6 +206,32 @@ class Runner:
             if done % YIELD_EVERY == 0:
                 await anyio.lowlevel.checkpoint()
 
+    async def _release_ahead(self) -> None:
+        """Let runs fired ahead go at their instants."""
+        while True:
+            self._ahead_changed = anyio.Event()
+            now = self._clock.now()
+            while self._ahead and self._ahead[0][0] <= now:
+                item = heapq.heappop(self._ahead)[2]
+                if item.where is _Where.AHEAD:
+                    self._enter(item)
+            if not self._ahead:
+                await self._ahead_changed.wait()
+                continue
+            await self._sleep_until(self._ahead[0][0])
+
+    async def _sleep_until(self, instant: datetime) -> None:
+        """Until ``instant`` or until an earlier run is fired ahead."""
+        async with anyio.create_task_group() as sleeping:
+
+            async def sleep_then_stop() -> None:
+                await self._clock.sleep_until(instant, max_sleep=AHEAD_MAX_SLEEP)
+                sleeping.cancel_scope.cancel()
+
+            sleeping.start_soon(sleep_then_stop)
+            await self._ahead_changed.wait()
+            sleeping.cancel_scope.cancel()
+
     # --- state read by the firing pass and the API ---------------------------------------------
 
     def in_flight(self, job_id: str) -> InFlight:
@@ -204,10 +247,19 @@ class Runner:
 
     # --- starting and stopping ------------------------------------------------------------------
 
-    def start(self, job: Job, run: Run, *, lane: bool, serial: bool) -> None:
+    def start(
+        self,
+        job: Job,
+        run: Run,
+        *,
+        lane: bool,
+        serial: bool,
+        start_at: datetime | None = None,
+        claim: Claim | None = None,
+    ) -> None:
         """Hold ``run`` until it executes. ``lane``: it counts for the job's overlap policy
         (scheduled runs do, manual ones do not); ``serial``: it takes turns with the job's
-        other serial runs."""
+        other serial runs; ``start_at``/``claim``: it was fired ahead of that instant."""
         job_lane: _Lane | None = None
         if lane:
             job_lane = self._lanes.get(job.id)
@@ -219,8 +271,20 @@ class Runner:
         self._per_job[job.id] = self._per_job.get(job.id, 0) + 1
         if self._idle.is_set():
             self._idle = anyio.Event()
-        if serial and job_lane is not None:
+        if start_at is not None and start_at > self._clock.now():
+            item.where, item.claim = _Where.AHEAD, claim
+            heapq.heappush(self._ahead, (start_at, next(self._ahead_order), item))
+            if self._ahead[0][2] is item:
+                self._ahead_changed.set()
+            return
+        self._enter(item)
+
+    def _enter(self, item: _Item) -> None:
+        """Its instant has come: queue it in its lane, or go on to its target."""
+        job_lane = item.lane
+        if item.serial and job_lane is not None:
             if job_lane.busy:
+                item.where = _Where.LANE
                 job_lane.queue.append(item)
                 return
             job_lane.busy = True
@@ -255,7 +319,9 @@ class Runner:
 
     def _withdraw(self, item: _Item) -> None:
         """Take a waiting run out of the queue it waits in."""
-        if item.where is _Where.LANE and item.lane is not None:
+        if item.where is _Where.AHEAD:
+            item.where = _Where.WITHDRAWN  # left in the heap, skipped when popped
+        elif item.where is _Where.LANE and item.lane is not None:
             item.lane.queue.remove(item)
         elif item.where is _Where.TARGET:
             self._target_waiting[item.key].remove(item)
@@ -266,6 +332,19 @@ class Runner:
         for run_id, item in list(self._items.items()):
             if item.job.id == job_id:
                 self.stop(run_id, reason)
+
+    def withdraw_ahead(self, job_id: str | None = None) -> list[Claim]:
+        """Take back the runs fired ahead that still wait for their instant (of one job, or
+        all): they never execute here, and the scheduler undoes their claims."""
+        claims = []
+        for item in list(self._items.values()):
+            if item.where is not _Where.AHEAD or item.claim is None:
+                continue
+            if job_id is None or item.job.id == job_id:
+                self._withdraw(item)
+                self._release(item)
+                claims.append(item.claim)
+        return claims
 
     def stop_all(self, reason: StopReason) -> None:
         for run_id in list(self._items):
@@ -307,7 +386,21 @@ class Runner:
         """Release what the run held, let the next runs go, and hand the end to the writer."""
         if item.reason is not None:
             status, error = item.reason.status, item.reason.error
-        del self._items[run.id]
+        others = self._release(item)
+        final = run_with(
+            run,
+            status=status,
+            started_at=run.started_at,
+            finished_at=self._clock.now(),
+            error=error,
+        )
+        # The job is only kept for the events announcing the end: ends can wait in the writer
+        # by the thousand under a burst, and every object they hold is scanned by the GC.
+        self._writer.ended(Ended(final, others, item.job if self._bus.active else None))
+
+    def _release(self, item: _Item) -> int:
+        """Forget ``item`` and free what it held; returns how many runs of its job are left."""
+        del self._items[item.run.id]
         if item.has_slot:
             self._release_slot(item.key)
         if item.has_turn and item.lane is not None:
@@ -321,18 +414,9 @@ class Runner:
             self._per_job[item.job.id] = others
         else:
             del self._per_job[item.job.id]
-        final = run_with(
-            run,
-            status=status,
-            started_at=run.started_at,
-            finished_at=self._clock.now(),
-            error=error,
-        )
-        # The job is only kept for the events announcing the end: ends can wait in the writer
-        # by the thousand under a burst, and every object they hold is scanned by the GC.
-        self._writer.ended(Ended(final, others, item.job if self._bus.active else None))
         if not self._items:
             self._idle.set()
+        return others
 
     def _release_slot(self, key: str) -> None:
         waiting = self._target_waiting.get(key)

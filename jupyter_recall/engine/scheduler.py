@@ -1,9 +1,11 @@
 """The Scheduler: the firing loop, the public API over jobs and runs, and the engine's lease.
 
-The loop sleeps until the earliest ``next_fire_at`` or a wake-up (a new or changed job), never
-on a fixed poll, and re-reads the clock at least every ``max_sleep`` seconds to notice jumps of
-the wall clock. Each pass fires one batch of due jobs in one transaction (``firing.fire_due``)
-and hands the runs to the ``Runner``; their ends are written in batches by the ``RunWriter``.
+The loop sleeps until ``fire_ahead`` seconds before the earliest ``next_fire_at`` or a wake-up
+(a new or changed job), never on a fixed poll, and re-reads the clock at least every
+``max_sleep`` seconds to notice jumps of the wall clock. Each pass fires one batch of due jobs
+in one transaction (``firing.fire_due``), those due within ``fire_ahead`` included, and hands
+the runs to the ``Runner``, which holds the early ones until their instant; their ends are
+written in batches by the ``RunWriter``.
 
 Every store call goes through one worker thread (a ``CapacityLimiter(1)``) so that the event
 loop of the host (the Jupyter server's) never blocks on SQLite. Nothing here reads the time
@@ -71,7 +73,10 @@ class Scheduler:
         max_sleep: float = 30.0,
         lease_seconds: float = 30.0,
         batch_size: int = 500,
+        fire_ahead: float = 0.25,
     ) -> None:
+        if fire_ahead < 0:
+            raise ValueError(f"fire_ahead must be >= 0 seconds, got {fire_ahead}")
         self.store = store
         self.executor = executor
         self.clock: Clock = clock or SystemClock()
@@ -80,6 +85,8 @@ class Scheduler:
         self.max_sleep = max_sleep
         self.lease_seconds = lease_seconds
         self.batch_size = batch_size
+        self.fire_ahead = fire_ahead
+        self._ahead = timedelta(seconds=fire_ahead)
         self._limiter = anyio.CapacityLimiter(1)
         self._bus = EventBus()
         self._gate = FiringGate()
@@ -139,6 +146,10 @@ class Scheduler:
             if self._loops is not None:
                 self._loops.cancel()
             await self._loops_done.wait()
+            # Runs fired ahead of their instant are undone, so that the next engine fires them.
+            claims = self._runner.withdraw_ahead()
+            with anyio.CancelScope(shield=True):
+                await self._in_store(partial(firing.unclaim, self.store, claims))
             self._runner.stop_all(SHUTDOWN)
             await self._runner.wait_idle()
             self._runner.close()
@@ -156,6 +167,20 @@ class Scheduler:
                     loops.start_soon(self._lease_loop)
         finally:
             self._loops_done.set()
+
+    async def _in_store_unclaimed(self, job_id: str | None, func: Callable[[], T]) -> T:
+        """Run ``func`` (a change to jobs) in the store thread after undoing the runs fired
+        ahead for the job (or all jobs: ``None``), in the same call, so that no firing pass
+        comes between: the change applies as if they had not been fired."""
+        claims = self._runner.withdraw_ahead(job_id)
+        if not claims:
+            return await self._in_store(func)
+
+        def unclaimed_then() -> T:
+            firing.unclaim(self.store, claims)
+            return func()
+
+        return await self._in_store(unclaimed_then)
 
     def _require_running(self) -> None:
         if self._stack is None:
@@ -201,10 +226,11 @@ class Scheduler:
     # --- the firing loop -----------------------------------------------------------------------
 
     def _poke(self, fire_at: datetime | None) -> None:
-        """Wake the loop if ``fire_at`` is earlier than what it sleeps towards."""
+        """Wake the loop if ``fire_at`` needs a pass earlier than the one it sleeps towards."""
         if fire_at is None:
             return
-        if self._planning or self._sleeping_until is None or fire_at < self._sleeping_until:
+        pass_at = fire_at - self._ahead
+        if self._planning or self._sleeping_until is None or pass_at < self._sleeping_until:
             self._wake.set()
 
     async def _fire_loop(self) -> None:
@@ -223,7 +249,7 @@ class Scheduler:
             if result.full_batch:
                 await anyio.lowlevel.checkpoint()
                 continue
-            await self._sleep(result.next_fire_at)
+            await self._sleep(result.next_pass_at)
 
     async def _fire_once(self) -> firing.FireResult:
         now = self.clock.now()
@@ -235,10 +261,18 @@ class Scheduler:
                 engine_id=self.engine_id,
                 batch_size=self.batch_size,
                 in_flight=self._runner.in_flight,
+                ahead=self.fire_ahead,
             )
         )
         for fired in result.fired:
-            self._runner.start(fired.job, fired.run, lane=True, serial=fired.serial)
+            self._runner.start(
+                fired.job,
+                fired.run,
+                lane=True,
+                serial=fired.serial,
+                start_at=fired.start_at,
+                claim=fired.claim,
+            )
         for run in result.recorded:
             self._bus.run(RUN_FINISHED, run)
         for job in result.jobs:
@@ -344,7 +378,8 @@ class Scheduler:
         self._require_running()
         await self._guard(job_id, owner, "edited")
         changes = JobChanges(when, tz, name, action, target, policies, options)
-        job = await self._in_store(
+        job = await self._in_store_unclaimed(
+            job_id,
             partial(
                 jobs.update_job,
                 self.store,
@@ -352,14 +387,14 @@ class Scheduler:
                 owner=owner,
                 now=self.clock.now(),
                 changes=changes,
-            )
+            ),
         )
         return self._changed(job)
 
     async def pause_job(self, job_id: str, *, owner: str) -> Job:
         self._require_running()
-        job = await self._in_store(
-            partial(jobs.pause_job, self.store, job_id, owner=owner, now=self.clock.now())
+        job = await self._in_store_unclaimed(
+            job_id, partial(jobs.pause_job, self.store, job_id, owner=owner, now=self.clock.now())
         )
         return self._changed(job)
 
@@ -384,7 +419,8 @@ class Scheduler:
     async def skip_job(self, job_id: str, *, owner: str) -> Job:
         """Skip the next occurrence of a recurring job (recorded as a ``skipped`` run)."""
         self._require_running()
-        job, skipped = await self._in_store(
+        job, skipped = await self._in_store_unclaimed(
+            job_id,
             partial(
                 jobs.skip_job,
                 self.store,
@@ -393,7 +429,7 @@ class Scheduler:
                 now=self.clock.now(),
                 engine_id=self.engine_id,
                 in_flight=self._runner.held(job_id),
-            )
+            ),
         )
         if skipped is not None:
             self._bus.run(RUN_FINISHED, skipped, job=job)
@@ -421,8 +457,8 @@ class Scheduler:
         """Nothing more fires; runs already in flight finish (``stop_run`` stops them)."""
         self._require_running()
         await self._guard(job_id, owner, "cancelled")
-        job = await self._in_store(
-            partial(jobs.cancel_job, self.store, job_id, owner=owner, now=self.clock.now())
+        job = await self._in_store_unclaimed(
+            job_id, partial(jobs.cancel_job, self.store, job_id, owner=owner, now=self.clock.now())
         )
         return self._changed(job)
 
@@ -445,7 +481,8 @@ class Scheduler:
     ) -> owners.Reconciled:
         """Make the user's jobs declared by ``plugin_owner`` exactly ``specs`` (by key)."""
         self._require_running()
-        result = await self._in_store(
+        result = await self._in_store_unclaimed(
+            None,
             partial(
                 owners.reconcile,
                 self.store,
@@ -454,7 +491,7 @@ class Scheduler:
                 owner=owner,
                 now=self.clock.now(),
                 default_tz=self.default_tz,
-            )
+            ),
         )
         self._deleted(result.deleted)
         for job in result.created:
@@ -485,10 +522,11 @@ class Scheduler:
     async def disable_owner(self, plugin_owner: str, *, owner: str) -> list[Job]:
         """Nothing of ``plugin_owner`` fires for this user until ``enable_owner``."""
         self._require_running()
-        paused = await self._in_store(
+        paused = await self._in_store_unclaimed(
+            None,
             partial(
                 owners.disable_owner, self.store, plugin_owner, owner=owner, now=self.clock.now()
-            )
+            ),
         )
         return [self._changed(job) for job in paused]
 

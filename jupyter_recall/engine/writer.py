@@ -138,7 +138,7 @@ class RunWriter:
         on_flushed: Callable[[FlushResult, list[Ended]], None],
         gate: FiringGate | None = None,
         output_interval: float = 0.25,
-        max_batch: int = 32,
+        max_batch: int = 256,
         max_defer: float = 1.0,
     ) -> None:
         self._call = call

@@ -129,8 +129,8 @@ class Store(Protocol):
         """Active jobs with next_fire_at <= now, earliest first (O(log n) through an index)."""
         ...
 
-    def next_fire_at(self) -> datetime | None:
-        """The earliest next_fire_at among active jobs."""
+    def next_fire_at(self, *, after: datetime | None = None) -> datetime | None:
+        """The earliest next_fire_at among active jobs (strictly after ``after`` if given)."""
         ...
 
     def count_jobs(self, *, owner: str | None) -> int: ...
@@ -139,6 +139,11 @@ class Store(Protocol):
     def insert_runs(self, runs: Sequence[Run]) -> list[Run]:
         """Insert runs; a run whose (job_id, scheduled_for) exists already is not inserted.
         Returns the runs that were inserted."""
+        ...
+
+    def delete_runs(self, run_ids: Sequence[str]) -> None:
+        """Delete runs by id (system access: the engine withdrawing runs it claimed ahead of
+        their due instant); unknown ids are ignored."""
         ...
 
     def update_runs(self, runs: Sequence[Run]) -> None:

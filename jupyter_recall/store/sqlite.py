@@ -84,9 +84,12 @@ _UPDATE_RUN_STATE = (
     "UPDATE runs SET status = ?, started_at = ?, finished_at = ?, error = ? WHERE id = ?"
 )
 _NEXT_FIRE_AT = (
-    "SELECT next_fire_at FROM jobs WHERE status = 'active' AND next_fire_at IS NOT NULL "
+    "SELECT next_fire_at FROM jobs WHERE status = 'active' AND next_fire_at > ? "
     "ORDER BY next_fire_at LIMIT 1"
 )
+_LONG_AGO = -(2**62)
+"""Before every stored instant (microseconds since the epoch): ``next_fire_at > ?`` with it
+is ``IS NOT NULL``, so the query keeps one form, which uses the jobs_due index."""
 _PENDING_RECALL = (
     "kind = 'recall' AND status IN ('active', 'paused') AND next_occurrence IS NOT NULL"
 )
@@ -355,8 +358,9 @@ class SQLiteStore:
         rows = self._rows(_DUE_JOBS, (codec.encode_instant(now, "now"), limit))
         return [codec.job_from_row(row) for row in rows]
 
-    def next_fire_at(self) -> datetime | None:
-        rows = self._rows(_NEXT_FIRE_AT)
+    def next_fire_at(self, *, after: datetime | None = None) -> datetime | None:
+        bound = _LONG_AGO if after is None else codec.encode_instant(after, "after")
+        rows = self._rows(_NEXT_FIRE_AT, (bound,))
         return codec.decode_instant(rows[0][0]) if rows else None
 
     def count_jobs(self, *, owner: str | None) -> int:
@@ -402,6 +406,10 @@ class SQLiteStore:
         if missing:
             return NotFoundError("job", missing[0])
         return exc
+
+    def delete_runs(self, run_ids: Sequence[str]) -> None:
+        with self.atomic():
+            self._conn.executemany("DELETE FROM runs WHERE id = ?", [(i,) for i in run_ids])
 
     def update_runs(self, runs: Sequence[Run]) -> None:
         if not runs:

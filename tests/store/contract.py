@@ -316,6 +316,13 @@ class StoreContract:
         store.update_jobs([soon.evolve(status=JobStatus.COMPLETED)])
         assert store.next_fire_at() == T0 + minutes(120)
 
+    def test_next_fire_at_after_an_instant_is_strictly_later(self, store: Store) -> None:
+        soon, later = make_job(when="in 10m"), make_job(when="in 2h")
+        store.insert_jobs([soon, later])
+        assert store.next_fire_at(after=T0 + minutes(9)) == T0 + minutes(10)
+        assert store.next_fire_at(after=T0 + minutes(10)) == T0 + minutes(120)
+        assert store.next_fire_at(after=T0 + minutes(120)) is None
+
     # --- at most one pending recall per session -----------------------------------------------
 
     def test_a_second_pending_recall_in_a_session_is_refused(self, store: Store) -> None:
@@ -425,6 +432,14 @@ class StoreContract:
             and (run.scheduled_for - T0) // minutes(1) % 2 == 1
         ]
         assert sorted(ids(inserted)) == sorted(ids(expected))
+
+    def test_delete_runs_removes_those_runs_only(self, store: Store, job: Job) -> None:
+        runs = [make_run(job, T0 + minutes(i)) for i in range(3)]
+        store.insert_runs(runs)
+        store.delete_runs([runs[0].id, runs[2].id, "no-such-run"])
+        assert ids(store.list_runs(owner=None)) == [runs[1].id]
+        # The occurrence of a deleted run can be recorded again (a withdrawn claim).
+        assert ids(store.insert_runs([make_run(job, T0)])) != []
 
     def test_a_run_of_an_unknown_job_is_refused(self, store: Store) -> None:
         ghost = make_job()

@@ -1,0 +1,182 @@
+"""Firing ahead: a job due within ``fire_ahead`` is fired by the pass before its instant and
+executes at its instant; a change to the job before then undoes the claim, as if it had never
+been fired (``docs/engine.md``, "Firing ahead")."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from jupyter_recall.core.clock import ManualClock
+from jupyter_recall.core.model import JobStatus, RunStatus
+from jupyter_recall.engine.executors import CallableExecutor
+from jupyter_recall.engine.scheduler import Scheduler
+from jupyter_recall.store.sqlite import SQLiteStore
+from tests.engine.support import OWNER, T0, Script, eventually, new, running, runs_of, shape
+
+pytestmark = pytest.mark.anyio
+
+DUE = T0 + timedelta(seconds=10)
+AHEAD = 0.5
+
+
+async def claimed(engine: Scheduler, job_id: str) -> None:
+    """Wait until the pass has fired the job ahead (its run is recorded, not executed)."""
+
+    async def recorded() -> bool:
+        return len(await runs_of(engine, job_id)) == 1
+
+    await eventually(recorded)
+
+
+async def test_a_run_fired_ahead_executes_at_its_instant(
+    db: Path, script: Script, clock: ManualClock
+) -> None:
+    async with running(db, script, clock, fire_ahead=AHEAD) as engine:
+        job = await engine.add_job(new("in 10s"), owner=OWNER)
+        clock.advance(9.6)
+        await claimed(engine, job.id)
+        (run,) = await runs_of(engine, job.id)
+        assert (run.status, run.started_at, run.scheduled_for) == (RunStatus.RUNNING, None, DUE)
+        advanced = await engine.get_job(job.id, owner=OWNER)
+        assert (advanced.next_fire_at, advanced.run_count, advanced.last_run_at) == (None, 1, DUE)
+        clock.advance(0.3999)
+        await engine.list_jobs(owner=OWNER)
+        assert script.calls == []
+        clock.advance(0.0001)
+        await eventually(lambda: len(script.calls) == 1)
+        assert script.calls[0].run.started_at == DUE
+
+
+async def test_without_fire_ahead_nothing_is_recorded_before_the_instant(
+    db: Path, script: Script, clock: ManualClock
+) -> None:
+    async with running(db, script, clock, fire_ahead=0) as engine:
+        job = await engine.add_job(new("in 10s"), owner=OWNER)
+        clock.advance(9.999)
+        await engine.list_jobs(owner=OWNER)
+        assert await runs_of(engine, job.id) == []
+        clock.advance(0.001)
+        await eventually(lambda: len(script.calls) == 1)
+
+
+async def test_pausing_before_the_instant_undoes_the_claim(
+    db: Path, script: Script, clock: ManualClock
+) -> None:
+    async with running(db, script, clock, fire_ahead=AHEAD) as engine:
+        job = await engine.add_job(new("in 10s"), owner=OWNER)
+        clock.advance(9.8)
+        await claimed(engine, job.id)
+        paused = await engine.pause_job(job.id, owner=OWNER)
+        assert (paused.status, paused.next_fire_at, paused.run_count) == (
+            JobStatus.PAUSED,
+            DUE,
+            0,
+        )
+        assert paused.last_run_id is None
+        assert await runs_of(engine, job.id) == []
+        clock.advance(1)
+        await engine.list_jobs(owner=OWNER)
+        assert script.calls == []
+        await engine.resume_job(job.id, owner=OWNER, catch_up=True)
+        await eventually(lambda: len(script.calls) == 1)
+        assert script.calls[0].run.scheduled_for == DUE
+
+
+async def test_cancelling_before_the_instant_runs_nothing(
+    db: Path, script: Script, clock: ManualClock
+) -> None:
+    async with running(db, script, clock, fire_ahead=AHEAD) as engine:
+        job = await engine.add_job(new("every 10s"), owner=OWNER)
+        clock.advance(9.7)
+        await claimed(engine, job.id)
+        cancelled = await engine.cancel_job(job.id, owner=OWNER)
+        assert cancelled.status is JobStatus.CANCELLED
+        clock.advance(1)
+        await engine.list_jobs(owner=OWNER)
+        assert script.calls == []
+        assert await runs_of(engine, job.id) == []
+
+
+async def test_skipping_before_the_instant_skips_the_claimed_occurrence(
+    db: Path, script: Script, clock: ManualClock
+) -> None:
+    async with running(db, script, clock, fire_ahead=AHEAD) as engine:
+        job = await engine.add_job(new("every 10s"), owner=OWNER)
+        clock.advance(9.7)
+        await claimed(engine, job.id)
+        skipped = await engine.skip_job(job.id, owner=OWNER)
+        assert skipped.next_occurrence == DUE + timedelta(seconds=10)
+        (run,) = await runs_of(engine, job.id)
+        assert (run.status, run.scheduled_for) == (RunStatus.SKIPPED, DUE)
+        clock.advance(0.5)
+        await engine.list_jobs(owner=OWNER)
+        assert script.calls == []
+
+
+async def test_an_edit_before_the_instant_applies_to_the_claimed_occurrence(
+    db: Path, script: Script, clock: ManualClock
+) -> None:
+    async with running(db, script, clock, fire_ahead=AHEAD) as engine:
+        job = await engine.add_job(new("in 10s"), owner=OWNER)
+        clock.advance(9.7)
+        await claimed(engine, job.id)
+        edited = await engine.update_job(job.id, owner=OWNER, when="in 1m")
+        assert edited.next_fire_at == T0 + timedelta(seconds=9.7 + 60)
+        assert await runs_of(engine, job.id) == []
+        clock.advance(1)
+        await engine.list_jobs(owner=OWNER)
+        assert script.calls == []
+
+
+async def test_a_job_with_a_run_in_flight_is_decided_at_its_instant(
+    db: Path, script: Script, clock: ManualClock
+) -> None:
+    async with running(db, script, clock, fire_ahead=AHEAD) as engine:
+        job = await engine.add_job(new("every 10s", "block"), owner=OWNER)
+        clock.advance(10)
+        await eventually(lambda: len(script.blocked) == 1)
+        clock.advance(9.8)
+        await engine.list_jobs(owner=OWNER)
+        assert len(await runs_of(engine, job.id)) == 1  # not fired ahead: its run still runs
+        script.release()
+        await eventually(lambda: script.active == 0)
+        clock.advance(0.2)
+        await eventually(lambda: len(script.blocked) == 1)
+        runs = await runs_of(engine, job.id)
+        assert shape(runs) == [("succeeded", "schedule"), ("running", "schedule")]
+        script.release()
+
+
+async def test_a_claim_withdrawn_at_shutdown_is_fired_by_the_next_engine(
+    db: Path, script: Script, clock: ManualClock
+) -> None:
+    async with running(db, script, clock, fire_ahead=AHEAD) as engine:
+        job = await engine.add_job(new("in 10s"), owner=OWNER)
+        clock.advance(9.8)
+        await claimed(engine, job.id)
+    store = SQLiteStore(db)
+    try:
+        assert store.list_runs(owner=OWNER) == []
+        async with Scheduler(
+            store, CallableExecutor(script), clock=clock, fire_ahead=AHEAD
+        ) as again:
+            clock.advance(0.2)
+            await eventually(lambda: len(script.calls) == 1)
+            assert script.calls[0].run.scheduled_for == DUE
+            await eventually(lambda: script.active == 0)
+            (run,) = await runs_of(again, job.id)
+            assert run.engine_id == again.engine_id
+    finally:
+        store.close()
+
+
+async def test_fire_ahead_must_not_be_negative(db: Path, script: Script) -> None:
+    store = SQLiteStore(db)
+    try:
+        with pytest.raises(ValueError, match="fire_ahead must be >= 0 seconds, got -1"):
+            Scheduler(store, CallableExecutor(script), fire_ahead=-1)
+    finally:
+        store.close()
