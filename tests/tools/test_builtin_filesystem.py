@@ -163,3 +163,15 @@ async def test_large_files_are_cut_and_errors_are_results(registry, root):
     not_dir = await small.run_tool("filesystem.list", {"path": "big.txt"})
     assert "is not a directory" in not_dir["error"]
     small.close()
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="needs Linux's /proc")
+async def test_a_file_that_reports_no_size_is_read_whole(registry):
+    # /proc files say they are empty (st_size 0) and are not.
+    runner = ToolRunner(registry, root="/proc/self")
+    try:
+        result = await runner.run_tool("filesystem.read", {"path": "status"})
+    finally:
+        runner.close()
+    assert result["data"]["size"] == 0
+    assert f"Pid:\t{os.getpid()}" in result["data"]["content"]

@@ -17,16 +17,35 @@ to a thread and back costs more than reading them (and finding the file already 
 file system from the loop). A watcher reads its file every few seconds."""
 
 
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
 def _read_text(path: str, encoding: str, limit: int) -> tuple[str, int, bool]:
-    with open(path, "rb") as handle:
-        size = os.fstat(handle.fileno()).st_size
-        raw = handle.read(limit + 1)
+    descriptor = os.open(path, _READ_FLAGS)
+    try:
+        size = os.fstat(descriptor).st_size
+        # Sized to the file: a buffer of the whole limit (1 MB) costs more than reading a
+        # small file. Files that do not tell their size (/proc) are read up to the limit.
+        raw = _read_up_to(descriptor, (min(size, limit) if size else limit) + 1)
+    finally:
+        os.close(descriptor)
     truncated = len(raw) > limit
     # Cutting inside a multi-byte character: the broken tail is dropped, not an error.
     text = raw[:limit].decode(encoding, errors="ignore" if truncated else "strict")
     if truncated:
         text += f"\n[truncated: {limit} of {size} bytes shown]"
     return text, size, truncated
+
+
+def _read_up_to(descriptor: int, count: int) -> bytes:
+    chunks = []
+    while count > 0:
+        chunk = os.read(descriptor, count)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        count -= len(chunk)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 @builtin("filesystem.read", "Read a text file under the root: path, encoding='utf-8'.")
