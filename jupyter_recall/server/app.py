@@ -61,6 +61,13 @@ class RecallApp(ExtensionApp):
     max_sleep = Float(
         30.0, config=True, help="Longest the scheduler sleeps before re-reading the wall clock."
     )
+    fire_ahead = Float(
+        0.25,
+        config=True,
+        help="Seconds before their instant that due jobs are fired (recorded) by the scheduler, "
+        "to execute at the instant: a burst of jobs then starts on time. 0 records each run "
+        "at its instant.",
+    )
     notification_channels = Dict(
         config=True,
         help="Named notification channels: {name: {type: log|webhook|email|session|ui, ...}}.",
@@ -116,6 +123,13 @@ class RecallApp(ExtensionApp):
             raise TraitError(f"RecallApp.{proposal['trait'].name} must be > 0, got {value}")
         return value
 
+    @validate("fire_ahead")
+    def _check_fire_ahead(self, proposal: dict[str, Any]) -> float:
+        value = float(proposal["value"])
+        if value < 0:
+            raise TraitError(f"RecallApp.fire_ahead must be >= 0 seconds, got {value}")
+        return value
+
     @validate("notification_channels")
     def _check_channels(self, proposal: dict[str, Any]) -> dict[str, Any]:
         channels = dict(proposal["value"])
@@ -158,6 +172,7 @@ class RecallApp(ExtensionApp):
             per_target_limit=self.per_kernel_limit,
             output_limit=self.output_limit,
             max_sleep=self.max_sleep,
+            fire_ahead=self.fire_ahead,
             engine_id=self._engine_id(),
         )
         self.scheduler.subscribe(self._events.publish)
