@@ -36,6 +36,8 @@ OUTPUT_LIMIT = 1_000_000
 """Characters (text) or bytes of output kept in a result; the rest is cut, with a note."""
 MAX_THREADS = 64
 """Threads for sync tools and blocking I/O: enough that 50 parallel sync calls do not queue."""
+MAX_FITTING = 32
+"""Sets of param names remembered per tool as fitting its signature."""
 NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -175,6 +177,11 @@ class Tool:
     """Built-ins take the ``ToolContext`` first and return a ``ToolResult`` themselves."""
     signature: inspect.Signature = field(init=False, repr=False, compare=False)
     is_async: bool = field(init=False, repr=False, compare=False)
+    _fitting: set[frozenset[str]] = field(
+        init=False, repr=False, compare=False, default_factory=set
+    )
+    """Sets of param names known to fit the signature: whether params bind depends on their
+    names only (they are passed by keyword), and binding costs more than the rest of a call."""
 
     def __post_init__(self) -> None:
         if not callable(self.func):
@@ -199,12 +206,17 @@ class Tool:
         """The positional arguments of the call; ValidationError on ``params`` when the params
         do not fit the function's signature (checked before anything runs or is asked)."""
         args: tuple[Any, ...] = (context,) if self.builtin else ()
+        names = frozenset(params)
+        if names in self._fitting:
+            return args
         try:
             self.signature.bind(*args, **params)
         except TypeError as error:
             raise ValidationError(
                 "params", f"{self.name}: {error}", accepted=self.parameters()
             ) from None
+        if len(self._fitting) < MAX_FITTING:
+            self._fitting.add(names)
         return args
 
     def describe(self) -> dict[str, Any]:

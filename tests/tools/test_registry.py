@@ -55,6 +55,27 @@ async def test_bad_arguments_are_refused_before_the_call(runner, registry):
     assert calls == []
 
 
+async def test_params_that_fitted_once_do_not_let_others_through(runner, registry):
+    @registry.register("math.sub")
+    def sub(a: int, b: int = 1) -> int:
+        return a - b
+
+    assert (await runner.run_tool("math.sub", {"a": 5}))["data"] == 4
+    assert (await runner.run_tool("math.sub", {"a": 5, "b": 2}))["data"] == 3
+    assert (await runner.run_tool("math.sub", {"a": 7}))["data"] == 6
+    unknown = await runner.run_tool("math.sub", {"a": 5, "c": 2})
+    assert "unexpected keyword argument 'c'" in unknown["error"]
+    missing = await runner.run_tool("math.sub", {"b": 2})
+    assert "missing a required argument: 'a'" in missing["error"]
+
+    @registry.register("math.sub")
+    def sub_again(x: int) -> int:
+        return -x
+
+    replaced = await runner.run_tool("math.sub", {"a": 5})
+    assert "missing a required argument: 'x'" in replaced["error"], "a new tool binds anew"
+
+
 async def test_unknown_tool_lists_the_known_ones(runner):
     result = await runner.run_tool("nope.tool")
     assert result["success"] is False
