@@ -216,6 +216,35 @@ def decode_payload(text: str, field: str) -> dict[str, Any]:
     return data
 
 
+_ATOMIC = frozenset({str, int, float, bool, type(None)})
+_SHARED_TEXT_LIMIT = 1024
+"""Payload texts longer than this are decoded every time rather than remembered."""
+
+
+def _flat_payload(field: str) -> Callable[[str], dict[str, Any] | None]:
+    def decode_if_flat(text: str) -> dict[str, Any] | None:
+        value = decode_payload(text, field)
+        return value if all(type(item) in _ATOMIC for item in value.values()) else None
+
+    return decode_if_flat
+
+
+_flat_payloads = {
+    field: _Memo(_flat_payload(field), size=1024) for field in ("action", "target", "options")
+}
+
+
+def _payload_value(text: str, field: str) -> dict[str, Any]:
+    """A fresh dict of a stored payload. Jobs fired together often share their payload texts:
+    a short one whose values are all atomic is decoded once and copied (a shallow copy then
+    shares nothing mutable with the remembered one)."""
+    if len(text) <= _SHARED_TEXT_LIMIT:
+        flat = _flat_payloads[field][text]
+        if flat is not None:
+            return dict(flat)
+    return decode_payload(text, field)
+
+
 def _encode_policies(policies: Policies) -> str:
     return encode_payload(policies.to_dict(), "policies")
 
@@ -322,9 +351,9 @@ def _job_from_row(row: Row) -> Job:
         status=_JOB_STATUSES[row[4]],
         when=row[5],
         schedule=_schedule_value[row[7]],
-        action=decode_payload(row[8], "action"),
-        target=decode_payload(row[9], "target"),
-        options=decode_payload(row[10], "options"),
+        action=_payload_value(row[8], "action"),
+        target=_payload_value(row[9], "target"),
+        options=_payload_value(row[10], "options"),
         policies=_policies_value[row[11]],
         session=row[12],
         next_occurrence=None if next_occurrence is None else at[next_occurrence],

@@ -302,3 +302,20 @@ def test_bounded_output_never_exceeds_the_limit_and_counts_every_character(
 def test_a_limit_shorter_than_the_marker_keeps_only_the_marker() -> None:
     assert bounded_output("", 0, "x" * 100, 5) == (truncation_marker(100), 100)
     assert bounded_output("xyz", 0, "", 5) == ("xyz", 0)
+
+
+def test_jobs_read_together_get_payloads_of_their_own(store: SQLiteStore) -> None:
+    flat = {"type": "notification", "message": "shared"}
+    nested = {"type": "notification", "message": "deep", "extra": {"tags": ["a"]}}
+    made = [make_job(action=flat), make_job(action=flat), make_job(action=nested)]
+    made.append(make_job(action=nested))
+    store.insert_jobs(made)
+    read = {job.id: job for job in store.list_jobs(owner=None)}
+    first, second, third, fourth = (read[job.id] for job in made)
+    assert first.action == second.action == flat
+    first.action["message"] = "changed by a caller"
+    assert second.action["message"] == "shared"
+    assert store.get_job(first.id, owner=None).action == flat
+    third.action["extra"]["tags"].append("b")
+    assert fourth.action["extra"] == {"tags": ["a"]}
+    assert store.get_job(third.id, owner=None).action == nested
