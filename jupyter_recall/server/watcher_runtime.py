@@ -222,7 +222,7 @@ class WatcherRuntime:
         self.tools = tools
         self.kernel = kernel
         self._states: dict[str, WatchState] = {}
-        self._specs: dict[str, tuple[datetime, WatcherSpec]] = {}
+        self._specs: dict[str, tuple[Mapping[str, Any], Mapping[str, Any], WatcherSpec]] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._pending: list[_Pending] = []
         self._limiter = anyio.CapacityLimiter(1)
@@ -238,17 +238,20 @@ class WatcherRuntime:
     # --- one check --------------------------------------------------------------------------
 
     def _spec(self, job: Job) -> WatcherSpec:
+        # Keyed on what the spec is made of, not on ``updated_at``: every firing changes that.
         cached = self._specs.get(job.id)
-        if cached is None or cached[0] != job.updated_at:
-            cached = (job.updated_at, WatcherSpec.of(job))
+        if cached is None or cached[0] != job.action or cached[1] != job.options:
+            cached = (job.action, job.options, WatcherSpec.of(job))
             self._specs[job.id] = cached
-        return cached[1]
+        return cached[2]
 
     async def check(self, job: Job, run: Run, output: OutputSink) -> RunOutcome:
         spec = self._spec(job)
         # asyncio's lock: taking a free one does not yield to the loop (anyio's does), and
         # this runs for every check of every watcher.
-        lock = self._locks.setdefault(job.id, asyncio.Lock())
+        lock = self._locks.get(job.id)
+        if lock is None:
+            lock = self._locks[job.id] = asyncio.Lock()
         async with lock:
             result = await self._run_tool(job, run, spec)
             if isinstance(result, RunOutcome):

@@ -98,6 +98,28 @@ async def test_on_change_notifies_exactly_on_the_file_changes(jp_fetch, jp_root_
     assert final["last_notified_at"] is not None
 
 
+async def test_a_watcher_job_edited_through_the_jobs_api_checks_as_edited(
+    jp_fetch, jp_root_dir, hook
+):
+    (jp_root_dir / "a.txt").write_text("first file")
+    (jp_root_dir / "b.txt").write_text("second file")
+    watcher = await start(jp_fetch, params={"path": "a.txt"}, label="before")
+    watcher_id = watcher["watcher_id"]
+    await first_check(jp_fetch, watcher_id)
+    await check_now(jp_fetch, watcher_id)
+    job = await call(jp_fetch, "GET", f"api/recall/jobs/{watcher_id}")
+    options = job["options"]
+    options["watcher"]["label"] = "after"
+    action = {**job["action"], "params": {"path": "b.txt"}}
+    edit = {"action": action, "options": options}
+    await call(jp_fetch, "PATCH", f"api/recall/jobs/{watcher_id}", edit)
+    await check_now(jp_fetch, watcher_id)
+    bodies = await asyncio.to_thread(hook.wait, 2)
+    assert [b["structured_data"]["reason"] for b in bodies] == ["baseline", "changed"]
+    assert bodies[1]["structured_data"]["result"]["data"]["content"] == "second file"
+    assert bodies[1]["structured_data"]["label"] == "after"
+
+
 async def test_checks_follow_the_interval_schedule(jp_fetch, jp_root_dir, hook):
     (jp_root_dir / "tick.txt").write_text("same")
     watcher = await start(jp_fetch, params={"path": "tick.txt"}, interval=5)
