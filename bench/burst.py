@@ -112,6 +112,7 @@ async def run_recall(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         base = window_start(args.jobs, rate, args.lead)
         batch = news(due_offsets(args.jobs, args.window, args.seed), base)
         create_per_s = await create(scheduler, batch)
+        del batch  # a caller does not keep its submissions; held, the GC scans them all
         check_head_start("recall", base)
         await wait_for(lambda: len(lags) >= args.jobs, base + args.window + args.timeout)
     persisted = len(store.list_runs(owner="bench", where=RunFilter()))

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import datetime
 from typing import Any
 
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.core.tz import resolve_tz
-from jupyter_recall.kernel.tables import clip, describe_target, format_instant, text_table
+from jupyter_recall.kernel.tables import (
+    clip,
+    describe_target,
+    format_instant,
+    parse_instant,
+    text_table,
+)
 
 JOB_COLUMNS = ("id", "name", "schedule", "status", "next fire", "last")
 RUN_COLUMNS = ("run", "job", "status", "trigger", "scheduled for", "duration", "error")
@@ -122,10 +127,12 @@ def job_line(job: Mapping[str, Any]) -> str:
 
 def _zoned(value: str, zone_name: str) -> str:
     """A fire time in the schedule's zone, and in this machine's zone when that differs."""
+    instant = parse_instant(value)
     try:
-        instant = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        zoned = instant.astimezone(resolve_tz(zone_name))
-    except (ValueError, ValidationError):
+        zoned = None if instant is None else instant.astimezone(resolve_tz(zone_name))
+    except ValidationError:
+        zoned = None
+    if instant is None or zoned is None:
         return local_instant(value)
     text = zoned.strftime("%a %Y-%m-%d %H:%M:%S ") + (zoned.tzname() or zone_name)
     local = instant.astimezone()

@@ -12,16 +12,24 @@ NAME_WIDTH = 40
 OUTPUT_LINES = 5
 
 
-def format_instant(value: Any, zone: tzinfo | None = timezone.utc) -> str:
-    """An ISO instant of the API as ``2026-06-01 12:00:00 UTC``; ``zone=None``: local time."""
-    if not isinstance(value, str):
-        return "-"
+def parse_instant(value: Any) -> datetime | None:
+    """An ISO instant of the API as an aware datetime (the API sends aware instants only; a
+    naive one is taken as UTC); None when ``value`` is not an instant. The one parser of the
+    magics, widgets and command line."""
+    if not isinstance(value, str) or not value:
+        return None
     try:
         instant = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
-        return value
-    if instant.tzinfo is None:
-        return instant.strftime("%Y-%m-%d %H:%M:%S")
+        return None
+    return instant if instant.tzinfo is not None else instant.replace(tzinfo=timezone.utc)
+
+
+def format_instant(value: Any, zone: tzinfo | None = timezone.utc) -> str:
+    """An ISO instant of the API as ``2026-06-01 12:00:00 UTC``; ``zone=None``: local time."""
+    instant = parse_instant(value)
+    if instant is None:
+        return value if isinstance(value, str) and value else "-"
     return instant.astimezone(zone).strftime("%Y-%m-%d %H:%M:%S %Z")
 
 

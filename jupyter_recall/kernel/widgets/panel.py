@@ -154,7 +154,7 @@ class JobsPanel:
         start = end - TIMELINE_WINDOW
         with self._lock:
             for run_id, run in list(self.runs.items()):
-                instant = render.parse_instant(run.get("finished_at") or run.get("started_at"))
+                instant = tables.parse_instant(run.get("finished_at") or run.get("started_at"))
                 if instant is not None and instant < start:
                     del self.runs[run_id]
             shown = {str(job["id"]) for job in self.jobs}

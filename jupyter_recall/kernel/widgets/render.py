@@ -17,6 +17,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from jupyter_recall.kernel import tables
+from jupyter_recall.kernel.tables import parse_instant
 
 RUN_COLOURS = {
     "running": "#1565c0",
@@ -62,17 +63,6 @@ _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 
 
 # --- values -----------------------------------------------------------------------------------
-
-
-def parse_instant(value: Any) -> datetime | None:
-    """An ISO instant of the API as an aware datetime (naive ones are taken as UTC)."""
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        instant = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return instant if instant.tzinfo is not None else instant.replace(tzinfo=timezone.utc)
 
 
 def zone_of(tz: Any) -> tzinfo:
