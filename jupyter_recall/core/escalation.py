@@ -125,9 +125,14 @@ def parse_escalation(notify_when: object, notify_config: object = None) -> Escal
 # --- results ------------------------------------------------------------------------------------
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, default=str, ensure_ascii=False)
+"""Shared: ``json.dumps`` with these options builds an encoder at every call, which costs about
+as much as encoding a small result (every check of a watcher encodes one)."""
+
+
 def to_json_text(value: Any) -> str:
     """Canonical JSON (sorted keys); values JSON cannot hold are shown as their ``str``."""
-    return json.dumps(value, sort_keys=True, default=str, ensure_ascii=False)
+    return _CANONICAL.encode(value)
 
 
 def clip(text: str, limit: int) -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from jupyter_recall.core.errors import ValidationError
-from jupyter_recall.tools.registry import Located, ToolContext, ToolResult, builtin, failed, ok
+from jupyter_recall.tools.registry import ToolContext, ToolResult, builtin, failed, ok
 
 MAX_ENTRIES = 10_000
 INLINE_READ = 64 * 1024
@@ -53,20 +53,19 @@ async def read(context: ToolContext, path: str, encoding: str = "utf-8") -> Tool
     found = context.locate(path)
     if found.stat is None or not stat.S_ISREG(found.stat.st_mode):
         return failed(f"filesystem.read: {path!r} is not a file under the root")
+    limit = context.output_limit
     try:
-        text, size, truncated = await _read(context, found, encoding)
+        if found.stat.st_size <= INLINE_READ:
+            text, size, truncated = _read_text(found.path, encoding, limit)
+        else:
+            text, size, truncated = await context.run_blocking(
+                _read_text, found.path, encoding, limit
+            )
     except UnicodeDecodeError as error:
         return failed(f"filesystem.read: {path!r} is not {encoding} text ({error.reason})")
     except LookupError:
         raise ValidationError("encoding", f"unknown encoding {encoding!r}") from None
     return ok({"path": found.relative, "content": text, "size": size, "truncated": truncated})
-
-
-async def _read(context: ToolContext, found: Located, encoding: str) -> tuple[str, int, bool]:
-    assert found.stat is not None
-    if found.stat.st_size <= INLINE_READ:
-        return _read_text(found.path, encoding, context.output_limit)
-    return await context.run_blocking(_read_text, found.path, encoding, context.output_limit)
 
 
 def _write_text(path: Path, content: str, encoding: str, append: bool) -> int:
