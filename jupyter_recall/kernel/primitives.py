@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextvars
+import logging
 import os
 import sys
 import threading
@@ -47,6 +48,8 @@ from jupyter_recall.tools.parallel import (
     run_actions,
 )
 from jupyter_recall.tools.policy import check_key, check_policies, check_policy
+
+_log = logging.getLogger("jupyter_recall.kernel")
 
 __all__ = [
     "approvals",
@@ -415,6 +418,40 @@ def _notify_finished(task: BackgroundTask) -> None:
         }
     )
     _show_finished(task, text)
+    _tell_the_ui(task, text)
+
+
+def _tell_the_ui(task: BackgroundTask, text: str) -> None:
+    """The user's JupyterLab hears of the end too (a toast): a ``ui`` notification, sent from a
+    thread of its own so that neither the private loop nor a cell waits on the server. Only
+    from a kernel: anywhere else there is no notebook UI to tell."""
+    if _ipython_kernel() is None:
+        return
+    threading.Thread(
+        target=_send_ui_notification, args=(task, text), name="recall-background-ui", daemon=True
+    ).start()
+
+
+def _send_ui_notification(task: BackgroundTask, text: str) -> None:
+    from jupyter_recall.kernel.watch import send_notification
+
+    try:
+        send_notification(
+            "ui",
+            text,
+            title=f"Background task {task.name} {task.status}",
+            priority="high" if task.status == "failed" else "normal",
+            tags=["background", task.status],
+            structured_data={
+                "task_id": task.task_id,
+                "tool": task.name,
+                "status": task.status,
+                "elapsed": round(task.elapsed, 3),
+            },
+        )
+    except (RecallError, OSError, ValueError) as error:
+        # The task's own notification and cell output are what count; the toast is a courtesy.
+        _log.debug("background task %s: the UI was not told: %s", task.task_id, error)
 
 
 def background_run(name: str, params: Mapping[str, Any] | None = None) -> str:

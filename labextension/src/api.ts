@@ -1,7 +1,7 @@
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
-import type { IJob, IRun } from './state';
+import type { IJob, IRun, IWatcher } from './state';
 
 /** An error answer of /api/recall, with the server's message (it names the field at fault). */
 export class RecallApiError extends Error {
@@ -68,5 +68,20 @@ export class RecallApi {
 
   create(job: { [key: string]: unknown }): Promise<IJob> {
     return this.request<IJob>('POST', 'jobs', job);
+  }
+
+  /** Changes a job's schedule, name, ... (PATCH: only the fields given). */
+  update(jobId: string, changes: { [key: string]: unknown }): Promise<IJob> {
+    return this.request<IJob>('PATCH', `jobs/${jobId}`, changes);
+  }
+
+  async watchers(): Promise<IWatcher[]> {
+    const answer = await this.request<{ watchers: IWatcher[] }>('GET', 'watchers');
+    return answer.watchers;
+  }
+
+  /** A watcher with its last check (`last_result`). */
+  watcher(watcherId: string): Promise<IWatcher> {
+    return this.request<IWatcher>('GET', `watchers/${watcherId}?last_n=1`);
   }
 }

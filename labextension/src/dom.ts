@@ -27,5 +27,6 @@ export const ACTION_LABELS: { [action: string]: string } = {
   pause: 'Pause',
   resume: 'Resume',
   skip: 'Skip',
-  cancel: 'Cancel'
+  cancel: 'Cancel',
+  edit: 'Edit schedule'
 };

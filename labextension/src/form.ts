@@ -1,7 +1,6 @@
 import { h } from './dom';
 import { RecallModel } from './model';
-
-const PREVIEW_DELAY_MS = 300;
+import { SchedulePreview } from './schedule';
 
 /**
  * Creates a code job for the current notebook's kernel (or a headless kernel), with a live
@@ -17,8 +16,8 @@ export class JobForm {
       { class: 'jp-RecallForm', 'aria-label': 'New job', onSubmit: (e: Event) => this._submit(e) },
       h('h3', {}, 'New job'),
       this._notebook,
-      h('label', {}, 'When', this._when),
-      this._preview,
+      h('label', {}, 'When', this._when.input),
+      this._when.preview,
       h('label', {}, 'Name', this._name),
       h('label', {}, 'Code', this._code),
       h('label', {}, 'Runs in', this._target),
@@ -39,36 +38,8 @@ export class JobForm {
     this._target.querySelector<HTMLOptionElement>('option[value="kernel"]')!.disabled = !path;
     if (!path) {
       this._target.value = 'headless';
-    }
-  }
-
-  private _schedulePreview(): void {
-    window.clearTimeout(this._timer);
-    this._timer = window.setTimeout(() => void this._previewNow(), PREVIEW_DELAY_MS);
-  }
-
-  private async _previewNow(): Promise<void> {
-    const when = this._when.value.trim();
-    const asked = ++this._asked;
-    if (!when) {
-      this._preview.replaceChildren();
-      return;
-    }
-    try {
-      const parsed = await this.model.api.parse(when);
-      if (asked !== this._asked) {
-        return;
-      }
-      this._preview.className = 'jp-RecallForm-preview';
-      this._preview.replaceChildren(
-        h('div', {}, `${parsed.description} (${parsed.tz})`),
-        h('ul', {}, ...parsed.next_fire_times.map(t => h('li', {}, new Date(t).toLocaleString())))
-      );
-    } catch (error) {
-      if (asked === this._asked) {
-        this._preview.className = 'jp-RecallForm-preview jp-mod-error';
-        this._preview.replaceChildren((error as Error).message);
-      }
+    } else if (!this._targetChosen) {
+      this._target.value = 'kernel';
     }
   }
 
@@ -80,7 +51,7 @@ export class JobForm {
         ? { type: 'kernel', path }
         : { type: 'headless', kernel_name: 'python3' };
     const job: { [key: string]: unknown } = {
-      when: this._when.value.trim(),
+      when: this._when.value,
       action: { type: 'code', code: this._code.value },
       target
     };
@@ -98,24 +69,17 @@ export class JobForm {
     }
   }
 
-  private _asked = 0;
-  private _timer = 0;
   private _notebook = h('div', { class: 'jp-RecallForm-notebook' });
-  private _when = h('input', {
-    type: 'text',
-    name: 'when',
-    placeholder: 'in 10 min, every day at 09:00, 0 9 * * 1',
-    required: true,
-    onInput: () => this._schedulePreview()
-  });
-  private _preview = h('div', { class: 'jp-RecallForm-preview', 'aria-live': 'polite' });
+  private _when = new SchedulePreview(this.model.api, 'When');
   private _name = h('input', { type: 'text', name: 'name', placeholder: 'optional' });
   private _code = h('textarea', { name: 'code', rows: '3', required: true });
   private _target = h(
     'select',
-    { name: 'target' },
+    { name: 'target', onChange: () => (this._targetChosen = true) },
     h('option', { value: 'kernel' }, "this notebook's kernel"),
     h('option', { value: 'headless' }, 'a headless python3 kernel')
   );
+  /** Whether the user picked where the job runs (else a notebook's kernel when one is open). */
+  private _targetChosen = false;
   private _status = h('div', { class: 'jp-RecallForm-status', 'aria-live': 'polite' });
 }

@@ -1,47 +1,37 @@
 import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { Notification } from '@jupyterlab/apputils';
 import { Event } from '@jupyterlab/services';
-import { LabIcon } from '@jupyterlab/ui-components';
 import { Widget } from '@lumino/widgets';
 
+import { IToast, toastFor } from './alerts';
 import { RecallApi } from './api';
 import { isNotebook, RecallBanner } from './banner';
 import { JobForm } from './form';
+import { recallIcon } from './icons';
 import { RecallModel } from './model';
 import { RecallSidebar } from './sidebar';
-import { IChangeEvent, isFailedRun, SCHEMA_ID } from './state';
-
-const clockSvg =
-  '<svg xmlns="http://www.w3.org/2000/svg" width="16" viewBox="0 0 24 24"><path class="jp-icon3" fill="#616161" d="M12 2a10 10 0 1 0 0 20 10 10 0 0 0 0-20zm0 18a8 8 0 1 1 0-16 8 8 0 0 1 0 16zm.5-13H11v6l5.2 3.2.8-1.3-4.5-2.7V7z"/></svg>';
-
-export const recallIcon = new LabIcon({ name: 'jupyter-recall:clock', svgstr: clockSvg });
+import { IChangeEvent, SCHEMA_ID } from './state';
 
 /** Where the poll of Lab's event socket reports a lost connection (not public API). */
 interface IEventPoll {
   _poll?: { ticked?: { connect(slot: (sender: unknown, state: { phase: string }) => void): void } };
 }
 
-function notifyFailure(
-  app: JupyterFrontEnd,
-  model: RecallModel,
-  sidebar: Widget,
-  event: IChangeEvent
-): void {
-  const run = event.run!;
-  const job = event.job ?? model.state.jobs[run.job_id];
-  const name = job?.name ?? run.job_id;
-  Notification.error(`Recall job "${name}" failed${run.error ? `: ${run.error}` : ''}`, {
-    autoClose: 15000,
-    actions: [
-      {
-        label: 'Show run',
-        callback: () => {
-          app.shell.activateById(sidebar.id);
-          void model.select(run.job_id, run.id);
-        }
-      }
-    ]
-  });
+function showToast(app: JupyterFrontEnd, model: RecallModel, sidebar: Widget, toast: IToast): void {
+  const { jobId, runId } = toast;
+  const actions =
+    jobId && runId
+      ? [
+          {
+            label: 'Show run',
+            callback: () => {
+              app.shell.activateById(sidebar.id);
+              void model.select(jobId, runId);
+            }
+          }
+        ]
+      : [];
+  Notification.emit(toast.message, toast.type, { autoClose: 15000, actions });
 }
 
 /**
@@ -74,9 +64,11 @@ function subscribe(app: JupyterFrontEnd, model: RecallModel, sidebar: Widget): v
     }
     resync();
     const event = emission as unknown as IChangeEvent;
+    // Read before the event changes the state: a job deleted by it still names its toast.
+    const toast = toastFor(event, model.state);
     model.apply(event);
-    if (isFailedRun(event)) {
-      notifyFailure(app, model, sidebar, event);
+    if (toast) {
+      showToast(app, model, sidebar, toast);
     }
   });
 }
@@ -103,7 +95,8 @@ function trackNotebooks(app: JupyterFrontEnd, model: RecallModel, form: JobForm)
 
 const plugin: JupyterFrontEndPlugin<void> = {
   id: 'jupyter-recall:plugin',
-  description: 'Recall sidebar, live job updates, failure toasts and the pending-recall banner.',
+  description:
+    'Recall sidebar (jobs, runs, watchers, notifications), live updates, toasts and the pending-recall banner.',
   autoStart: true,
   optional: [ILayoutRestorer],
   activate: (app: JupyterFrontEnd, restorer: ILayoutRestorer | null) => {

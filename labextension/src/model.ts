@@ -3,6 +3,7 @@ import { ISignal, Signal } from '@lumino/signaling';
 import { RecallApi } from './api';
 import {
   applyChange,
+  emptyFilter,
   emptyState,
   IChangeEvent,
   IFilter,
@@ -11,9 +12,12 @@ import {
   IState,
   mergeJobs,
   outputGap,
+  staleWatcher,
   withFetchedRun,
   withFetchedRuns,
-  withJobs
+  withJobs,
+  withWatcher,
+  withWatchers
 } from './state';
 
 /**
@@ -24,7 +28,7 @@ export class RecallModel {
   constructor(readonly api: RecallApi) {}
 
   state: IState = emptyState();
-  filter: IFilter = { status: '', query: '' };
+  filter: IFilter = emptyFilter();
   selectedJob: string | null = null;
   selectedRun: string | null = null;
   error = '';
@@ -37,8 +41,8 @@ export class RecallModel {
   async refresh(): Promise<void> {
     try {
       // Fetch first, then merge into the state as it is now: events may land meanwhile.
-      const jobs = await this.api.jobs();
-      this.state = withJobs(this.state, jobs);
+      const [jobs, watchers] = await Promise.all([this.api.jobs(), this.api.watchers()]);
+      this.state = withWatchers(withJobs(this.state, jobs), watchers);
       const selected = this.selectedJob;
       if (selected && this.state.jobs[selected]) {
         const runs = await this.api.runs(selected);
@@ -49,6 +53,17 @@ export class RecallModel {
       this.error = `Could not load jobs: ${(error as Error).message}`;
     }
     this._changed.emit();
+    await Promise.all(Object.keys(this.state.watchers).map(id => this._fetchWatcher(id)));
+  }
+
+  /** A watcher with its last check: after a listing, and when one of its checks ended. */
+  private async _fetchWatcher(id: string): Promise<void> {
+    try {
+      this.state = withWatcher(this.state, await this.api.watcher(id));
+      this._changed.emit();
+    } catch (error) {
+      console.warn('jupyter-recall: watcher', id, error);
+    }
   }
 
   /** The recalls of one notebook (the banner asks when a notebook becomes current). */
@@ -77,6 +92,10 @@ export class RecallModel {
       (outputGap(this.state, event) || event.type === 'run.finished')
     ) {
       void this._fetchRun(run);
+    }
+    const watcher = staleWatcher(this.state, event);
+    if (watcher) {
+      void this._fetchWatcher(watcher);
     }
   }
 
@@ -135,6 +154,18 @@ export class RecallModel {
     } catch (error) {
       this.error = `${action} ${job.name}: ${(error as Error).message}`;
     }
+    this._changed.emit();
+  }
+
+  /** A new schedule for a job; the server's job.updated event brings the change. */
+  async reschedule(job: IJob, when: string): Promise<void> {
+    await this.api.update(job.id, { when });
+    this.error = '';
+    this._changed.emit();
+  }
+
+  clearNotifications(): void {
+    this.state = { ...this.state, notifications: [] };
     this._changed.emit();
   }
 

@@ -1,21 +1,32 @@
 import { Widget } from '@lumino/widgets';
 
+import { JobDetails } from './details';
 import { ACTION_LABELS, h } from './dom';
 import { JobForm } from './form';
+import { pendingClock } from './icons';
 import { RecallModel } from './model';
+import { NotificationList, WatcherList } from './panels';
 import {
-  formatDuration,
   formatRelative,
   IJob,
-  IRun,
+  JOB_KINDS,
   JOB_STATUSES,
   jobActions,
+  jobNotebooks,
+  notebookOf,
+  notebooksWithPendingRecalls,
   visibleJobs
 } from './state';
 
+function options(all: string, values: readonly string[]): HTMLOptionElement[] {
+  return [h('option', { value: '' }, all), ...values.map(v => h('option', { value: v }, v))];
+}
+
 /**
- * The Recall sidebar: search and status filter, the user's jobs with their actions, the run
- * history of the selected job, and the form creating a job for the current notebook.
+ * The Recall sidebar: search and filters (status, kind, notebook, only notebooks with a
+ * pending recall), the user's jobs with their actions, the selected job's schedule editor and
+ * run history, the watchers with their last results, the notifications, and the form creating
+ * a job for the current notebook.
  */
 export class RecallSidebar extends Widget {
   constructor(
@@ -28,7 +39,15 @@ export class RecallSidebar extends Widget {
     this.title.caption = 'Recall: scheduled jobs';
     this.node.setAttribute('role', 'region');
     this.node.setAttribute('aria-label', 'Recall jobs');
-    this.node.append(this._header(), this._error, this._list, this._history, form.node);
+    this.node.append(
+      this._header(),
+      this._error,
+      this._list,
+      this._details.node,
+      this._watchers.node,
+      this._notifications.node,
+      form.node
+    );
     model.changed.connect(this._render, this);
     this._render();
   }
@@ -48,9 +67,22 @@ export class RecallSidebar extends Widget {
         'aria-label': 'Filter by status',
         onChange: () => this.model.setFilter({ status: status.value })
       },
-      h('option', { value: '' }, 'All statuses'),
-      ...JOB_STATUSES.map(s => h('option', { value: s }, s))
+      ...options('All statuses', JOB_STATUSES)
     );
+    const kind = h(
+      'select',
+      {
+        class: 'jp-RecallSidebar-kind',
+        'aria-label': 'Filter by kind',
+        onChange: () => this.model.setFilter({ kind: kind.value })
+      },
+      ...options('All kinds', JOB_KINDS)
+    );
+    const pending = h('input', {
+      type: 'checkbox',
+      class: 'jp-RecallSidebar-pendingOnly',
+      onChange: () => this.model.setFilter({ pendingOnly: pending.checked })
+    });
     const refresh = h(
       'button',
       {
@@ -66,30 +98,50 @@ export class RecallSidebar extends Widget {
       h('h2', {}, 'Recall'),
       search,
       status,
+      kind,
+      this._notebook,
+      h(
+        'label',
+        { class: 'jp-RecallSidebar-pendingLabel' },
+        pending,
+        pendingClock(null),
+        ' Only notebooks with a pending recall'
+      ),
       refresh
     );
+  }
+
+  /** The notebook filter's choices follow the jobs; the choice stays while it has jobs. */
+  private _renderNotebooks(): void {
+    const chosen = this.model.filter.notebook;
+    const paths = jobNotebooks(this.model.state);
+    if (chosen && !paths.includes(chosen)) {
+      paths.push(chosen);
+    }
+    this._notebook.replaceChildren(...options('All notebooks', paths));
+    this._notebook.value = chosen;
   }
 
   private _render(): void {
     const { model } = this;
     this._error.textContent = model.error;
     this._error.hidden = !model.error;
+    this._renderNotebooks();
     const jobs = visibleJobs(model.state, model.filter);
+    const pending = notebooksWithPendingRecalls(model.state);
     const now = new Date();
     this._list.replaceChildren(
       ...(jobs.length
-        ? jobs.map(job => this._job(job, now))
+        ? jobs.map(job => this._job(job, now, pending))
         : [h('li', { class: 'jp-RecallSidebar-empty' }, 'No jobs')])
     );
-    this._renderHistory(now);
+    this._details.render(now);
+    this._watchers.render(now);
+    this._notifications.render(now);
   }
 
-  private _job(job: IJob, now: Date): HTMLElement {
-    const selected = job.id === this.model.selectedJob;
-    const next = job.next_fire_at
-      ? `next ${formatRelative(job.next_fire_at, now)} (${new Date(job.next_fire_at).toLocaleString()})`
-      : 'no next fire';
-    const actions = jobActions(job).map(action =>
+  private _actions(job: IJob): HTMLElement[] {
+    return jobActions(job).map(action =>
       h(
         'button',
         {
@@ -104,18 +156,46 @@ export class RecallSidebar extends Widget {
         ACTION_LABELS[action]
       )
     );
+  }
+
+  /** The job's notebook, with a clock when that notebook has a pending recall. */
+  private _notebookLine(job: IJob, pending: Set<string>): HTMLElement | null {
+    const path = notebookOf(job);
+    if (!path) {
+      return null;
+    }
+    const marked = pending.has(path);
+    return h(
+      'div',
+      {
+        class: 'jp-RecallSidebar-notebook',
+        'data-pending-recall': marked ? 'true' : 'false'
+      },
+      marked ? pendingClock(`${path} has a pending recall`) : null,
+      path
+    );
+  }
+
+  private _job(job: IJob, now: Date, pending: Set<string>): HTMLElement {
+    const selected = job.id === this.model.selectedJob;
+    const next = job.next_fire_at
+      ? `next ${formatRelative(job.next_fire_at, now)} (${new Date(job.next_fire_at).toLocaleString()})`
+      : 'no next fire';
+    const toggle = () => void this.model.select(selected ? null : job.id);
     return h(
       'li',
       {
         class: `jp-RecallSidebar-job${selected ? ' jp-mod-selected' : ''}`,
         'data-job-id': job.id,
         'data-status': job.status,
+        'data-kind': job.kind,
         'aria-selected': selected ? 'true' : 'false',
+        'aria-label': `${job.kind} ${job.name}, ${job.status}`,
         tabindex: '0',
-        onClick: () => void this.model.select(selected ? null : job.id),
+        onClick: toggle,
         onKeyDown: (event: Event) => {
-          if ((event as KeyboardEvent).key === 'Enter') {
-            void this.model.select(selected ? null : job.id);
+          if ((event as KeyboardEvent).key === 'Enter' && event.target === event.currentTarget) {
+            toggle();
           }
         }
       },
@@ -123,71 +203,25 @@ export class RecallSidebar extends Widget {
         'div',
         { class: 'jp-RecallSidebar-jobTitle' },
         h('span', { class: 'jp-RecallSidebar-name' }, job.name),
+        job.kind !== 'job' ? h('span', { class: 'jp-RecallSidebar-kindTag' }, job.kind) : null,
         h('span', { class: `jp-RecallSidebar-badge jp-mod-${job.status}` }, job.status)
       ),
       h('div', { class: 'jp-RecallSidebar-description' }, job.description),
+      this._notebookLine(job, pending),
       h('div', { class: 'jp-RecallSidebar-next' }, next),
       job.last_error ? h('div', { class: 'jp-RecallSidebar-lastError' }, job.last_error) : null,
-      h('div', { class: 'jp-RecallSidebar-actions' }, ...actions)
-    );
-  }
-
-  private _renderHistory(now: Date): void {
-    const jobId = this.model.selectedJob;
-    const job = jobId ? this.model.state.jobs[jobId] : undefined;
-    if (!job) {
-      this._history.hidden = true;
-      this._history.replaceChildren();
-      return;
-    }
-    const runs = this.model.state.runs[job.id] ?? [];
-    this._history.hidden = false;
-    this._history.replaceChildren(
-      h('h3', {}, `Runs of ${job.name}`),
-      runs.length
-        ? h('ul', { class: 'jp-RecallSidebar-runs' }, ...runs.map(run => this._run(run, now)))
-        : h('p', { class: 'jp-RecallSidebar-empty' }, 'No runs yet')
-    );
-  }
-
-  private _run(run: IRun, now: Date): HTMLElement {
-    const open = run.id === this.model.selectedRun;
-    const when = run.started_at ?? run.scheduled_for;
-    return h(
-      'li',
-      {
-        class: `jp-RecallSidebar-run jp-mod-${run.status}`,
-        'data-run-id': run.id,
-        'data-status': run.status
-      },
-      h(
-        'button',
-        {
-          class: 'jp-RecallSidebar-runTitle',
-          'aria-expanded': open ? 'true' : 'false',
-          onClick: () => void this.model.showRun(run)
-        },
-        h('span', { class: `jp-RecallSidebar-badge jp-mod-${run.status}` }, run.status),
-        ` ${formatRelative(when, now)} · ${run.trigger}`,
-        run.duration !== undefined && run.duration !== null
-          ? ` · ${formatDuration(run.duration)}`
-          : ''
-      ),
-      open && run.error ? h('pre', { class: 'jp-RecallSidebar-runError' }, run.error) : null,
-      open
-        ? h(
-            'pre',
-            { class: 'jp-RecallSidebar-output' },
-            run.output === undefined ? 'Loading…' : run.output || '(no output)'
-          )
-        : null
+      h('div', { class: 'jp-RecallSidebar-actions' }, ...this._actions(job))
     );
   }
 
   private _error = h('div', { class: 'jp-RecallSidebar-error', role: 'alert' });
-  private _list = h('ul', { class: 'jp-RecallSidebar-jobs', 'aria-label': 'Jobs' });
-  private _history = h('section', {
-    class: 'jp-RecallSidebar-history',
-    'aria-label': 'Run history'
+  private _notebook = h('select', {
+    class: 'jp-RecallSidebar-notebookFilter',
+    'aria-label': 'Filter by notebook',
+    onChange: () => this.model.setFilter({ notebook: this._notebook.value })
   });
+  private _list = h('ul', { class: 'jp-RecallSidebar-jobs', 'aria-label': 'Jobs' });
+  private _details = new JobDetails(this.model);
+  private _watchers = new WatcherList(this.model);
+  private _notifications = new NotificationList(this.model);
 }

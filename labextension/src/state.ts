@@ -7,6 +7,11 @@ export const SCHEMA_ID = 'https://events.jupyter.org/jupyter_recall/change/v1';
 
 export const JOB_STATUSES = ['active', 'paused', 'completed', 'failed', 'cancelled'] as const;
 
+export const JOB_KINDS = ['job', 'recall', 'watcher'] as const;
+
+/** The notifications the sidebar keeps (newest first); older ones drop off. */
+export const MAX_NOTIFICATIONS = 50;
+
 export interface ITarget {
   type: string;
   path?: string;
@@ -46,6 +51,48 @@ export interface IRun {
   error: string | null;
 }
 
+/** A notification as the change events carry it (docs/notifications.md). */
+export interface INotification {
+  id: string;
+  message: string;
+  title?: string;
+  priority?: string;
+  tags?: string[];
+  structured_data?: { [key: string]: unknown };
+  session?: string | null;
+  source?: { kind?: string; job_id?: string; run_id?: string };
+  created_at: string;
+  /** `session` (the notebook's kernel got it) or `ui` (for the user). */
+  delivered_to?: string;
+  buffered?: boolean;
+}
+
+/** One check of a watcher (`last_result` of GET /api/recall/watchers/{id}). */
+export interface ICheck {
+  check: number;
+  checked_at: string;
+  success: boolean;
+  result: unknown;
+  notified: boolean;
+  reason?: string | null;
+  run_id?: string | null;
+}
+
+export interface IWatcher {
+  watcher_id: string;
+  tool_name: string;
+  label: string;
+  interval: number;
+  notify_when: string;
+  status: string;
+  session?: string | null;
+  checks: number;
+  notifications: number;
+  last_check_at: string | null;
+  next_check_at: string | null;
+  last_result?: ICheck | null;
+}
+
 export interface IChangeEvent {
   type: string;
   owner?: string;
@@ -53,21 +100,34 @@ export interface IChangeEvent {
   run?: IRun | null;
   text?: string | null;
   offset?: number | null;
+  notification?: INotification | null;
 }
 
 export interface IState {
   jobs: { [id: string]: IJob };
   /** Runs of the jobs whose history was loaded, newest first. */
   runs: { [jobId: string]: IRun[] };
+  watchers: { [id: string]: IWatcher };
+  /** Notifications received since the page loaded, newest first. */
+  notifications: INotification[];
 }
 
 export interface IFilter {
   status: string;
+  kind: string;
+  /** A notebook path ('' = any). */
+  notebook: string;
   query: string;
+  /** Only the jobs of notebooks that have a pending recall. */
+  pendingOnly: boolean;
 }
 
 export function emptyState(): IState {
-  return { jobs: {}, runs: {} };
+  return { jobs: {}, runs: {}, watchers: {}, notifications: [] };
+}
+
+export function emptyFilter(): IFilter {
+  return { status: '', kind: '', notebook: '', query: '', pendingOnly: false };
 }
 
 /** The jobs of a full listing replace the known ones (a re-sync). */
@@ -82,7 +142,7 @@ export function withJobs(state: IState, jobs: IJob[]): IState {
       runs[id] = state.runs[id];
     }
   }
-  return { jobs: byId, runs };
+  return { ...state, jobs: byId, runs };
 }
 
 /** Jobs from a partial listing (one notebook's recalls) are added or replaced. */
@@ -219,10 +279,14 @@ export function applyChange(state: IState, event: IChangeEvent): IState {
       }
       const jobs = { ...state.jobs };
       const runs = { ...state.runs };
+      const watchers = { ...state.watchers };
       delete jobs[id];
       delete runs[id];
-      return { jobs, runs };
+      delete watchers[id];
+      return { ...state, jobs, runs, watchers };
     }
+    case 'notification':
+      return event.notification ? withNotification(state, event.notification) : state;
     case 'run.started':
     case 'run.output':
     case 'run.finished': {
@@ -240,15 +304,106 @@ export function applyChange(state: IState, event: IChangeEvent): IState {
   }
 }
 
+/** A new notification first; one already known (the same id) is not added twice. */
+export function withNotification(state: IState, notification: INotification): IState {
+  if (state.notifications.some(known => known.id === notification.id)) {
+    return state;
+  }
+  const notifications = [notification, ...state.notifications].slice(0, MAX_NOTIFICATIONS);
+  return { ...state, notifications };
+}
+
+/** Watchers of a listing, keeping the last results already fetched (a listing has none). */
+export function withWatchers(state: IState, watchers: IWatcher[]): IState {
+  const byId: { [id: string]: IWatcher } = {};
+  for (const watcher of watchers) {
+    const known = state.watchers[watcher.watcher_id];
+    byId[watcher.watcher_id] = { last_result: known?.last_result, ...watcher };
+  }
+  return { ...state, watchers: byId };
+}
+
+export function withWatcher(state: IState, watcher: IWatcher): IState {
+  return { ...state, watchers: { ...state.watchers, [watcher.watcher_id]: watcher } };
+}
+
+/**
+ * The watcher this event makes stale, to fetch again: one whose check ended (its last result)
+ * or whose job was created or changed (its status).
+ */
+export function staleWatcher(state: IState, event: IChangeEvent): string | null {
+  if (event.type === 'run.finished') {
+    const id = event.run?.job_id;
+    return id && (state.jobs[id]?.kind === 'watcher' || id in state.watchers) ? id : null;
+  }
+  const changed = event.type === 'job.created' || event.type === 'job.updated';
+  return changed && event.job?.kind === 'watcher' ? event.job.id : null;
+}
+
+/** A check's result in one line, clipped: what a watcher last saw. */
+export function describeCheck(check: ICheck | null | undefined, limit = 160): string {
+  if (!check) {
+    return 'no check yet';
+  }
+  const result = check.result as { error?: unknown; data?: unknown } | null;
+  const shown = !check.success && result?.error ? result.error : (result?.data ?? result);
+  const text = typeof shown === 'string' ? shown : JSON.stringify(shown);
+  const line = `${check.success ? 'ok' : 'failed'}: ${text ?? ''}`.replace(/\s+/g, ' ');
+  return line.length > limit ? `${line.slice(0, limit - 1)}…` : line;
+}
+
+/** The notebook a job belongs to: its kernel target's path, else its session. */
+export function notebookOf(job: IJob): string | null {
+  const path = job.target.path ?? job.session ?? null;
+  return path && path.endsWith('.ipynb') ? path : null;
+}
+
+/** Notebooks with a pending recall (the ones the sidebar marks with a clock). */
+export function notebooksWithPendingRecalls(state: IState): Set<string> {
+  const paths = new Set<string>();
+  for (const job of Object.values(state.jobs)) {
+    if (job.kind === 'recall' && job.pending && job.session) {
+      paths.add(job.session);
+    }
+  }
+  return paths;
+}
+
+/** The notebooks the jobs belong to, for the notebook filter. */
+export function jobNotebooks(state: IState): string[] {
+  const paths = new Set<string>();
+  for (const job of Object.values(state.jobs)) {
+    const path = notebookOf(job);
+    if (path) {
+      paths.add(path);
+    }
+  }
+  return [...paths].sort();
+}
+
 function fireOrder(job: IJob): number {
   return job.next_fire_at ? Date.parse(job.next_fire_at) : Number.MAX_SAFE_INTEGER;
 }
 
-/** Jobs matching the status filter ('' = all) and the search text, soonest fire first. */
+function matchesFields(job: IJob, filter: IFilter, pending: Set<string>): boolean {
+  const notebook = notebookOf(job);
+  return (
+    (!filter.status || job.status === filter.status) &&
+    (!filter.kind || job.kind === filter.kind) &&
+    (!filter.notebook || notebook === filter.notebook) &&
+    (!filter.pendingOnly || (notebook !== null && pending.has(notebook)))
+  );
+}
+
+/**
+ * Jobs matching the filters ('' = any status, kind or notebook; optionally only the notebooks
+ * with a pending recall) and the search text, soonest fire first.
+ */
 export function visibleJobs(state: IState, filter: IFilter): IJob[] {
   const query = filter.query.trim().toLowerCase();
+  const pending = notebooksWithPendingRecalls(state);
   return Object.values(state.jobs)
-    .filter(job => !filter.status || job.status === filter.status)
+    .filter(job => matchesFields(job, filter, pending))
     .filter(
       job =>
         !query ||
@@ -265,10 +420,6 @@ export function pendingRecall(state: IState, path: string): IJob | undefined {
   return Object.values(state.jobs).find(
     job => job.kind === 'recall' && job.pending && job.session === path
   );
-}
-
-export function isFailedRun(event: IChangeEvent): boolean {
-  return event.type === 'run.finished' && event.run?.status === 'failed';
 }
 
 export function formatDuration(seconds: number | null | undefined): string {

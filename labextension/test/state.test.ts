@@ -1,19 +1,28 @@
 import {
   appendOutput,
   applyChange,
+  describeCheck,
+  emptyFilter,
   emptyState,
   formatDuration,
   formatRelative,
   IJob,
+  INotification,
   IRun,
-  isFailedRun,
+  IWatcher,
+  jobNotebooks,
+  MAX_NOTIFICATIONS,
+  notebooksWithPendingRecalls,
   outputGap,
   pendingRecall,
   visibleJobs,
   withFetchedRun,
   withFetchedRuns,
+  staleWatcher,
   withJobs,
-  withRuns
+  withRuns,
+  withWatcher,
+  withWatchers
 } from '../src/state';
 
 function job(id: string, extra: Partial<IJob> = {}): IJob {
@@ -117,14 +126,144 @@ describe('visibleJobs', () => {
     job('off', { name: 'old report', status: 'paused', next_fire_at: null })
   ]);
 
+  const ids = (filter: Partial<ReturnType<typeof emptyFilter>>, from = state) =>
+    visibleJobs(from, { ...emptyFilter(), ...filter }).map(j => j.id);
+
   it('sorts by next fire and filters by status and text', () => {
-    expect(visibleJobs(state, { status: '', query: '' }).map(j => j.id)).toEqual([
-      'soon',
-      'late',
-      'off'
-    ]);
-    expect(visibleJobs(state, { status: 'paused', query: '' }).map(j => j.id)).toEqual(['off']);
-    expect(visibleJobs(state, { status: '', query: 'BACKUP' }).map(j => j.id)).toEqual(['late']);
+    expect(ids({})).toEqual(['soon', 'late', 'off']);
+    expect(ids({ status: 'paused' })).toEqual(['off']);
+    expect(ids({ query: 'BACKUP' })).toEqual(['late']);
+  });
+
+  const notebooks = withJobs(emptyState(), [
+    job('plain', { target: { type: 'headless', kernel_name: 'python3' } }),
+    job('a-job', { target: { type: 'kernel', path: 'a.ipynb' } }),
+    job('a-recall', {
+      kind: 'recall',
+      session: 'a.ipynb',
+      target: { type: 'kernel', path: 'a.ipynb' }
+    }),
+    job('b-job', { target: { type: 'kernel', path: 'dir/b.ipynb' } }),
+    job('b-done', {
+      kind: 'recall',
+      session: 'dir/b.ipynb',
+      pending: false,
+      status: 'completed',
+      target: { type: 'kernel', path: 'dir/b.ipynb' }
+    }),
+    job('w', { kind: 'watcher', session: 'dir/b.ipynb', target: { type: 'server' } })
+  ]);
+
+  it('filters by kind and by notebook', () => {
+    expect(ids({ kind: 'recall' }, notebooks).sort()).toEqual(['a-recall', 'b-done']);
+    expect(ids({ kind: 'watcher' }, notebooks)).toEqual(['w']);
+    expect(ids({ notebook: 'dir/b.ipynb' }, notebooks).sort()).toEqual(['b-done', 'b-job', 'w']);
+    expect(jobNotebooks(notebooks)).toEqual(['a.ipynb', 'dir/b.ipynb']);
+  });
+
+  it('keeps only the notebooks with a pending recall when asked', () => {
+    expect([...notebooksWithPendingRecalls(notebooks)]).toEqual(['a.ipynb']);
+    expect(ids({ pendingOnly: true }, notebooks).sort()).toEqual(['a-job', 'a-recall']);
+    const cancelled = applyChange(notebooks, {
+      type: 'job.updated',
+      job: { ...notebooks.jobs['a-recall'], pending: false, status: 'cancelled' }
+    });
+    expect(ids({ pendingOnly: true }, cancelled)).toEqual([]);
+  });
+});
+
+function notification(id: string, extra: Partial<INotification> = {}): INotification {
+  return { id, message: `message ${id}`, created_at: '2030-01-01T09:00:00Z', ...extra };
+}
+
+describe('notifications', () => {
+  it('come first, once each, and the oldest drop off', () => {
+    let state = emptyState();
+    state = applyChange(state, { type: 'notification', notification: notification('n1') });
+    state = applyChange(state, { type: 'notification', notification: notification('n2') });
+    const again = applyChange(state, { type: 'notification', notification: notification('n1') });
+    expect(again).toBe(state);
+    expect(state.notifications.map(n => n.id)).toEqual(['n2', 'n1']);
+    for (let i = 0; i < MAX_NOTIFICATIONS + 5; i++) {
+      state = applyChange(state, { type: 'notification', notification: notification(`x${i}`) });
+    }
+    expect(state.notifications).toHaveLength(MAX_NOTIFICATIONS);
+    expect(state.notifications[0].id).toBe(`x${MAX_NOTIFICATIONS + 4}`);
+  });
+
+  it('survive a re-sync of the jobs', () => {
+    const state = applyChange(emptyState(), {
+      type: 'notification',
+      notification: notification('n')
+    });
+    expect(withJobs(state, [job('a')]).notifications).toHaveLength(1);
+  });
+});
+
+function watcher(id: string, extra: Partial<IWatcher> = {}): IWatcher {
+  return {
+    watcher_id: id,
+    tool_name: 'http.get',
+    label: `watcher ${id}`,
+    interval: 30,
+    notify_when: 'on_change',
+    status: 'running',
+    checks: 3,
+    notifications: 1,
+    last_check_at: '2030-01-01T09:00:00Z',
+    next_check_at: '2030-01-01T09:00:30Z',
+    ...extra
+  };
+}
+
+describe('watchers', () => {
+  const check = {
+    check: 3,
+    checked_at: '2030-01-01T09:00:00Z',
+    success: true,
+    result: { success: true, data: { status_code: 200 } },
+    notified: false
+  };
+
+  it('keep their last result across a listing, which has none', () => {
+    let state = withWatcher(emptyState(), watcher('w', { last_result: check }));
+    state = withWatchers(state, [watcher('w', { checks: 4 }), watcher('v')]);
+    expect(state.watchers.w.checks).toBe(4);
+    expect(state.watchers.w.last_result).toEqual(check);
+    expect(state.watchers.v.last_result).toBeUndefined();
+  });
+
+  it('are gone with their job', () => {
+    const state = withWatcher(
+      withJobs(emptyState(), [job('w', { kind: 'watcher' })]),
+      watcher('w')
+    );
+    const after = applyChange(state, { type: 'job.deleted', job: state.jobs.w });
+    expect(after.watchers).toEqual({});
+  });
+
+  it('are fetched again when a check ends or their job changes', () => {
+    const state = withJobs(emptyState(), [job('w', { kind: 'watcher' }), job('j')]);
+    expect(staleWatcher(state, { type: 'run.finished', run: run('r', 'w') })).toBe('w');
+    expect(staleWatcher(state, { type: 'run.finished', run: run('r', 'j') })).toBeNull();
+    expect(staleWatcher(state, { type: 'run.started', run: run('r', 'w') })).toBeNull();
+    const created = job('new', { kind: 'watcher' });
+    expect(staleWatcher(state, { type: 'job.created', job: created })).toBe('new');
+    expect(staleWatcher(state, { type: 'job.updated', job: job('j') })).toBeNull();
+  });
+
+  it('say their last result in one clipped line', () => {
+    expect(describeCheck(check)).toBe('ok: {"status_code":200}');
+    const failed = {
+      ...check,
+      success: false,
+      result: { success: false, error: 'http.get: HTTP 503\nService Unavailable' }
+    };
+    expect(describeCheck(failed)).toBe('failed: http.get: HTTP 503 Service Unavailable');
+    expect(describeCheck({ ...check, result: { data: 'x'.repeat(500) } }, 20)).toBe(
+      `ok: ${'x'.repeat(15)}…`
+    );
+    expect(describeCheck(null)).toBe('no check yet');
   });
 });
 
@@ -156,20 +295,6 @@ describe('formatting', () => {
     expect(formatDuration(125)).toBe('2 min 5 s');
     expect(formatDuration(3720)).toBe('1 h 2 min');
     expect(formatDuration(null)).toBe('');
-  });
-});
-
-describe('isFailedRun', () => {
-  it('is true only for a finished failed run', () => {
-    expect(isFailedRun({ type: 'run.finished', run: run('r', 'a', { status: 'failed' }) })).toBe(
-      true
-    );
-    expect(isFailedRun({ type: 'run.finished', run: run('r', 'a', { status: 'succeeded' }) })).toBe(
-      false
-    );
-    expect(isFailedRun({ type: 'run.started', run: run('r', 'a', { status: 'failed' }) })).toBe(
-      false
-    );
   });
 });
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -181,6 +182,29 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
 def notebook7(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     """The same server as the Notebook 7 app (``/tree``, ``/notebooks/<path>``)."""
     yield from _serve(tmp_path_factory.mktemp("recall-notebook7"), "notebook")
+
+
+def run_first_cell(page: Any, url: str) -> Any:
+    """Open the notebook, wait for its kernel, run its first cell; the cell."""
+    from playwright.sync_api import expect
+
+    page.goto(url)
+    # A key press before the kernel is wired up is lost: wait until the status bar says the
+    # kernel is idle, and press again if the prompt still shows the cell was not sent.
+    status = page.locator(".jp-StatusBar-Widget").get_by_text(re.compile(r"\|\s*Idle"))
+    expect(status).to_be_visible()
+    cell = page.locator(".jp-NotebookPanel:visible .jp-Cell").first
+    prompt = cell.locator(".jp-InputPrompt")
+    for _ in range(3):
+        cell.locator(".jp-InputArea-editor").click()
+        page.keyboard.press("Shift+Enter")
+        try:
+            expect(prompt).not_to_have_text(re.compile(r"\[ \]"), timeout=10_000)
+            break
+        except AssertionError:
+            continue
+    expect(prompt).to_have_text(re.compile(r"\[1\]"))
+    return cell
 
 
 def _delete_jobs(lab: Lab) -> None:

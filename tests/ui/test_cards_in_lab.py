@@ -3,35 +3,11 @@ the cell."""
 
 from __future__ import annotations
 
-import re
-from typing import Any
-
 import pytest
 
+from tests.ui.conftest import run_first_cell
+
 pytestmark = [pytest.mark.ui, pytest.mark.slow]
-
-
-def run_first_cell(page: Any, url: str) -> Any:
-    """Open the notebook, wait for its kernel, run its first cell; the cell."""
-    from playwright.sync_api import expect
-
-    page.goto(url)
-    # A key press before the kernel is wired up is lost: wait until the status bar says the
-    # kernel is idle, and press again if the prompt still shows the cell was not sent.
-    status = page.locator(".jp-StatusBar-Widget").get_by_text(re.compile(r"\|\s*Idle"))
-    expect(status).to_be_visible()
-    cell = page.locator(".jp-NotebookPanel:visible .jp-Cell").first
-    prompt = cell.locator(".jp-InputPrompt")
-    for _ in range(3):
-        cell.locator(".jp-InputArea-editor").click()
-        page.keyboard.press("Shift+Enter")
-        try:
-            expect(prompt).not_to_have_text(re.compile(r"\[ \]"), timeout=10_000)
-            break
-        except AssertionError:
-            continue
-    expect(prompt).to_have_text(re.compile(r"\[1\]"))
-    return cell
 
 
 def test_a_scheduled_run_streams_into_its_card(clean, page, screenshot):

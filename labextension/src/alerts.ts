@@ -1,0 +1,95 @@
+/**
+ * Which change events become a toast, and what it says: pure, so it is unit-tested on its own
+ * (test/alerts.test.ts); index.ts shows them with JupyterLab's Notification.
+ */
+import type { IChangeEvent, INotification, IState } from './state';
+
+export type ToastType = 'error' | 'warning' | 'info' | 'success';
+
+export interface IToast {
+  type: ToastType;
+  message: string;
+  /** The run the toast's "Show run" opens (with its job), when there is one. */
+  jobId?: string;
+  runId?: string;
+}
+
+const URGENT = new Set(['high', 'critical']);
+
+function firstLine(text: string): string {
+  return text.trim().split('\n', 1)[0];
+}
+
+function heading(notification: INotification): string {
+  return notification.title || firstLine(notification.message);
+}
+
+/** A watcher speaks through notifications; an error or urgent one warns. */
+function watcherToast(notification: INotification): IToast {
+  const source = notification.source ?? {};
+  const urgent = URGENT.has(notification.priority ?? '') || !!notification.tags?.includes('error');
+  return {
+    type: urgent ? 'warning' : 'info',
+    message: heading(notification),
+    jobId: source.job_id,
+    runId: source.run_id
+  };
+}
+
+/** A kernel's background task that ended (sent to the `ui` channel by the kernel). */
+function backgroundToast(notification: INotification): IToast {
+  const status = String(notification.structured_data?.status ?? '');
+  const type: ToastType =
+    status === 'succeeded' ? 'success' : status === 'cancelled' ? 'info' : 'error';
+  const where = notification.session ? ` (${notification.session})` : '';
+  return { type, message: `${heading(notification)}${where}` };
+}
+
+function notificationToast(notification: INotification): IToast | null {
+  if (notification.source?.kind === 'watcher') {
+    return watcherToast(notification);
+  }
+  if (notification.tags?.includes('background')) {
+    return backgroundToast(notification);
+  }
+  // The rest is for the notebook's kernel, unless it was meant for the user's UI; a job's
+  // failed outcome already has the failed run's toast.
+  const failedOutcome =
+    notification.source?.kind === 'job' && notification.structured_data?.status === 'failed';
+  if (notification.delivered_to !== 'ui' || failedOutcome) {
+    return null;
+  }
+  const source = notification.source ?? {};
+  return {
+    type: URGENT.has(notification.priority ?? '') ? 'warning' : 'info',
+    message: heading(notification),
+    jobId: source.job_id,
+    runId: source.run_id
+  };
+}
+
+/**
+ * The toast for a change event, or null: a failed run, a watcher's notification, a finished
+ * background task, and any notification for the user's UI.
+ */
+export function toastFor(event: IChangeEvent, state: IState): IToast | null {
+  if (event.type === 'run.finished' && event.run?.status === 'failed') {
+    const run = event.run;
+    const job = event.job ?? state.jobs[run.job_id];
+    // A failed check of a watcher speaks through its notification, by its strategy.
+    if (job?.kind === 'watcher') {
+      return null;
+    }
+    const name = job?.name ?? run.job_id;
+    return {
+      type: 'error',
+      message: `Recall job "${name}" failed${run.error ? `: ${run.error}` : ''}`,
+      jobId: run.job_id,
+      runId: run.id
+    };
+  }
+  if (event.type === 'notification' && event.notification) {
+    return notificationToast(event.notification);
+  }
+  return null;
+}

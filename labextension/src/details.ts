@@ -1,0 +1,149 @@
+import { ACTION_LABELS, h } from './dom';
+import { RecallModel } from './model';
+import { SchedulePreview } from './schedule';
+import { formatDuration, formatRelative, IJob, IRun } from './state';
+
+/** Jobs whose schedule can still change. */
+const EDITABLE = new Set(['active', 'paused']);
+
+/**
+ * The selected job: its schedule editor (a new time expression with a live preview of the next
+ * fire times) and its run history, each run opening on its output. The editor's nodes live as
+ * long as the view, so a redraw from a live event does not take the text being typed.
+ */
+export class JobDetails {
+  constructor(readonly model: RecallModel) {
+    this._editor = new SchedulePreview(model.api, 'New schedule');
+    this._editForm = h(
+      'form',
+      {
+        class: 'jp-RecallSidebar-editSchedule',
+        'aria-label': 'Edit schedule',
+        onSubmit: (event: Event) => void this._save(event)
+      },
+      h('label', {}, 'New schedule', this._editor.input),
+      this._editor.preview,
+      h(
+        'div',
+        { class: 'jp-RecallSidebar-actions' },
+        h('button', { type: 'submit', class: 'jp-RecallSidebar-save' }, 'Save'),
+        h('button', { type: 'button', onClick: () => this._close() }, 'Discard')
+      ),
+      this._editStatus
+    );
+    this.node.append(
+      this._title,
+      this._editButton,
+      this._editForm,
+      h('h4', {}, 'Runs'),
+      this._runs
+    );
+  }
+
+  readonly node = h('section', { class: 'jp-RecallSidebar-history', 'aria-label': 'Selected job' });
+
+  render(now: Date): void {
+    const jobId = this.model.selectedJob;
+    const job = jobId ? this.model.state.jobs[jobId] : undefined;
+    this.node.hidden = !job;
+    if (this._editing && this._editing !== jobId) {
+      this._close();
+    }
+    if (!job) {
+      return;
+    }
+    this._title.textContent = job.name;
+    this._editButton.hidden = !EDITABLE.has(job.status) || this._editing === job.id;
+    this._editButton.setAttribute('aria-label', `Edit the schedule of ${job.name}`);
+    this._editForm.hidden = this._editing !== job.id;
+    const runs = this.model.state.runs[job.id] ?? [];
+    this._runs.replaceChildren(
+      runs.length
+        ? h('ul', { class: 'jp-RecallSidebar-runs' }, ...runs.map(run => this._run(run, now)))
+        : h('p', { class: 'jp-RecallSidebar-empty' }, 'No runs yet')
+    );
+  }
+
+  private _open(): void {
+    const job = this._job();
+    if (!job) {
+      return;
+    }
+    this._editing = job.id;
+    this._editor.value = job.when;
+    this._editStatus.textContent = '';
+    this.render(new Date());
+    this._editor.input.focus();
+  }
+
+  private _close(): void {
+    this._editing = null;
+    this._editForm.hidden = true;
+    this._editStatus.textContent = '';
+  }
+
+  private async _save(event: Event): Promise<void> {
+    event.preventDefault();
+    const job = this._job();
+    if (!job) {
+      return;
+    }
+    try {
+      await this.model.reschedule(job, this._editor.value);
+      this._close();
+      this.render(new Date());
+    } catch (error) {
+      this._editStatus.textContent = (error as Error).message;
+    }
+  }
+
+  private _job(): IJob | undefined {
+    const jobId = this.model.selectedJob;
+    return jobId ? this.model.state.jobs[jobId] : undefined;
+  }
+
+  private _run(run: IRun, now: Date): HTMLElement {
+    const open = run.id === this.model.selectedRun;
+    const when = run.started_at ?? run.scheduled_for;
+    const duration = run.duration ?? null;
+    return h(
+      'li',
+      {
+        class: `jp-RecallSidebar-run jp-mod-${run.status}`,
+        'data-run-id': run.id,
+        'data-status': run.status
+      },
+      h(
+        'button',
+        {
+          class: 'jp-RecallSidebar-runTitle',
+          'aria-expanded': open ? 'true' : 'false',
+          onClick: () => void this.model.showRun(run)
+        },
+        h('span', { class: `jp-RecallSidebar-badge jp-mod-${run.status}` }, run.status),
+        ` ${formatRelative(when, now)} · ${run.trigger}`,
+        duration !== null ? ` · ${formatDuration(duration)}` : ''
+      ),
+      open && run.error ? h('pre', { class: 'jp-RecallSidebar-runError' }, run.error) : null,
+      open
+        ? h(
+            'pre',
+            { class: 'jp-RecallSidebar-output', 'aria-label': 'Run output' },
+            run.output === undefined ? 'Loading…' : run.output || '(no output)'
+          )
+        : null
+    );
+  }
+
+  private _editing: string | null = null;
+  private _editor: SchedulePreview;
+  private _editForm: HTMLFormElement;
+  private _title = h('h3', {});
+  private _editButton = h(
+    'button',
+    { class: 'jp-RecallSidebar-edit', type: 'button', onClick: () => this._open() },
+    ACTION_LABELS.edit
+  );
+  private _editStatus = h('div', { class: 'jp-RecallForm-status jp-mod-error', role: 'alert' });
+  private _runs = h('div', {});
+}

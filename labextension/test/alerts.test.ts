@@ -1,0 +1,111 @@
+import { toastFor } from '../src/alerts';
+import { emptyState, IChangeEvent, IJob, INotification, IRun, withJobs } from '../src/state';
+
+function job(id: string, extra: Partial<IJob> = {}): IJob {
+  return {
+    id,
+    name: `job ${id}`,
+    kind: 'job',
+    status: 'active',
+    description: 'every minute',
+    when: 'every minute',
+    tz: 'UTC',
+    pending: true,
+    target: { type: 'server' },
+    next_fire_at: null,
+    ...extra
+  };
+}
+
+function finished(jobId: string, status: string, error: string | null = null): IChangeEvent {
+  const run: IRun = {
+    id: `run-of-${jobId}`,
+    job_id: jobId,
+    status,
+    trigger: 'schedule',
+    scheduled_for: '2030-01-01T09:00:00Z',
+    started_at: '2030-01-01T09:00:00Z',
+    finished_at: '2030-01-01T09:00:01Z',
+    error
+  };
+  return { type: 'run.finished', run };
+}
+
+function notified(extra: Partial<INotification>): IChangeEvent {
+  const notification = {
+    id: 'n',
+    message: 'first line\nsecond line',
+    created_at: '2030-01-01T09:00:00Z',
+    ...extra
+  };
+  return { type: 'notification', notification };
+}
+
+describe('toastFor', () => {
+  const state = withJobs(emptyState(), [job('j'), job('w', { kind: 'watcher' })]);
+
+  it('says a failed run with its error and links to it', () => {
+    expect(toastFor(finished('j', 'failed', 'ValueError: boom'), state)).toEqual({
+      type: 'error',
+      message: 'Recall job "job j" failed: ValueError: boom',
+      jobId: 'j',
+      runId: 'run-of-j'
+    });
+    expect(toastFor(finished('j', 'succeeded'), state)).toBeNull();
+    expect(toastFor({ ...finished('j', 'failed'), type: 'run.started' }, state)).toBeNull();
+  });
+
+  it("leaves a watcher's failed check to its notification", () => {
+    expect(toastFor(finished('w', 'failed', 'check failed: 503'), state)).toBeNull();
+  });
+
+  it('warns of a watcher alert, linking to the check', () => {
+    const alert = notified({
+      title: 'Watcher API health: error',
+      priority: 'high',
+      tags: ['watcher', 'error'],
+      delivered_to: 'session',
+      source: { kind: 'watcher', job_id: 'w', run_id: 'r7' }
+    });
+    expect(toastFor(alert, state)).toEqual({
+      type: 'warning',
+      message: 'Watcher API health: error',
+      jobId: 'w',
+      runId: 'r7'
+    });
+    const calm = notified({ source: { kind: 'watcher', job_id: 'w', run_id: 'r8' } });
+    expect(toastFor(calm, state)?.type).toBe('info');
+    expect(toastFor(calm, state)?.message).toBe('first line');
+  });
+
+  it('says how a background task ended', () => {
+    const task = (status: string) =>
+      notified({
+        title: `Background task shell.run ${status}`,
+        tags: ['background', status],
+        structured_data: { task_id: 'bg-1', status },
+        session: 'work.ipynb',
+        delivered_to: 'ui'
+      });
+    expect(toastFor(task('succeeded'), state)).toEqual({
+      type: 'success',
+      message: 'Background task shell.run succeeded (work.ipynb)'
+    });
+    expect(toastFor(task('failed'), state)?.type).toBe('error');
+    expect(toastFor(task('cancelled'), state)?.type).toBe('info');
+  });
+
+  it("shows notifications for the user's UI, not those for a notebook's kernel", () => {
+    expect(toastFor(notified({ delivered_to: 'ui', title: 'Deploy done' }), state)?.message).toBe(
+      'Deploy done'
+    );
+    expect(toastFor(notified({ delivered_to: 'session' }), state)).toBeNull();
+    const outcome = notified({
+      delivered_to: 'ui',
+      source: { kind: 'job', job_id: 'j', run_id: 'r' },
+      structured_data: { status: 'failed' }
+    });
+    // The failed run has its own toast already.
+    expect(toastFor(outcome, state)).toBeNull();
+  });
+});
