@@ -191,3 +191,44 @@ def test_a_finished_background_task_toasts(clean, page, screenshot):
     item = notifications.locator(".jp-RecallSidebar-notification").first
     expect(item).to_contain_text("Background task shell.run succeeded")
     expect(item).to_contain_text("background done")
+
+
+# A control's accessible name by the rules the sidebar relies on: aria-label, its <label>, or
+# (buttons) its text. The names of those without one.
+UNNAMED_JS = """root => Array.from(root.querySelectorAll('button, input, select, textarea'))
+  .filter(control => !control.closest('[hidden]'))
+  .filter(control => {
+    const label = control.getAttribute('aria-label')
+      || Array.from(control.labels || []).map(l => l.textContent).join(' ')
+      || (control.tagName === 'BUTTON' ? control.textContent : '');
+    return !label.trim();
+  })
+  .map(control => control.outerHTML.slice(0, 120))"""
+
+
+def test_every_control_of_the_sidebar_and_banner_has_an_accessible_name(clean, page):
+    from playwright.sync_api import expect
+
+    url = clean.notebook("named.ipynb", "1 + 1")
+    recall(clean, "named.ipynb")
+    job = code_job(clean, "named job", {"type": "kernel", "path": "named.ipynb"})
+    clean.request("POST", f"/api/recall/jobs/{job['id']}/trigger")
+    page.goto(url)
+    banner = page.locator(".jp-NotebookPanel:visible .jp-RecallBanner")
+    expect(banner).to_be_visible()
+    page.locator('.jp-SideBar [role="tab"][title="Recall: scheduled jobs"]').click()
+    sidebar = page.get_by_role("region", name="Recall jobs")
+    row = sidebar.locator(f'[data-job-id="{job["id"]}"]')
+    row.click()
+    expect(sidebar.locator(".jp-RecallSidebar-run")).to_have_count(1)
+    sidebar.get_by_role("button", name="Edit the schedule of named job").click()
+    expect(sidebar.get_by_role("form", name="Edit schedule")).to_be_visible()
+
+    controls = sidebar.locator("button, input, select, textarea")
+    assert controls.count() > 20
+    assert sidebar.evaluate(UNNAMED_JS) == []
+    assert banner.evaluate(UNNAMED_JS) == []
+    expect(banner).to_have_attribute("aria-label", "Pending recall")
+    # Each section is a region a screen reader can jump to.
+    for name in ("Jobs", "Selected job", "Watchers", "Notifications", "New job"):
+        expect(sidebar.get_by_label(name, exact=True)).to_have_count(1)
