@@ -61,6 +61,7 @@ FLUSH_INTERVAL = 0.5
 """Seconds between batched writes of check results."""
 UNATTENDED_POLICIES = ("auto",)
 NO_APPROVAL = "a watcher runs unattended: nobody is there to approve each check"
+CHECK_DONE = RunOutcome()
 RESULT_MARKER = "@@jupyter_recall-watch-result@@ "
 """Prefix of the line a kernel check prints its result on (``kernel/watch.py``)."""
 WATCHER_FIELDS = (
@@ -196,12 +197,8 @@ def result_from_output(text: str, outcome: RunOutcome) -> CheckResult:
     return CheckResult(False, error=f"the check did not complete in the kernel: {reason}")
 
 
-@dataclass
-class _Pending:
-    job_id: str
-    owner: str
-    state: dict[str, Any]
-    check: CheckRecord
+_Pending = tuple[str, str, Mapping[str, Any], CheckRecord]
+"""A check to write: the watcher's id, owner, new state and result, as ``record_checks`` takes."""
 
 
 class WatcherRuntime:
@@ -268,7 +265,7 @@ class WatcherRuntime:
             output.write(f"check #{decision.state.checks}: {outcome}; {decision.reason}{sent}\n")
         if not result.success:
             return RunOutcome(error=f"check failed: {result.error}")
-        return RunOutcome()
+        return CHECK_DONE
 
     async def _run_tool(self, job: Job, run: Run, spec: WatcherSpec) -> CheckResult | RunOutcome:
         if job.target.get("type") == "kernel":
@@ -345,7 +342,7 @@ class WatcherRuntime:
             reason=decision.reason,
             run_id=run.id,
         )
-        self._pending.append(_Pending(job.id, job.owner, decision.state.to_dict(), check))
+        self._pending.append((job.id, job.owner, decision.state.to_dict(), check))
         if self._flush_task is None or self._flush_task.done():
             self._flush_task = asyncio.get_running_loop().create_task(self._flush_later())
 
@@ -359,12 +356,11 @@ class WatcherRuntime:
             pending, self._pending = self._pending, []
             if not pending:
                 return
-            items = [(p.job_id, p.owner, p.state, p.check) for p in pending]
             try:
-                await self._in_store(partial(self.store.record_checks, items))
+                await self._in_store(partial(self.store.record_checks, pending))
             except Exception:
                 # The job may have been deleted meanwhile (its rows are refused): keep the rest.
-                log.exception("could not save %d watcher checks", len(items))
+                log.exception("could not save %d watcher checks", len(pending))
 
     async def register(self, job: Job) -> None:
         now = self.clock.now()
@@ -374,7 +370,7 @@ class WatcherRuntime:
         self._states.pop(job_id, None)
         self._specs.pop(job_id, None)
         self._locks.pop(job_id, None)
-        self._pending = [p for p in self._pending if p.job_id != job_id]
+        self._pending = [p for p in self._pending if p[0] != job_id]
 
     async def records(self, job_ids: list[str]) -> dict[str, WatcherRecord]:
         await self.flush()
