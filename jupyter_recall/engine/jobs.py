@@ -5,9 +5,10 @@ Synchronous; the scheduler runs these in its store thread. ``now`` is always an 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from types import MappingProxyType
 from typing import Any
 
 from jupyter_recall.core.errors import ConflictError, ValidationError
@@ -40,15 +41,19 @@ from jupyter_recall.store.base import Store
 
 NAME_LENGTH = 60
 DEFAULT_POLICIES = Policies()
+# Read-only defaults shared by every submission: a batch's jobs then share their target and
+# options objects, which are validated once (see _Payloads), and no caller can alter them.
+_SERVER_TARGET: Mapping[str, Any] = MappingProxyType({"type": "server"})
+_NO_OPTIONS: Mapping[str, Any] = MappingProxyType({})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class NewJob:
     """What callers submit to create a job."""
 
     when: str
     action: dict[str, Any]
-    target: dict[str, Any] = field(default_factory=lambda: {"type": "server"})
+    target: Mapping[str, Any] = field(default_factory=lambda: _SERVER_TARGET)
     name: str | None = None
     """Default: derived from the action (e.g. the first line of its code)."""
     kind: JobKind = JobKind.JOB
@@ -56,7 +61,7 @@ class NewJob:
     """Default: the scheduler's default_tz."""
     session: str | None = None
     policies: Policies = DEFAULT_POLICIES
-    options: dict[str, Any] = field(default_factory=dict)
+    options: Mapping[str, Any] = field(default_factory=lambda: _NO_OPTIONS)
     anchor: datetime | None = None
     """The instant ``when`` is read at (default: now). Interval schedules count from it: jobs
     sharing an anchor and an interval fire together, in one batch (watchers use this)."""
@@ -103,14 +108,11 @@ def build_job(
     """Validate a submission and make it a job with its first occurrence planned."""
     if not isinstance(new.when, str) or not new.when.strip():
         raise ValidationError("when", f"must be a non-empty string, got {new.when!r}")
-    kind = JobKind.parse(new.kind, "kind")
+    kind = new.kind if type(new.kind) is JobKind else JobKind.parse(new.kind, "kind")
     if kind is JobKind.RECALL and not new.session:
         raise ValidationError("session", "a recall belongs to a kernel session: give 'session'")
     spec = parse_when(new.when, now=new.anchor or now, tz=new.tz or default_tz)
-    if payloads is None:
-        action, target, options = _payloads(new.action, new.target, new.options)
-    else:
-        action, target, options = payloads.of(new)
+    action, target, options, name = (payloads or _Payloads()).of(new)
     job_id = new_id()
     first = schedule_next(spec, job_id, spec.first_fire_time(), new.policies, 0)
     if first.exhausted:
@@ -118,7 +120,7 @@ def build_job(
     return Job(
         id=job_id,
         owner=owner,
-        name=new.name or default_name(action),
+        name=new.name or name,
         kind=kind,
         when=new.when,
         schedule=spec,
@@ -134,23 +136,62 @@ def build_job(
     )
 
 
+_Checked = tuple[dict[str, Any], dict[str, Any], dict[str, Any], str]
+"""Validated action, target and options, and the name a job gets by default."""
+
+
 class _Payloads:
-    """Validated payloads of one batch, by the identity of what was submitted: the jobs of a
-    batch often share one action or target object, which is then validated once (and its
-    validated copy shared, as the submitted object was)."""
+    """Validated payloads of one batch, by the identity of the submitted objects: the jobs of a
+    batch often share one action object (and the default target and options), which is then
+    validated once and its validated copy shared, as the submitted object was.
+
+    Each entry holds the submitted object: its id, the key, cannot be reused by another object
+    while the entry lives. Invalid payloads are not remembered, so each job submitting one
+    raises (and names its own index).
+    """
 
     def __init__(self) -> None:
-        self._seen: dict[tuple[int, int, int], tuple[Any, tuple[Any, Any, Any]]] = {}
+        self._actions: dict[int, tuple[object, dict[str, Any], str]] = {}
+        self._targets: dict[int, tuple[object, dict[str, Any]]] = {}
+        self._options: dict[int, tuple[object, dict[str, Any]]] = {}
+        # The last submission's objects and result: consecutive jobs usually share all three.
+        self._last: tuple[object, object, object] = (None, None, None)
+        self._last_checked: _Checked | None = None
 
-    def of(self, new: NewJob) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
-        key = (id(new.action), id(new.target), id(new.options))
-        entry = self._seen.get(key)
-        if entry is not None and entry[0] is new:
-            return entry[1]
-        checked = _payloads(new.action, new.target, new.options)
-        # The entry holds the submission, so the ids in its key stay valid while it lives.
-        self._seen[key] = (new, checked)
+    def of(self, new: NewJob) -> _Checked:
+        """The validated payloads of ``new`` and the name of its job if it gives none."""
+        action, target, options = self._last
+        checked = self._last_checked
+        if (
+            new.action is action
+            and new.target is target
+            and new.options is options
+            and checked is not None
+        ):
+            return checked
+        checked = self._last_checked = self._check(new.action, new.target, new.options)
+        self._last = (new.action, new.target, new.options)
         return checked
+
+    def _check(self, action: object, target: object, options: object) -> _Checked:
+        action_entry = self._actions.get(id(action)) or self._check_action(action)
+        target_entry = self._targets.get(id(target)) or self._check_target(target)
+        check_action_fits_target(action_entry[1], target_entry[1])
+        options_entry = self._options.get(id(options)) or self._check_options(options)
+        return action_entry[1], target_entry[1], options_entry[1], action_entry[2]
+
+    def _check_action(self, submitted: object) -> tuple[object, dict[str, Any], str]:
+        action = validate_action(submitted)
+        entry = self._actions[id(submitted)] = (submitted, action, default_name(action))
+        return entry
+
+    def _check_target(self, submitted: object) -> tuple[object, dict[str, Any]]:
+        entry = self._targets[id(submitted)] = (submitted, validate_target(submitted))
+        return entry
+
+    def _check_options(self, submitted: object) -> tuple[object, dict[str, Any]]:
+        entry = self._options[id(submitted)] = (submitted, validate_options(submitted))
+        return entry
 
 
 def build_jobs(
