@@ -21,7 +21,8 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from operator import itemgetter
+from itertools import repeat
+from operator import is_not, itemgetter
 from typing import Any
 
 import sqlite_utils
@@ -122,6 +123,29 @@ def bounded_output(stored: str, dropped: int, text: str, limit: int) -> tuple[st
     keep = max(0, limit - _MARKER_ROOM)
     head = stored[:keep] if len(stored) >= keep else stored + text[: keep - len(stored)]
     return head + truncation_marker(total - keep), total - keep
+
+
+def _insert_jobs_statement(rows: Sequence[codec.Row]) -> tuple[str, Iterable[codec.Row]]:
+    """The INSERT of a batch of job rows, with NULL written in the statement for the columns
+    that are None in every row (a new job has seven): the sqlite3 module binds None only after
+    looking for an adapter, which costs about 1 µs, more than the rest of the parameter.
+
+    The shorter rows are made one at a time as they are bound: made all at once, they would
+    cost more in garbage collection than making them.
+    """
+    columns = codec.JOB_COLUMNS
+    kept = [0] + [  # the id is never NULL, which keeps a parameter in each row
+        index
+        for index in range(1, len(columns))
+        if any(map(is_not, map(itemgetter(index), rows), repeat(None)))
+    ]
+    if len(kept) == len(columns):
+        return _INSERT_JOB, rows
+    values = ", ".join("?" if index in kept else "NULL" for index in range(len(columns)))
+    sql = f"INSERT INTO jobs ({', '.join(columns)}) VALUES ({values})"
+    # itemgetter of one index gives the item itself; of a slice, a tuple.
+    pick = itemgetter(*kept) if len(kept) > 1 else itemgetter(slice(0, 1))
+    return sql, map(pick, rows)
 
 
 class SQLiteStore:
@@ -239,11 +263,11 @@ class SQLiteStore:
     def insert_jobs(self, jobs: Sequence[Job]) -> None:
         if not jobs:
             return
-        rows = [codec.job_row(job) for job in jobs]
+        sql, rows = _insert_jobs_statement(codec.job_rows(jobs))
         with self.atomic():
             try:
                 with self.atomic():
-                    self._conn.executemany(_INSERT_JOB, rows)
+                    self._conn.executemany(sql, rows)
             except StoreError as exc:
                 raise self._job_conflict(jobs, exc, inserting=True) from None
 
