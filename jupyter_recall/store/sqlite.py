@@ -38,10 +38,6 @@ _IN_CHUNK = 900
 
 _JOB_SELECT = f"SELECT {', '.join(codec.JOB_COLUMNS)} FROM jobs"
 _RUN_SELECT = f"SELECT {', '.join(codec.RUN_COLUMNS)} FROM runs"
-_INSERT_JOB = (
-    f"INSERT INTO jobs ({', '.join(codec.JOB_COLUMNS)}) "
-    f"VALUES ({', '.join('?' * len(codec.JOB_COLUMNS))})"
-)
 # Identity columns are fixed at insert: an update never moves a job to another owner, and
 # leaving them out of SET spares SQLite the upkeep of the indexes that only they feed.
 _JOB_FIXED = frozenset({"id", "owner", "kind", "created_at"})
@@ -50,11 +46,7 @@ _pick_updated = itemgetter(*_JOB_UPDATED)
 _UPDATE_JOB = (
     f"UPDATE jobs SET {', '.join(f'{codec.JOB_COLUMNS[i]} = ?' for i in _JOB_UPDATED)} WHERE id = ?"
 )
-_INSERT_RUN = (
-    f"INSERT INTO runs ({', '.join(codec.RUN_COLUMNS)}) "
-    f"VALUES ({', '.join('?' * len(codec.RUN_COLUMNS))}) "
-    "ON CONFLICT (job_id, scheduled_for) DO NOTHING"
-)
+_RUN_OCCURRENCE_TAKEN = "ON CONFLICT (job_id, scheduled_for) DO NOTHING"
 # Output belongs to append_output: the engine's copy of a run does not hold what was streamed.
 _RUN_UPDATABLE = tuple(c for c in codec.RUN_COLUMNS[1:] if c != "output")
 _UPDATE_RUN = f"UPDATE runs SET {', '.join(f'{c} = ?' for c in _RUN_UPDATABLE)} WHERE id = ?"
@@ -125,24 +117,27 @@ def bounded_output(stored: str, dropped: int, text: str, limit: int) -> tuple[st
     return head + truncation_marker(total - keep), total - keep
 
 
-def _insert_jobs_statement(rows: Sequence[codec.Row]) -> tuple[str, Iterable[codec.Row]]:
-    """The INSERT of a batch of job rows, with NULL written in the statement for the columns
-    that are None in every row (a new job has seven): the sqlite3 module binds None only after
-    looking for an adapter, which costs about 1 µs, more than the rest of the parameter.
+def _insert_statement(
+    table: str, columns: Sequence[str], rows: Sequence[codec.Row], tail: str = ""
+) -> tuple[str, Iterable[codec.Row]]:
+    """The INSERT of a batch of rows (their first column never NULL), with NULL written in the
+    statement for the columns that are None in every row (a new job has seven, a new run
+    three): the sqlite3 module binds None only after looking for an adapter, which costs about
+    1 µs, more than the rest of the parameter.
 
     The shorter rows are made one at a time as they are bound: made all at once, they would
     cost more in garbage collection than making them.
     """
-    columns = codec.JOB_COLUMNS
     kept = [0] + [  # the id is never NULL, which keeps a parameter in each row
         index
         for index in range(1, len(columns))
         if any(map(is_not, map(itemgetter(index), rows), repeat(None)))
     ]
-    if len(kept) == len(columns):
-        return _INSERT_JOB, rows
     values = ", ".join("?" if index in kept else "NULL" for index in range(len(columns)))
-    sql = f"INSERT INTO jobs ({', '.join(columns)}) VALUES ({values})"
+    sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({values})"
+    sql += f" {tail}" if tail else ""
+    if len(kept) == len(columns):
+        return sql, rows
     # itemgetter of one index gives the item itself; of a slice, a tuple.
     pick = itemgetter(*kept) if len(kept) > 1 else itemgetter(slice(0, 1))
     return sql, map(pick, rows)
@@ -263,7 +258,7 @@ class SQLiteStore:
     def insert_jobs(self, jobs: Sequence[Job]) -> None:
         if not jobs:
             return
-        sql, rows = _insert_jobs_statement(codec.job_rows(jobs))
+        sql, rows = _insert_statement("jobs", codec.JOB_COLUMNS, codec.job_rows(jobs))
         with self.atomic():
             try:
                 with self.atomic():
@@ -396,11 +391,13 @@ class SQLiteStore:
     def insert_runs(self, runs: Sequence[Run]) -> list[Run]:
         if not runs:
             return []
-        rows = [codec.run_row(run) for run in runs]
+        sql, rows = _insert_statement(
+            "runs", codec.RUN_COLUMNS, [codec.run_row(r) for r in runs], _RUN_OCCURRENCE_TAKEN
+        )
         with self.atomic():
             try:
                 with self.atomic():
-                    inserted = self._conn.executemany(_INSERT_RUN, rows).rowcount
+                    inserted = self._conn.executemany(sql, rows).rowcount
             except StoreError as exc:
                 raise self._run_conflict(runs, exc) from None
             if inserted == len(runs):
@@ -455,7 +452,7 @@ class SQLiteStore:
         encode = codec.encode_optional_instant
         rows = [
             (
-                run.status,
+                run.status._value_,
                 encode(run.started_at, "started_at"),
                 encode(run.finished_at, "finished_at"),
                 run.error,
@@ -606,15 +603,16 @@ def _orphan_reason(
 
 def _state_row(state: JobState) -> tuple[Any, ...]:
     encode = codec.encode_optional_instant
-    return (
-        state.status,
+    last_status = state.last_status
+    return (  # enums by their ``_value_``: see codec's note on binding enums
+        state.status._value_,
         encode(state.next_occurrence, "next_occurrence"),
         encode(state.next_fire_at, "next_fire_at"),
         state.run_count,
         state.failure_count,
         encode(state.last_run_at, "last_run_at"),
         state.last_run_id,
-        state.last_status,
+        None if last_status is None else last_status._value_,
         state.last_error,
         codec.encode_instant(state.updated_at, "updated_at"),
         state.id,

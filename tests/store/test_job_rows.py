@@ -15,8 +15,8 @@ from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.core.model import JobStatus, Policies, RunStatus
 from jupyter_recall.core.when import ScheduleSpec, parse_when
 from jupyter_recall.store import codec
-from jupyter_recall.store.sqlite import SQLiteStore, _insert_jobs_statement
-from tests.store.contract import T0, make_job, make_recall
+from jupyter_recall.store.sqlite import SQLiteStore, _insert_statement
+from tests.store.contract import T0, make_job, make_recall, make_run
 
 UTC = timezone.utc
 
@@ -125,7 +125,7 @@ def null_columns(sql: str) -> set[str]:
 
 def test_columns_no_job_fills_are_written_null_in_the_statement(store: SQLiteStore) -> None:
     fresh = [make_job(), make_job(when="every 5m"), make_recall("analysis.ipynb")]
-    sql, rows = _insert_jobs_statement(codec.job_rows(fresh))
+    sql, rows = _insert_statement("jobs", codec.JOB_COLUMNS, codec.job_rows(fresh))
     last_run = {"last_run_at", "last_run_id", "last_status", "last_error"}
     assert null_columns(sql) == last_run | {"plugin_owner", "key"}
     assert all(len(row) == len(codec.JOB_COLUMNS) - 6 for row in rows)
@@ -151,10 +151,27 @@ def test_a_batch_mixing_filled_and_empty_columns_round_trips(store: SQLiteStore)
 
 def test_rows_whose_only_filled_column_is_the_id_keep_one_parameter() -> None:
     rows = [("a", *([None] * 25)), ("b", *([None] * 25))]
-    sql, picked = _insert_jobs_statement(rows)
+    sql, picked = _insert_statement("jobs", codec.JOB_COLUMNS, rows)
     assert sql.count("?") == 1
     assert list(picked) == [("a",), ("b",)]
     full = [tuple(range(26))]
-    sql, picked = _insert_jobs_statement(full)
+    sql, picked = _insert_statement("jobs", codec.JOB_COLUMNS, full)
     assert sql.count("?") == 26
     assert list(picked) == full
+
+
+def test_a_new_run_is_inserted_with_its_empty_columns_null_and_unique_per_occurrence(
+    store: SQLiteStore,
+) -> None:
+    job = make_job()
+    store.insert_jobs([job])
+    run = make_run(job, T0, started_at=None)
+    sql, rows = _insert_statement("runs", codec.RUN_COLUMNS, [codec.run_row(run)], "ON CONFLICT")
+    assert sql.endswith(") ON CONFLICT")
+    values = sql[sql.index("VALUES (") + len("VALUES (") : sql.index(") ON")].split(", ")
+    nulls = {c for c, v in zip(codec.RUN_COLUMNS, values, strict=True) if v == "NULL"}
+    assert nulls == {"started_at", "finished_at", "error", "engine_id"}
+    assert [len(row) for row in rows] == [len(codec.RUN_COLUMNS) - len(nulls)]
+    assert store.insert_runs([run]) == [run]
+    assert store.insert_runs([make_run(job, T0)]) == []
+    assert store.get_run(run.id, owner=None) == run
