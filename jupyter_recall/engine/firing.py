@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from typing import NamedTuple
 
 from jupyter_recall.core.errors import NotFoundError
-from jupyter_recall.core.model import Job, JobStatus, Overlap, Run, RunStatus, new_id
+from jupyter_recall.core.model import Job, Overlap, Run, RunStatus, new_id
 from jupyter_recall.core.policy import (
     DueJob,
     FiringPlan,
@@ -23,7 +23,7 @@ from jupyter_recall.core.policy import (
     exhausted_status,
     plan_firing,
 )
-from jupyter_recall.store.base import JobState, Store
+from jupyter_recall.store.base import JobState, RunEnd, Store
 
 
 class Claim(NamedTuple):
@@ -255,30 +255,32 @@ class Ended(NamedTuple):
     """The job as it was when the run fired, to show the settled job in events."""
 
 
-def settle(state: JobState, run: Run, *, now: datetime, others_in_flight: int) -> JobState:
-    """Apply the end of one of its runs to a job's state, in place (it was just read in the
-    same transaction): counters, last outcome, and the job's own end."""
-    state.last_status = run.status
-    state.last_error = run.error
-    state.updated_at = now
-    if counts_as_failure(run.status):
-        state.failure_count += 1
-    ending = state.status in (JobStatus.ACTIVE, JobStatus.PAUSED)
-    if ending and state.next_occurrence is None and others_in_flight == 0:
-        state.status = exhausted_status(state.is_recurring, run.status)
-    return state
+def run_end(item: Ended) -> RunEnd:
+    """What the end of ``item``'s run does to its job, decided here (``core.policy``) and
+    applied by the store."""
+    run = item.run
+    return RunEnd(
+        run.job_id,
+        run.status,
+        run.error,
+        counts_as_failure(run.status),
+        item.others_in_flight,
+        exhausted_status(False, run.status),
+        exhausted_status(True, run.status),
+    )
 
 
-def settle_jobs(store: Store, ended: Sequence[Ended], *, now: datetime) -> list[JobState]:
-    """Apply ended runs to their jobs' states, read inside the caller's transaction (so a
-    concurrent pause or edit is never overwritten). Jobs deleted meanwhile are left alone."""
-    states = store.get_job_states([item.run.job_id for item in ended])
-    for item in ended:
-        state = states.get(item.run.job_id)
-        if state is not None:
-            settle(state, item.run, now=now, others_in_flight=item.others_in_flight)
-    store.update_job_states(list(states.values()))
-    return list(states.values())
+def settle_jobs(
+    store: Store, ended: Sequence[Ended], *, now: datetime, read_back: bool = True
+) -> list[JobState]:
+    """Apply ended runs to their jobs inside the caller's transaction: the store updates each
+    job as it is then (so a concurrent pause or edit is never overwritten), with no read
+    first. The settled states are read back only when someone needs them (``read_back``).
+    Jobs deleted meanwhile are left alone."""
+    store.settle_job_states([run_end(item) for item in ended], now=now)
+    if not read_back or not ended:
+        return []
+    return list(store.get_job_states([item.run.job_id for item in ended]).values())
 
 
 def with_state(job: Job, state: JobState) -> Job:
@@ -327,8 +329,10 @@ def flush(
     outputs: Mapping[str, str],
     output_limit: int,
     now: datetime,
+    read_back: bool = True,
 ) -> FlushResult:
-    """Persist a batch of run changes, output and ends in one transaction."""
+    """Persist a batch of run changes, output and ends in one transaction (the settled job
+    states are in the result when ``read_back``: for the events that announce them)."""
     result = FlushResult()
     with store.atomic():
         for run_id, text in outputs.items():
@@ -338,7 +342,9 @@ def flush(
                 continue
         result.runs = _update_existing_runs(store, updates)
         kept = {run.id for run in result.runs}
-        result.states = settle_jobs(store, [e for e in ended if e.run.id in kept], now=now)
+        result.states = settle_jobs(
+            store, [e for e in ended if e.run.id in kept], now=now, read_back=read_back
+        )
     return result
 
 

@@ -96,6 +96,7 @@ class Scheduler:
             self.clock,
             output_limit=output_limit,
             on_flushed=self._flushed,
+            read_back=lambda: self._bus.active,
             gate=self._gate,
         )
         self._runner = Runner(

@@ -136,6 +136,7 @@ class RunWriter:
         *,
         output_limit: int,
         on_flushed: Callable[[FlushResult, list[Ended]], None],
+        read_back: Callable[[], bool] = lambda: True,
         gate: FiringGate | None = None,
         output_interval: float = 0.25,
         max_batch: int = 256,
@@ -146,6 +147,8 @@ class RunWriter:
         self._clock = clock
         self._output_limit = output_limit
         self._on_flushed = on_flushed
+        self._read_back = read_back
+        """Whether the settled job states are wanted (by events) with each batch."""
         self._output_interval = output_interval
         self._max_batch = max_batch
         self._gate = gate or FiringGate()
@@ -260,6 +263,7 @@ class RunWriter:
             outputs=outputs,
             output_limit=self._output_limit,
             now=self._clock.now(),
+            read_back=self._read_back(),
         )
         started = time.monotonic()
         try:

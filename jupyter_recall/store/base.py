@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from jupyter_recall.core.model import Job, JobKind, JobStatus, Run, RunStatus
 
@@ -82,6 +82,23 @@ class JobState:
         )
 
 
+class RunEnd(NamedTuple):
+    """The end of a run as its job takes it (``Store.settle_job_states``); the decisions come
+    from ``core.policy``, the store only applies them."""
+
+    job_id: str
+    status: RunStatus
+    error: str | None
+    failed: bool
+    """Whether it adds to the job's failure_count."""
+    others_in_flight: int
+    """Runs of the job still held by the engine: the job can only end once none is left."""
+    one_shot_end: JobStatus
+    """The job's status if it ends here and its schedule is a one-shot."""
+    recurring_end: JobStatus
+    """... and if its schedule is recurring."""
+
+
 class Store(Protocol):
     # --- transactions -------------------------------------------------------------------
     def atomic(self) -> AbstractContextManager[None]:
@@ -104,6 +121,12 @@ class Store(Protocol):
 
     def get_job_states(self, job_ids: Sequence[str]) -> dict[str, JobState]:
         """The states of these jobs by id (system access); unknown ids are left out."""
+        ...
+
+    def settle_job_states(self, ends: Sequence[RunEnd], *, now: datetime) -> None:
+        """Apply run ends to their jobs, in order, without reading them first: last status and
+        error, failure count, updated_at, and the end status of a job still active or paused
+        with no occurrence left and no other run in flight. Unknown jobs are left alone."""
         ...
 
     def update_job_states(self, states: Sequence[JobState]) -> None:

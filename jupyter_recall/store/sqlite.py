@@ -30,7 +30,7 @@ import sqlite_utils
 from jupyter_recall.core.errors import ConflictError, NotFoundError, StoreError
 from jupyter_recall.core.model import Job, JobKind, JobStatus, Run, RunStatus
 from jupyter_recall.store import codec
-from jupyter_recall.store.base import JobFilter, JobState, RunFilter
+from jupyter_recall.store.base import JobFilter, JobState, RunEnd, RunFilter
 from jupyter_recall.store.migrations import Migration, migrate
 
 # SQLite's default limit of bound parameters was 999 before 3.32; stay below it.
@@ -72,6 +72,15 @@ _STATE_COLUMNS = (
     "updated_at",
 )
 _UPDATE_JOB_STATE = f"UPDATE jobs SET {', '.join(f'{c} = ?' for c in _STATE_COLUMNS)} WHERE id = ?"
+# The end of a run, applied in SQL so that the job need not be read first (see RunEnd).
+_SETTLE_JOB_STATE = (
+    "UPDATE jobs SET last_status = ?1, last_error = ?2, updated_at = ?3, "
+    "failure_count = failure_count + ?4, "
+    "status = CASE WHEN status IN ('active', 'paused') AND next_occurrence IS NULL AND ?5 = 0 "
+    "THEN CASE WHEN schedule_kind IN ('interval', 'cron') THEN ?6 ELSE ?7 END "
+    "ELSE status END "
+    "WHERE id = ?8"
+)
 _SELECT_JOB_STATE = f"SELECT id, schedule_kind, {', '.join(_STATE_COLUMNS)} FROM jobs"
 _UPDATE_RUN_STATE = (
     "UPDATE runs SET status = ?, started_at = ?, finished_at = ?, error = ? WHERE id = ?"
@@ -328,6 +337,26 @@ class SQLiteStore:
                 for row in self._conn.execute(sql, chunk):
                     states[row[0]] = _state_from_row(row)
         return states
+
+    def settle_job_states(self, ends: Sequence[RunEnd], *, now: datetime) -> None:
+        if not ends:
+            return
+        at = codec.encode_instant(now, "now")
+        rows = [
+            (
+                end.status._value_,
+                end.error,
+                at,
+                int(end.failed),
+                end.others_in_flight,
+                end.recurring_end._value_,
+                end.one_shot_end._value_,
+                end.job_id,
+            )
+            for end in ends
+        ]
+        with self.atomic():
+            self._conn.executemany(_SETTLE_JOB_STATE, rows)
 
     def update_job_states(self, states: Sequence[JobState]) -> None:
         if not states:

@@ -28,7 +28,7 @@ from jupyter_recall.core.model import (
     new_id,
 )
 from jupyter_recall.core.when import parse_when
-from jupyter_recall.store.base import JobFilter, RunFilter, Store
+from jupyter_recall.store.base import JobFilter, RunEnd, RunFilter, Store
 
 UTC = timezone.utc
 T0 = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
@@ -315,6 +315,63 @@ class StoreContract:
         assert store.next_fire_at() == T0 + minutes(10)
         store.update_jobs([soon.evolve(status=JobStatus.COMPLETED)])
         assert store.next_fire_at() == T0 + minutes(120)
+
+    def test_settling_run_ends_applies_them_in_order_to_the_job_as_stored(
+        self, store: Store
+    ) -> None:
+        def end(job: Job, status: RunStatus, others: int = 0, error: str | None = None) -> RunEnd:
+            failed = status is RunStatus.FAILED
+            one_shot = {RunStatus.SUCCEEDED: JobStatus.COMPLETED}.get(status, JobStatus.FAILED)
+            return RunEnd(job.id, status, error, failed, others, one_shot, JobStatus.COMPLETED)
+
+        done = make_job(next_occurrence=None, next_fire_at=None)
+        broke = make_job(next_occurrence=None, next_fire_at=None)
+        ahead = make_job(when="every 5m")
+        busy = make_job(next_occurrence=None, next_fire_at=None)
+        ran_out = make_job(when="every 5m", next_occurrence=None, next_fire_at=None)
+        paused = make_job(status=JobStatus.PAUSED, next_occurrence=None, next_fire_at=None)
+        cancelled = make_job(status=JobStatus.CANCELLED, next_occurrence=None, next_fire_at=None)
+        store.insert_jobs([done, broke, ahead, busy, ran_out, paused, cancelled])
+        later = T0 + minutes(1)
+        store.settle_job_states(
+            [
+                end(done, RunStatus.SUCCEEDED),
+                end(broke, RunStatus.FAILED, error="boom"),
+                end(ahead, RunStatus.FAILED, error="first"),
+                end(ahead, RunStatus.SUCCEEDED),
+                end(busy, RunStatus.SUCCEEDED, others=1),
+                end(ran_out, RunStatus.FAILED, error="last"),
+                end(paused, RunStatus.SUCCEEDED),
+                end(cancelled, RunStatus.FAILED),
+                RunEnd("no-such-job", RunStatus.SUCCEEDED, None, False, 0, *[JobStatus.FAILED] * 2),
+            ],
+            now=later,
+        )
+        got = {job.id: job for job in store.list_jobs(owner=None)}
+        summary = {
+            name: (got[job.id].status, got[job.id].last_status, got[job.id].failure_count)
+            for name, job in [
+                ("done", done),
+                ("broke", broke),
+                ("ahead", ahead),
+                ("busy", busy),
+                ("ran_out", ran_out),
+                ("paused", paused),
+                ("cancelled", cancelled),
+            ]
+        }
+        assert summary == {
+            "done": (JobStatus.COMPLETED, RunStatus.SUCCEEDED, 0),
+            "broke": (JobStatus.FAILED, RunStatus.FAILED, 1),
+            "ahead": (JobStatus.ACTIVE, RunStatus.SUCCEEDED, 1),
+            "busy": (JobStatus.ACTIVE, RunStatus.SUCCEEDED, 0),
+            "ran_out": (JobStatus.COMPLETED, RunStatus.FAILED, 1),
+            "paused": (JobStatus.COMPLETED, RunStatus.SUCCEEDED, 0),
+            "cancelled": (JobStatus.CANCELLED, RunStatus.FAILED, 1),
+        }
+        assert (got[broke.id].last_error, got[ahead.id].last_error) == ("boom", None)
+        assert got[done.id].updated_at == later
+        assert got[ahead.id].next_occurrence == ahead.next_occurrence
 
     def test_next_fire_at_after_an_instant_is_strictly_later(self, store: Store) -> None:
         soon, later = make_job(when="in 10m"), make_job(when="in 2h")
