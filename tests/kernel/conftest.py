@@ -22,6 +22,9 @@ from jupyter_client.blocking import BlockingKernelClient
 
 from tests.server.live_server import LiveServer
 
+HEARTBEAT_PATIENCE = 10.0
+"""Seconds a test's kernel client waits for a heartbeat before it calls the kernel dead."""
+
 # Tests talk to the server; nothing in this process must pick up another one by accident.
 for _name in ("JUPYTER_RECALL_URL", "JUPYTER_RECALL_TOKEN"):
     os.environ.pop(_name, None)
@@ -82,6 +85,9 @@ class Kernel:
         server.wait_for(connection_file.exists, timeout=30)
         self.client = BlockingKernelClient()
         self.client.load_connection_file(str(connection_file))
+        # Without its manager a client judges the kernel alive by heartbeats, and one missed
+        # in a second (a loaded machine) reads as a dead kernel: allow more.
+        self.client.hb_channel.time_to_dead = HEARTBEAT_PATIENCE
         self.client.start_channels()
         self.client.wait_for_ready(timeout=60)
 

@@ -15,6 +15,8 @@ import nbformat
 from jupyter_client.asynchronous import AsyncKernelClient
 from nbclient import NotebookClient
 
+from tests.kernel.conftest import HEARTBEAT_PATIENCE
+
 NOTEBOOKS = Path(__file__).parents[2] / "notebooks"
 NOTEBOOK = NOTEBOOKS / "agent_recall.ipynb"
 
@@ -22,6 +24,7 @@ NOTEBOOK = NOTEBOOKS / "agent_recall.ipynb"
 async def execute(nb: nbformat.NotebookNode, connection_file: Path) -> None:
     client = AsyncKernelClient()
     client.load_connection_file(str(connection_file))
+    client.hb_channel.time_to_dead = HEARTBEAT_PATIENCE
     client.start_channels()
     try:
         await client.wait_for_ready(timeout=60)

@@ -39,6 +39,15 @@ CHROMIUM_ARGS = [
 ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts" / "ui"
 # The JupyterLab extension as `jlpm build:prod` in labextension/ leaves it (absent until built).
 LABEXTENSION = Path(__file__).resolve().parents[2] / "jupyter_recall" / "labextension"
+NEEDS_LABEXTENSION = [
+    pytest.mark.ui,
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not (LABEXTENSION / "package.json").exists(),
+        reason="the lab extension is not built (jlpm build:prod in labextension/)",
+    ),
+]
+"""The marks of the tests that drive the lab extension in a browser."""
 SETTINGS = {
     # No news prompt over the notebook.
     "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
@@ -182,6 +191,19 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
 def notebook7(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     """The same server as the Notebook 7 app (``/tree``, ``/notebooks/<path>``)."""
     yield from _serve(tmp_path_factory.mktemp("recall-notebook7"), "notebook")
+
+
+def open_sidebar(page: Any, url: str) -> Any:
+    """Open ``url`` and the Recall sidebar; returns the sidebar's region."""
+    from playwright.sync_api import expect
+
+    page.goto(url)
+    tab = page.locator('.jp-SideBar [role="tab"][title="Recall: scheduled jobs"]')
+    expect(tab).to_be_visible()
+    tab.click()
+    sidebar = page.get_by_role("region", name="Recall jobs")
+    expect(sidebar).to_be_visible()
+    return sidebar
 
 
 def run_first_cell(page: Any, url: str) -> Any:

@@ -9,33 +9,11 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
-
-import pytest
 
 from tests.server.live_server import TOKEN
-from tests.ui.conftest import LABEXTENSION, labextension_env
+from tests.ui.conftest import NEEDS_LABEXTENSION, labextension_env, open_sidebar
 
-pytestmark = [
-    pytest.mark.ui,
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        not (LABEXTENSION / "package.json").exists(),
-        reason="the lab extension is not built (jlpm build:prod in labextension/)",
-    ),
-]
-
-
-def open_sidebar(page: Any, url: str) -> Any:
-    from playwright.sync_api import expect
-
-    page.goto(url)
-    tab = page.locator('.jp-SideBar [role="tab"][title="Recall: scheduled jobs"]')
-    expect(tab).to_be_visible()
-    tab.click()
-    sidebar = page.get_by_role("region", name="Recall jobs")
-    expect(sidebar).to_be_visible()
-    return sidebar
+pytestmark = NEEDS_LABEXTENSION
 
 
 def test_labextension_list_shows_it_enabled_and_ok(tmp_path: Path) -> None:

@@ -8,31 +8,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import pytest
-
 from tests.server.live_server import TOKEN
-from tests.ui.conftest import LABEXTENSION, Lab, run_first_cell
+from tests.ui.conftest import NEEDS_LABEXTENSION, Lab, open_sidebar, run_first_cell
 
-pytestmark = [
-    pytest.mark.ui,
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        not (LABEXTENSION / "package.json").exists(),
-        reason="the lab extension is not built (jlpm build:prod in labextension/)",
-    ),
-]
-
-
-def open_sidebar(page: Any, url: str) -> Any:
-    from playwright.sync_api import expect
-
-    page.goto(url)
-    tab = page.locator('.jp-SideBar [role="tab"][title="Recall: scheduled jobs"]')
-    expect(tab).to_be_visible()
-    tab.click()
-    sidebar = page.get_by_role("region", name="Recall jobs")
-    expect(sidebar).to_be_visible()
-    return sidebar
+pytestmark = NEEDS_LABEXTENSION
 
 
 def code_job(lab: Lab, name: str, target: dict[str, Any], when: str = "in 1h") -> dict[str, Any]:

@@ -11,16 +11,9 @@ from typing import Any
 
 import pytest
 
-from tests.ui.conftest import LABEXTENSION, Lab
+from tests.ui.conftest import NEEDS_LABEXTENSION, Lab
 
-pytestmark = [
-    pytest.mark.ui,
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        not (LABEXTENSION / "package.json").exists(),
-        reason="the lab extension is not built (jlpm build:prod in labextension/)",
-    ),
-]
+pytestmark = NEEDS_LABEXTENSION
 
 THEMES_SETTINGS = "/lab/api/settings/@jupyterlab/apputils-extension:themes"
 AA_CONTRAST = 4.5

@@ -6,19 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from tests.server.live_server import TOKEN
-from tests.ui.conftest import LABEXTENSION, Lab
+from tests.ui.conftest import NEEDS_LABEXTENSION, Lab
 
-pytestmark = [
-    pytest.mark.ui,
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        not (LABEXTENSION / "package.json").exists(),
-        reason="the lab extension is not built (jlpm build:prod in labextension/)",
-    ),
-]
+pytestmark = NEEDS_LABEXTENSION
 
 
 def show_recall_panel(page: Any) -> Any:
