@@ -148,9 +148,7 @@ class Scheduler:
                 self._loops.cancel()
             await self._loops_done.wait()
             # Runs fired ahead of their instant are undone, so that the next engine fires them.
-            claims = self._runner.withdraw_ahead()
-            with anyio.CancelScope(shield=True):
-                await self._in_store(partial(firing.unclaim, self.store, claims))
+            await self._unclaim_all()
             self._runner.stop_all(SHUTDOWN)
             await self._runner.wait_idle()
             self._runner.close()
@@ -159,6 +157,16 @@ class Scheduler:
                 await self._in_store(partial(self.store.release_lease, self.engine_id))
         finally:
             await stack.aclose()
+
+    async def _unclaim_all(self) -> None:
+        """Undo the runs fired ahead of their instant, so that the next engine fires them; if
+        the store refuses, they stay recorded and the next start interrupts them."""
+        claims = self._runner.withdraw_ahead()
+        with anyio.CancelScope(shield=True):
+            try:
+                await self._in_store(partial(firing.unclaim, self.store, claims))
+            except Exception:
+                log.exception("could not undo %d runs fired ahead at shutdown", len(claims))
 
     async def _run_loops(self, loops_scope: anyio.CancelScope) -> None:
         try:
