@@ -18,8 +18,11 @@ class Clock(Protocol):
         """The current instant as an aware UTC datetime."""
         ...
 
-    async def sleep_until(self, deadline: datetime, *, max_sleep: float) -> None:
-        """Return at ``deadline`` or after ``max_sleep`` seconds, whichever comes first."""
+    async def sleep_until(
+        self, deadline: datetime, *, max_sleep: float, wake: anyio.Event | None = None
+    ) -> None:
+        """Return at ``deadline``, after ``max_sleep`` seconds, or once ``wake`` is set,
+        whichever comes first."""
         ...
 
 
@@ -29,9 +32,17 @@ class SystemClock:
     def now(self) -> datetime:
         return datetime.now(UTC)
 
-    async def sleep_until(self, deadline: datetime, *, max_sleep: float) -> None:
-        delay = (deadline - self.now()).total_seconds()
-        await anyio.sleep(max(0.0, min(delay, max_sleep)))
+    async def sleep_until(
+        self, deadline: datetime, *, max_sleep: float, wake: anyio.Event | None = None
+    ) -> None:
+        delay = max(0.0, min((deadline - self.now()).total_seconds(), max_sleep))
+        if wake is None:
+            await anyio.sleep(delay)
+            return
+        # One cancel scope with a deadline, no helper task: the engine sleeps like this
+        # thousands of times a second in a burst.
+        with anyio.move_on_after(delay):
+            await wake.wait()
 
 
 class ManualClock:
@@ -58,10 +69,29 @@ class ManualClock:
     def advance(self, seconds: float) -> None:
         self.set(self._now + timedelta(seconds=seconds))
 
-    async def sleep_until(self, deadline: datetime, *, max_sleep: float) -> None:
+    async def sleep_until(
+        self, deadline: datetime, *, max_sleep: float, wake: anyio.Event | None = None
+    ) -> None:
         limit = min(deadline, self._now + timedelta(seconds=max_sleep))
         while self._now < limit:
-            await self._moved.wait()
+            if wake is None:
+                await self._moved.wait()
+                continue
+            if wake.is_set():
+                return
+            await _first_of(self._moved, wake)
+
+
+async def _first_of(*events: anyio.Event) -> None:
+    """Until one of ``events`` is set."""
+    async with anyio.create_task_group() as waiting:
+
+        async def wait_then_stop(event: anyio.Event) -> None:
+            await event.wait()
+            waiting.cancel_scope.cancel()
+
+        for event in events:
+            waiting.start_soon(wait_then_stop, event)
 
 
 def monotonic() -> float:

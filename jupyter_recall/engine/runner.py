@@ -165,7 +165,8 @@ class Runner:
         self._lanes: dict[str, _Lane] = {}
         self._per_job: dict[str, int] = {}
         self._ready: deque[_Item] = deque()
-        self._work = anyio.Event()
+        self._idle_workers: deque[anyio.Event] = deque()
+        """One event per worker waiting for a ready run: a run wakes one worker, not all."""
         self._target_running: dict[str, int] = {}
         self._target_waiting: dict[str, deque[_Item]] = {}
         self._idle = anyio.Event()
@@ -196,9 +197,9 @@ class Runner:
         done = 0
         while True:
             while not self._ready:
-                if self._work.is_set():
-                    self._work = anyio.Event()
-                await self._work.wait()
+                wake = anyio.Event()
+                self._idle_workers.append(wake)
+                await wake.wait()
             item = self._ready.popleft()
             item.where = _Where.EXECUTING
             await self._execute(item)
@@ -218,19 +219,10 @@ class Runner:
             if not self._ahead:
                 await self._ahead_changed.wait()
                 continue
-            await self._sleep_until(self._ahead[0][0])
-
-    async def _sleep_until(self, instant: datetime) -> None:
-        """Until ``instant`` or until an earlier run is fired ahead."""
-        async with anyio.create_task_group() as sleeping:
-
-            async def sleep_then_stop() -> None:
-                await self._clock.sleep_until(instant, max_sleep=AHEAD_MAX_SLEEP)
-                sleeping.cancel_scope.cancel()
-
-            sleeping.start_soon(sleep_then_stop)
-            await self._ahead_changed.wait()
-            sleeping.cancel_scope.cancel()
+            # Until the first instant, or until a run fired ahead comes before it.
+            await self._clock.sleep_until(
+                self._ahead[0][0], max_sleep=AHEAD_MAX_SLEEP, wake=self._ahead_changed
+            )
 
     # --- state read by the firing pass and the API ---------------------------------------------
 
@@ -302,7 +294,11 @@ class Runner:
         item.has_slot = True
         item.where = _Where.READY
         self._ready.append(item)
-        self._work.set()
+        self._wake_worker()
+
+    def _wake_worker(self) -> None:
+        if self._idle_workers:
+            self._idle_workers.popleft().set()
 
     def stop(self, run_id: str, reason: StopReason) -> bool:
         item = self._items.get(run_id)
@@ -426,7 +422,7 @@ class Runner:
             item.has_slot = True
             item.where = _Where.READY
             self._ready.append(item)
-            self._work.set()
+            self._wake_worker()
             return
         running = self._target_running[key] - 1
         if running:

@@ -297,17 +297,7 @@ class Scheduler:
         self._sleeping_until = deadline
         self._planning = False
         self._gate.sleeping(None if deadline is None else (deadline - now).total_seconds())
-        if self._wake.is_set():
-            return
-        async with anyio.create_task_group() as sleeping:
-
-            async def sleep_then_stop() -> None:
-                await self.clock.sleep_until(target, max_sleep=self.max_sleep)
-                sleeping.cancel_scope.cancel()
-
-            sleeping.start_soon(sleep_then_stop)
-            await self._wake.wait()
-            sleeping.cancel_scope.cancel()
+        await self.clock.sleep_until(target, max_sleep=self.max_sleep, wake=self._wake)
 
     async def _renew_lease(self, *, starting: bool) -> firing.Recovery:
         """Renew this engine's lease and interrupt the runs of engines whose lease is gone."""

@@ -159,10 +159,6 @@ class JumpingClock(SystemClock):
     def now(self) -> datetime:
         return super().now() + self.offset
 
-    async def sleep_until(self, deadline: datetime, *, max_sleep: float) -> None:
-        delay = (deadline - self.now()).total_seconds()
-        await anyio.sleep(max(0.0, min(delay, max_sleep)))
-
 
 async def test_the_loop_notices_a_jump_of_the_wall_clock_within_max_sleep(db: Path) -> None:
     fired: list[Run] = []
