@@ -22,7 +22,7 @@ import heapq
 import itertools
 from collections import deque
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from enum import Enum
 
 import anyio
@@ -40,6 +40,9 @@ NOTHING_IN_FLIGHT = InFlight()
 AHEAD_MAX_SLEEP = 30.0
 """Seconds at most between looks at the clock while runs wait for their instant (a jump of
 the wall clock is noticed within this)."""
+
+RELEASE_QUANTUM = timedelta(milliseconds=1)
+"""Shortest time between two releases of runs fired ahead."""
 
 YIELD_EVERY = 8
 """Runs a worker executes back to back before letting the event loop run other tasks (an
@@ -208,21 +211,35 @@ class Runner:
                 await anyio.lowlevel.checkpoint()
 
     async def _release_ahead(self) -> None:
-        """Let runs fired ahead go at their instants."""
+        """Let runs fired ahead go at their instants; after a release, the next one comes at
+        least ``RELEASE_QUANTUM`` later (a run starts at most that late, and a burst of runs at
+        random instants costs a wake-up per quantum rather than one per run)."""
+        released: datetime | None = None
         while True:
             self._ahead_changed = anyio.Event()
             now = self._clock.now()
-            while self._ahead and self._ahead[0][0] <= now:
-                item = heapq.heappop(self._ahead)[2]
-                if item.where is _Where.AHEAD:
-                    self._enter(item)
+            if self._release_due(now):
+                released = now
             if not self._ahead:
                 await self._ahead_changed.wait()
                 continue
-            # Until the first instant, or until a run fired ahead comes before it.
+            wake_at = self._ahead[0][0]
+            if released is not None:
+                wake_at = max(wake_at, released + RELEASE_QUANTUM)
+            # Until then, or until a run fired ahead comes before the first one.
             await self._clock.sleep_until(
-                self._ahead[0][0], max_sleep=AHEAD_MAX_SLEEP, wake=self._ahead_changed
+                wake_at, max_sleep=AHEAD_MAX_SLEEP, wake=self._ahead_changed
             )
+
+    def _release_due(self, now: datetime) -> bool:
+        """Release the runs whose instant has come; whether there was any."""
+        any_released = False
+        while self._ahead and self._ahead[0][0] <= now:
+            item = heapq.heappop(self._ahead)[2]
+            if item.where is _Where.AHEAD:
+                self._enter(item)
+                any_released = True
+        return any_released
 
     # --- state read by the firing pass and the API ---------------------------------------------
 

@@ -180,3 +180,24 @@ async def test_fire_ahead_must_not_be_negative(db: Path, script: Script) -> None
             Scheduler(store, CallableExecutor(script), fire_ahead=-1)
     finally:
         store.close()
+
+
+async def test_runs_fired_ahead_start_at_most_a_millisecond_apart(
+    db: Path, script: Script, clock: ManualClock
+) -> None:
+    async with running(db, script, clock, fire_ahead=AHEAD) as engine:
+        first = await engine.add_job(new(DUE.isoformat()), owner=OWNER)
+        second_at = DUE + timedelta(microseconds=500)
+        second = await engine.add_job(new(second_at.isoformat()), owner=OWNER)
+        clock.advance(9.8)
+        await claimed(engine, first.id)
+        await claimed(engine, second.id)
+        clock.set(DUE)
+        await eventually(lambda: len(script.calls) == 1)
+        clock.set(second_at)
+        await engine.list_jobs(owner=OWNER)
+        assert len(script.calls) == 1  # released a millisecond after the previous release
+        clock.set(DUE + timedelta(milliseconds=1))
+        await eventually(lambda: len(script.calls) == 2)
+        assert [call.job_id for call in script.calls] == [first.id, second.id]
+        assert script.calls[1].run.started_at == DUE + timedelta(milliseconds=1)
