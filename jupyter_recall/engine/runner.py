@@ -170,6 +170,8 @@ class Runner:
         self._ready: deque[_Item] = deque()
         self._idle_workers: deque[anyio.Event] = deque()
         """One event per worker waiting for a ready run: a run wakes one worker, not all."""
+        self._waking = False
+        """A worker was woken and has not taken a run yet: the next wake-up waits for it."""
         self._target_running: dict[str, int] = {}
         self._target_waiting: dict[str, deque[_Item]] = {}
         self._idle = anyio.Event()
@@ -203,7 +205,13 @@ class Runner:
                 wake = anyio.Event()
                 self._idle_workers.append(wake)
                 await wake.wait()
+                self._waking = False
             item = self._ready.popleft()
+            if self._ready:
+                # Wake-ups are chained: runs released together then start one loop turn
+                # apart, and a run that returns at once leaves the next to this worker
+                # instead of waking another for nothing.
+                self._wake_worker()
             item.where = _Where.EXECUTING
             await self._execute(item)
             done += 1
@@ -314,7 +322,8 @@ class Runner:
         self._wake_worker()
 
     def _wake_worker(self) -> None:
-        if self._idle_workers:
+        if self._idle_workers and not self._waking:
+            self._waking = True
             self._idle_workers.popleft().set()
 
     def stop(self, run_id: str, reason: StopReason) -> bool:
