@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from jupyter_recall.core.clock import ManualClock
-from jupyter_recall.core.model import JobStatus, RunStatus
+from jupyter_recall.core.model import Job, JobStatus, RunStatus
 from jupyter_recall.engine.executors import CallableExecutor
 from jupyter_recall.engine.scheduler import Scheduler
 from jupyter_recall.store.sqlite import SQLiteStore
@@ -31,20 +31,32 @@ async def claimed(engine: Scheduler, job_id: str) -> None:
     await eventually(recorded)
 
 
+async def claim(engine: Scheduler, clock: ManualClock, when: str, *, at: float) -> Job:
+    """A job, and the clock moved to ``at`` seconds, where a pass has fired it ahead."""
+    job = await engine.add_job(new(when), owner=OWNER)
+    clock.advance(at)
+    await claimed(engine, job.id)
+    return job
+
+
+async def nothing_ran_after(
+    engine: Scheduler, clock: ManualClock, script: Script, seconds: float
+) -> None:
+    clock.advance(seconds)
+    await engine.list_jobs(owner=OWNER)  # a round trip through the store thread
+    assert script.calls == []
+
+
 async def test_a_run_fired_ahead_executes_at_its_instant(
     db: Path, script: Script, clock: ManualClock
 ) -> None:
     async with running(db, script, clock, fire_ahead=AHEAD) as engine:
-        job = await engine.add_job(new("in 10s"), owner=OWNER)
-        clock.advance(9.6)
-        await claimed(engine, job.id)
+        job = await claim(engine, clock, "in 10s", at=9.6)
         (run,) = await runs_of(engine, job.id)
         assert (run.status, run.started_at, run.scheduled_for) == (RunStatus.RUNNING, None, DUE)
         advanced = await engine.get_job(job.id, owner=OWNER)
         assert (advanced.next_fire_at, advanced.run_count, advanced.last_run_at) == (None, 1, DUE)
-        clock.advance(0.3999)
-        await engine.list_jobs(owner=OWNER)
-        assert script.calls == []
+        await nothing_ran_after(engine, clock, script, 0.3999)
         clock.advance(0.0001)
         await eventually(lambda: len(script.calls) == 1)
         assert script.calls[0].run.started_at == DUE
@@ -66,9 +78,7 @@ async def test_pausing_before_the_instant_undoes_the_claim(
     db: Path, script: Script, clock: ManualClock
 ) -> None:
     async with running(db, script, clock, fire_ahead=AHEAD) as engine:
-        job = await engine.add_job(new("in 10s"), owner=OWNER)
-        clock.advance(9.8)
-        await claimed(engine, job.id)
+        job = await claim(engine, clock, "in 10s", at=9.8)
         paused = await engine.pause_job(job.id, owner=OWNER)
         assert (paused.status, paused.next_fire_at, paused.run_count) == (
             JobStatus.PAUSED,
@@ -77,9 +87,7 @@ async def test_pausing_before_the_instant_undoes_the_claim(
         )
         assert paused.last_run_id is None
         assert await runs_of(engine, job.id) == []
-        clock.advance(1)
-        await engine.list_jobs(owner=OWNER)
-        assert script.calls == []
+        await nothing_ran_after(engine, clock, script, 1)
         await engine.resume_job(job.id, owner=OWNER, catch_up=True)
         await eventually(lambda: len(script.calls) == 1)
         assert script.calls[0].run.scheduled_for == DUE
@@ -89,14 +97,10 @@ async def test_cancelling_before_the_instant_runs_nothing(
     db: Path, script: Script, clock: ManualClock
 ) -> None:
     async with running(db, script, clock, fire_ahead=AHEAD) as engine:
-        job = await engine.add_job(new("every 10s"), owner=OWNER)
-        clock.advance(9.7)
-        await claimed(engine, job.id)
+        job = await claim(engine, clock, "every 10s", at=9.7)
         cancelled = await engine.cancel_job(job.id, owner=OWNER)
         assert cancelled.status is JobStatus.CANCELLED
-        clock.advance(1)
-        await engine.list_jobs(owner=OWNER)
-        assert script.calls == []
+        await nothing_ran_after(engine, clock, script, 1)
         assert await runs_of(engine, job.id) == []
 
 
@@ -104,31 +108,23 @@ async def test_skipping_before_the_instant_skips_the_claimed_occurrence(
     db: Path, script: Script, clock: ManualClock
 ) -> None:
     async with running(db, script, clock, fire_ahead=AHEAD) as engine:
-        job = await engine.add_job(new("every 10s"), owner=OWNER)
-        clock.advance(9.7)
-        await claimed(engine, job.id)
+        job = await claim(engine, clock, "every 10s", at=9.7)
         skipped = await engine.skip_job(job.id, owner=OWNER)
         assert skipped.next_occurrence == DUE + timedelta(seconds=10)
         (run,) = await runs_of(engine, job.id)
         assert (run.status, run.scheduled_for) == (RunStatus.SKIPPED, DUE)
-        clock.advance(0.5)
-        await engine.list_jobs(owner=OWNER)
-        assert script.calls == []
+        await nothing_ran_after(engine, clock, script, 0.5)
 
 
 async def test_an_edit_before_the_instant_applies_to_the_claimed_occurrence(
     db: Path, script: Script, clock: ManualClock
 ) -> None:
     async with running(db, script, clock, fire_ahead=AHEAD) as engine:
-        job = await engine.add_job(new("in 10s"), owner=OWNER)
-        clock.advance(9.7)
-        await claimed(engine, job.id)
+        job = await claim(engine, clock, "in 10s", at=9.7)
         edited = await engine.update_job(job.id, owner=OWNER, when="in 1m")
         assert edited.next_fire_at == T0 + timedelta(seconds=9.7 + 60)
         assert await runs_of(engine, job.id) == []
-        clock.advance(1)
-        await engine.list_jobs(owner=OWNER)
-        assert script.calls == []
+        await nothing_ran_after(engine, clock, script, 1)
 
 
 async def test_a_job_with_a_run_in_flight_is_decided_at_its_instant(
@@ -154,9 +150,7 @@ async def test_a_claim_withdrawn_at_shutdown_is_fired_by_the_next_engine(
     db: Path, script: Script, clock: ManualClock
 ) -> None:
     async with running(db, script, clock, fire_ahead=AHEAD) as engine:
-        job = await engine.add_job(new("in 10s"), owner=OWNER)
-        clock.advance(9.8)
-        await claimed(engine, job.id)
+        job = await claim(engine, clock, "in 10s", at=9.8)
     store = SQLiteStore(db)
     try:
         assert store.list_runs(owner=OWNER) == []
