@@ -162,6 +162,8 @@ class Scheduler:
         """Undo the runs fired ahead of their instant, so that the next engine fires them; if
         the store refuses, they stay recorded and the next start interrupts them."""
         claims = self._runner.withdraw_ahead()
+        if not claims:
+            return
         with anyio.CancelScope(shield=True):
             try:
                 await self._in_store(partial(firing.unclaim, self.store, claims))

@@ -60,10 +60,6 @@ class JobState:
     last_error: str | None
     updated_at: datetime
 
-    @property
-    def is_recurring(self) -> bool:
-        return self.schedule_kind in ("interval", "cron")
-
     @classmethod
     def of(cls, job: Job) -> JobState:
         return cls(
