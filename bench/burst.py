@@ -79,11 +79,13 @@ async def wait_for(done: Callable[[], bool], deadline: float) -> None:
 async def run_recall(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     from jupyter_recall.core.clock import SystemClock
     from jupyter_recall.core.model import Job, Run
+    from jupyter_recall.engine import process
     from jupyter_recall.engine.executors import CallableExecutor, OutputSink
     from jupyter_recall.engine.scheduler import NewJob, Scheduler
     from jupyter_recall.store.base import RunFilter
     from jupyter_recall.store.sqlite import SQLiteStore
 
+    process.apply(process.ProcessSettings())  # what the server applies at its start
     lags: list[float] = []
 
     async def record(job: Job, run: Run, output: OutputSink) -> None:
@@ -134,6 +136,10 @@ async def aps_record(due: float) -> None:
 async def run_apscheduler(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
     from apscheduler.schedulers.asyncio import AsyncIOScheduler
+
+    from jupyter_recall.engine import process
+
+    process.apply(process.ProcessSettings())  # the same process settings for both sides
 
     def scheduler(path: Path) -> AsyncIOScheduler:
         sched = AsyncIOScheduler(

@@ -14,6 +14,8 @@ from traitlets import Bool, Dict, Float, Integer, List, TraitError, Unicode, def
 from jupyter_recall.core.clock import SystemClock
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.core.tz import resolve_tz
+from jupyter_recall.engine import process
+from jupyter_recall.engine.process import ProcessSettings
 from jupyter_recall.engine.scheduler import Scheduler
 from jupyter_recall.server.handlers import route_table
 from jupyter_recall.server.kernels import KernelExecutors
@@ -67,6 +69,19 @@ class RecallApp(ExtensionApp):
         help="Seconds before their instant that due jobs are fired (recorded) by the scheduler, "
         "to execute at the instant: a burst of jobs then starts on time. 0 records each run "
         "at its instant.",
+    )
+    gil_switch_interval = Float(
+        0.001,
+        config=True,
+        help="Seconds the interpreter lets a thread hold the GIL while another waits "
+        "(sys.setswitchinterval), set at start: the scheduler's store thread then holds up a "
+        "due run at most this long. 0 keeps Python's (0.005).",
+    )
+    freeze_gc_at_start = Bool(
+        True,
+        config=True,
+        help="Freeze the objects the server holds once started (gc.freeze), so that full "
+        "garbage collections skip them: about 0.1 s less pause per full collection.",
     )
     notification_channels = Dict(
         config=True,
@@ -129,6 +144,13 @@ class RecallApp(ExtensionApp):
         if value < 0:
             raise TraitError(f"RecallApp.fire_ahead must be >= 0 seconds, got {value}")
         return value
+
+    @validate("gil_switch_interval")
+    def _check_switch_interval(self, proposal: dict[str, Any]) -> float:
+        try:
+            return ProcessSettings(switch_interval=float(proposal["value"])).switch_interval
+        except ValidationError as error:
+            raise TraitError(f"RecallApp.gil_switch_interval: {error}") from None
 
     @validate("notification_channels")
     def _check_channels(self, proposal: dict[str, Any]) -> dict[str, Any]:
@@ -235,6 +257,8 @@ class RecallApp(ExtensionApp):
         self.handlers.extend(route_table())
 
     async def _start_jupyter_server_extension(self, serverapp: Any) -> None:
+        # Every extension is loaded by now: what the process holds will live as long as it.
+        process.apply(ProcessSettings(self.gil_switch_interval, self.freeze_gc_at_start))
         started = asyncio.Event()
         self._runner = asyncio.create_task(self._run_scheduler(started))
         await started.wait()

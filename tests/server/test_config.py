@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import gc
+import re
+import sys
+from pathlib import Path
+
 import pytest
 from traitlets import TraitError
 
@@ -26,3 +31,26 @@ def test_a_negative_fire_ahead_is_refused_naming_the_option():
 
 def test_fire_ahead_defaults_to_a_quarter_second():
     assert RecallApp().fire_ahead == 0.25
+
+
+def test_the_server_sets_the_switch_interval_and_freezes_the_gc_at_start(jp_serverapp):
+    # The extension has started (its scheduler runs): the process settings are applied.
+    assert jp_serverapp.web_app.settings["jupyter_recall_scheduler"] is not None
+    assert sys.getswitchinterval() == pytest.approx(0.001)
+    assert gc.get_freeze_count() > 0
+
+
+def test_a_switch_interval_out_of_range_is_refused_naming_the_option():
+    with pytest.raises(TraitError, match=r"RecallApp\.gil_switch_interval: .*got -1"):
+        RecallApp(gil_switch_interval=-1)
+
+
+def test_every_option_is_documented_with_its_default():
+    table = (Path(__file__).parents[2] / "docs" / "server.md").read_text()
+    rows = dict(re.findall(r"^\| `(\w+)` \| ([^|]+) \|", table, flags=re.MULTILINE))
+    own = RecallApp.class_own_traits(config=True)
+    assert sorted(rows) == sorted(own)
+    for name, trait in own.items():
+        default = trait.default_value
+        if isinstance(default, (int, float)) and not isinstance(default, bool):
+            assert float(rows[name].replace(",", "")) == default, name
