@@ -6,10 +6,13 @@
 2. Per-call overhead: the same coroutines with ``asyncio.gather`` and with
    ``run_parallel_async``, side by side on one loop, with a tool that does not sleep (pure
    overhead) and with the sleeping one; medians of ``--repeats`` runs.
+3. CPU used by ``--watchers`` (1,000) watchers at a 5 s interval over ``--watch-seconds`` (60),
+   measured by ``bench/watchers.py`` (in this process, after the two above; see that file).
+   Target: under 10 % of one core. ``--watchers 0`` leaves it out.
 
     python bench/primitives.py --json
 
-Figures are printed, never asserted. (Watcher CPU is measured by ``bench/watchers.py``.)
+Figures are printed, never asserted.
 """
 
 from __future__ import annotations
@@ -19,7 +22,10 @@ import asyncio
 import json
 import os
 import statistics
+import sys
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 SLEEP_TOOL = "bench.sleep"
@@ -97,11 +103,21 @@ def overhead(count: int, seconds: float, repeats: int) -> dict[str, Any]:
     return asyncio.run(_side_by_side(count, seconds, repeats))
 
 
+def watcher_cpu(watchers: int, seconds: float) -> dict[str, Any]:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from watchers import measure  # bench/watchers.py, beside this file
+
+    with tempfile.TemporaryDirectory(prefix="watchers-") as tmp:
+        return asyncio.run(measure(watchers, 5, seconds, Path(tmp)))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--actions", type=int, default=50)
     parser.add_argument("--seconds", type=float, default=0.5)
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--watchers", type=int, default=1000, help="0: no watcher figure")
+    parser.add_argument("--watch-seconds", type=float, default=60.0)
     parser.add_argument("--json", action="store_true", help="one JSON line on stdout")
     args = parser.parse_args()
     # No server to ask for policies: the kernel's own apply (none here), without discovery.
@@ -111,6 +127,8 @@ def main() -> None:
         "run_parallel": parallel_wall(args.actions, args.seconds, args.repeats),
         "overhead_vs_gather": overhead(args.actions, args.seconds, args.repeats),
     }
+    if args.watchers > 0:
+        result["watchers"] = watcher_cpu(args.watchers, args.watch_seconds)
     print(json.dumps(result) if args.json else json.dumps(result, indent=2))
 
 

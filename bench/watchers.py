@@ -5,7 +5,9 @@
 process holding the whole server-side stack but HTTP: the scheduler on a SQLite file, the
 watcher runtime (tool runner, escalation, batched state writes, run history trimming) and the
 notifier. After a warm-up of one interval, the process's CPU time (all threads) is measured over
-``--seconds`` (default 60). Target: under 10% of one core.
+``--seconds`` (default 60). Target: under 10% of one core. The process runs with the settings
+the server applies at its start (``jupyter_recall.engine.process``). ``bench/primitives.py``
+runs this measurement too, with its other figures.
 
     python bench/watchers.py                      # 1,000 watchers, 60 s
     python bench/watchers.py --watchers 50 --seconds 6    # smoke run
@@ -34,6 +36,7 @@ async def measure(
     watchers: int, interval: int, seconds: float, workdir: Path, profile: str | None = None
 ) -> dict[str, Any]:
     from jupyter_recall.core.clock import SystemClock
+    from jupyter_recall.engine import process
     from jupyter_recall.engine.executors import NoopExecutor
     from jupyter_recall.engine.scheduler import Scheduler
     from jupyter_recall.server.notifications import NotificationService
@@ -43,6 +46,7 @@ async def measure(
     from jupyter_recall.store.sqlite import SQLiteStore
     from jupyter_recall.tools import ToolRunner, default_registry
 
+    process.apply(process.ProcessSettings())  # what the server applies at its start
     root = workdir / "root"
     root.mkdir()
     (root / "status.txt").write_text("all good\n")
@@ -112,6 +116,7 @@ def main() -> None:
     parser.add_argument("--interval", type=int, default=5)
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--profile", metavar="FILE", help="write a cProfile of the window here")
+    parser.add_argument("--json", action="store_true", help="accepted; the output is JSON anyway")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="watchers-") as tmp:
         result = asyncio.run(
