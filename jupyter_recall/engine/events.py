@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from jupyter_recall.core.model import Job, Run
@@ -26,6 +26,9 @@ class Event:
     type: str
     owner: str
     job: Job | None = None
+    """For run.finished: the job as this end settled it when someone wants job.updated (None if
+    that state was not read back); while nobody does, the job as it was fired, whose definition
+    is current but whose state (counters, next fire) predates the end."""
     run: Run | None = None
     text: str | None = None
     """For run.output: the new chunk."""
@@ -37,36 +40,76 @@ class Event:
 Listener = Callable[[Event], None]
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class _Subscription:
+    listener: Listener
+    types: frozenset[str] | None
+    listening: Callable[[], bool] | None
+
+    def takes(self, kind: str) -> bool:
+        return self.types is None or kind in self.types
+
+    def wants(self, kind: str) -> bool:
+        if not self.takes(kind):
+            return False
+        if self.listening is None:
+            return True
+        try:
+            return self.listening()
+        except Exception:
+            # Asked from the engine's own work (its writer, its runs): a failing check must not
+            # stop that work, and an event too many is harmless.
+            log.exception("event listener %r: listening() failed", self.listener)
+            return True
+
+
 class EventBus:
-    """Calls every listener for every event; a failing listener is logged, never fatal."""
+    """Calls each listener for the events it wants; a failing listener is logged, never fatal.
+
+    A listener says which event types it wants and, optionally, how to tell whether it listens
+    right now: the engine asks ``wants`` before the work that only events need (building them,
+    reading back settled job states), so nobody listening costs nothing."""
 
     def __init__(self) -> None:
-        self._listeners: list[Listener] = []
+        self._subscriptions: list[_Subscription] = []
 
-    def subscribe(self, listener: Listener) -> Callable[[], None]:
-        self._listeners.append(listener)
+    def subscribe(
+        self,
+        listener: Listener,
+        *,
+        types: Iterable[str] | None = None,
+        listening: Callable[[], bool] | None = None,
+    ) -> Callable[[], None]:
+        """``types``: the event types ``listener`` wants (None: all). ``listening``: whether it
+        listens now (None: always); events it would get while it does not are never built for
+        it, so it must not need them (say, its clients re-read the store when they connect)."""
+        wanted = None if types is None else frozenset(types)
+        if wanted is not None and not wanted <= set(EVENT_TYPES):
+            raise ValueError(f"unknown event types: {sorted(wanted - set(EVENT_TYPES))}")
+        subscription = _Subscription(listener, wanted, listening)
+        self._subscriptions.append(subscription)
 
         def unsubscribe() -> None:
-            if listener in self._listeners:
-                self._listeners.remove(listener)
+            if subscription in self._subscriptions:
+                self._subscriptions.remove(subscription)
 
         return unsubscribe
 
-    @property
-    def active(self) -> bool:
-        """Whether anyone listens (events are not even built when nobody does)."""
-        return bool(self._listeners)
+    def wants(self, *kinds: str) -> bool:
+        """Whether some listener wants an event of one of ``kinds`` now."""
+        return any(sub.wants(kind) for sub in self._subscriptions for kind in kinds)
+
+    def subscribed(self, *kinds: str) -> bool:
+        """Whether some listener takes events of one of ``kinds``, listening now or not."""
+        return any(sub.takes(kind) for sub in self._subscriptions for kind in kinds)
 
     def emit(self, event: Event) -> None:
-        for listener in tuple(self._listeners):
-            try:
-                listener(event)
-            except Exception:
-                log.exception("event listener %r failed on %s", listener, event.type)
+        self._deliver(self._wanting(event.type), event)
 
     def job(self, kind: str, job: Job) -> None:
-        if self._listeners:
-            self.emit(Event(kind, job.owner, job=job))
+        wanting = self._wanting(kind)
+        if wanting:
+            self._deliver(wanting, Event(kind, job.owner, job=job))
 
     def run(
         self,
@@ -77,5 +120,18 @@ class EventBus:
         text: str | None = None,
         offset: int | None = None,
     ) -> None:
-        if self._listeners:
-            self.emit(Event(kind, run.owner, job=job, run=run, text=text, offset=offset))
+        wanting = self._wanting(kind)
+        if wanting:
+            event = Event(kind, run.owner, job=job, run=run, text=text, offset=offset)
+            self._deliver(wanting, event)
+
+    def _wanting(self, kind: str) -> list[Listener]:
+        return [sub.listener for sub in self._subscriptions if sub.wants(kind)]
+
+    @staticmethod
+    def _deliver(listeners: list[Listener], event: Event) -> None:
+        for listener in listeners:
+            try:
+                listener(event)
+            except Exception:
+                log.exception("event listener %r failed on %s", listener, event.type)

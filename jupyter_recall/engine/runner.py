@@ -30,7 +30,13 @@ import anyio
 from jupyter_recall.core.clock import Clock
 from jupyter_recall.core.model import Job, Run, RunStatus
 from jupyter_recall.core.policy import InFlight
-from jupyter_recall.engine.events import RUN_OUTPUT, RUN_STARTED, EventBus
+from jupyter_recall.engine.events import (
+    JOB_UPDATED,
+    RUN_FINISHED,
+    RUN_OUTPUT,
+    RUN_STARTED,
+    EventBus,
+)
 from jupyter_recall.engine.executors import Executor
 from jupyter_recall.engine.firing import Claim, Ended
 from jupyter_recall.engine.writer import RunWriter
@@ -417,8 +423,10 @@ class Runner:
             error=error,
         )
         # The job is only kept for the events announcing the end: ends can wait in the writer
-        # by the thousand under a burst, and every object they hold is scanned by the GC.
-        self._writer.ended(Ended(final, others, item.job if self._bus.active else None))
+        # by the thousand under a burst, and every object they hold is scanned by the GC. Kept
+        # for a listener that does not listen yet: it may by the time the end is written.
+        kept = self._bus.subscribed(RUN_FINISHED, JOB_UPDATED)
+        self._writer.ended(Ended(final, others, item.job if kept else None))
 
     def _release(self, item: _Item) -> int:
         """Forget ``item`` and free what it held; returns how many runs of its job are left."""

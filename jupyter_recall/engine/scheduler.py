@@ -15,7 +15,7 @@ except through the injected ``Clock``. The firing model is described in ``docs/e
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AsyncExitStack
 from datetime import datetime, timedelta
 from functools import partial
@@ -96,7 +96,7 @@ class Scheduler:
             self.clock,
             output_limit=output_limit,
             on_flushed=self._flushed,
-            read_back=lambda: self._bus.active,
+            read_back=lambda: self._bus.wants(JOB_UPDATED),
             gate=self._gate,
         )
         self._runner = Runner(
@@ -203,9 +203,17 @@ class Scheduler:
 
     # --- events -----------------------------------------------------------------------------
 
-    def subscribe(self, listener: Listener) -> Callable[[], None]:
-        """Call ``listener`` for every event; returns the function that unsubscribes it."""
-        return self._bus.subscribe(listener)
+    def subscribe(
+        self,
+        listener: Listener,
+        *,
+        types: Iterable[str] | None = None,
+        listening: Callable[[], bool] | None = None,
+    ) -> Callable[[], None]:
+        """Call ``listener`` for the events of ``types`` (None: all) while ``listening()`` says
+        it listens (None: always); returns the function that unsubscribes it. What no listener
+        wants is not computed: see ``EventBus``."""
+        return self._bus.subscribe(listener, types=types, listening=listening)
 
     def _announce_recovery(self, recovered: firing.Recovery) -> None:
         for run in recovered.runs:
@@ -215,7 +223,7 @@ class Scheduler:
             self._bus.job(JOB_UPDATED, job)
 
     def _flushed(self, result: firing.FlushResult, ended: Sequence[firing.Ended]) -> None:
-        if self._bus.active:
+        if self._bus.wants(RUN_FINISHED, JOB_UPDATED):
             self._announce_ends(result, ended)
         if any(run.status.is_final for run in result.runs):
             self._runs_ended.set()
@@ -223,15 +231,19 @@ class Scheduler:
 
     def _announce_ends(self, result: firing.FlushResult, ended: Sequence[firing.Ended]) -> None:
         fired = {item.run.job_id: item.job for item in ended if item.job is not None}
-        jobs = {
+        settled = {
             state.id: firing.with_state(fired[state.id], state)
             for state in result.states
             if state.id in fired
         }
+        # While nobody wants job.updated, no state was read back: run.finished carries the job
+        # as fired (its definition, for free). Once someone does, never that stale state.
+        as_fired = {} if self._bus.wants(JOB_UPDATED) else fired
         for run in result.runs:
             if run.status.is_final:
-                self._bus.run(RUN_FINISHED, run, job=jobs.get(run.job_id))
-        for job in jobs.values():
+                job = settled.get(run.job_id) or as_fired.get(run.job_id)
+                self._bus.run(RUN_FINISHED, run, job=job)
+        for job in settled.values():
             self._bus.job(JOB_UPDATED, job)
 
     # --- the firing loop -----------------------------------------------------------------------

@@ -197,7 +197,7 @@ class RecallApp(ExtensionApp):
             fire_ahead=self.fire_ahead,
             engine_id=self._engine_id(),
         )
-        self.scheduler.subscribe(self._events.publish)
+        self._events.attach(self.scheduler)
         self.notifications.attach(self.scheduler)
         self.watchers = WatcherService(self.scheduler, self._watcher_runtime)
         self._session_watcher = self._make_session_watcher()

@@ -144,7 +144,7 @@ class NotificationService:
     def attach(self, scheduler: Scheduler) -> None:
         """Send run outcomes of jobs with ``options.output_channel`` (call once)."""
         self._scheduler = scheduler
-        scheduler.subscribe(self._on_event)
+        scheduler.subscribe(self._on_event, types={RUN_FINISHED})
 
     def _on_event(self, event: Event) -> None:
         run = event.run

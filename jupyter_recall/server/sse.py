@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ from jupyter_server.auth.decorator import authorized
 from tornado import web
 from tornado.iostream import StreamClosedError
 
-from jupyter_recall.engine.scheduler import Event
+from jupyter_recall.engine.scheduler import Event, Scheduler
 from jupyter_recall.server.handlers import RecallHandler
 from jupyter_recall.server.serialize import job_to_json, run_to_json
 
@@ -51,7 +52,10 @@ class EventHub:
 
     An event's document is built only when someone would receive it: most events (every check
     of every watcher makes three) have nobody listening, and building the document is most of
-    what publishing one costs."""
+    what publishing one costs. Subscribed with ``attach``, the hub also tells the engine when
+    nobody listens at all, so the events are not even built (nor the settled job states read
+    back for them): the stream is live-only, and a client that connects later reads the jobs
+    and runs as they are."""
 
     def __init__(self, event_logger: EventLogger | None) -> None:
         self._queues: dict[str, set[asyncio.Queue[dict[str, Any] | None]]] = {}
@@ -60,6 +64,14 @@ class EventHub:
         self._event_logger = event_logger
         if event_logger is not None:
             event_logger.register_event_schema(SCHEMA_PATH)
+
+    def attach(self, scheduler: Scheduler) -> Callable[[], None]:
+        """Publish the scheduler's events while anyone listens; returns the unsubscribe."""
+        return scheduler.subscribe(self.publish, listening=self.listening)
+
+    def listening(self) -> bool:
+        """Whether any stream is open or jupyter_events would record our events."""
+        return bool(self._queues) or self._logger_records()
 
     def publish(self, event: Event) -> None:
         if event.owner in self._queues or self._logger_records():

@@ -169,3 +169,62 @@ async def test_event_documents_are_built_only_when_someone_listens(monkeypatch):
     hub.publish(Event("job.deleted", "carol"))
     assert len(built) == 3
     assert '"owner": "carol"' in recorded.getvalue()
+
+
+def test_the_hub_listens_while_a_stream_is_open_or_jupyter_events_records():
+    logger = EventLogger()
+    hub = EventHub(logger)
+    assert not hub.listening()
+    queue = hub.open("bob")
+    assert hub.listening()
+    hub.close("bob", queue)
+    assert not hub.listening()
+    logger.register_handler(logging.StreamHandler(io.StringIO()))
+    assert hub.listening()
+    assert not EventHub(None).listening()
+
+
+def spy_on_read_backs(store) -> list[list[str]]:
+    """The job ids of each read back of settled job states (the store still does it)."""
+    read_back: list[list[str]] = []
+    get_job_states = store.get_job_states
+
+    def counting(job_ids):
+        read_back.append(list(job_ids))
+        return get_job_states(job_ids)
+
+    store.get_job_states = counting  # this test's server only: it stops with the test
+    return read_back
+
+
+def settled(event: str, document: dict, job_id: str) -> bool:
+    job = document.get("job") or {}
+    return event == "job.updated" and job.get("id") == job_id and job["status"] == "completed"
+
+
+async def test_the_engine_reads_back_job_states_only_while_the_hub_listens(
+    jp_fetch, jp_serverapp, jp_http_port, jp_base_url, jp_auth_header
+):
+    read_back = spy_on_read_backs(jp_serverapp.web_app.settings["jupyter_recall_scheduler"].store)
+    unheard = await call(
+        jp_fetch, "POST", "api/recall/jobs", {"when": "now", "action": NOTIFY}, expect=201
+    )
+    for _ in range(200):
+        job = await call(jp_fetch, "GET", f"api/recall/jobs/{unheard['id']}")
+        if job["status"] == "completed":
+            break
+        await asyncio.sleep(0.05)
+    assert job["status"] == "completed", "the run's end is written without listeners too"
+    assert read_back == [], "nobody listens: the settled state is not read back"
+
+    reader = SSEReader()
+    stream = open_stream(jp_http_port, jp_base_url, jp_auth_header, reader)
+    try:
+        await reader.wait_for(lambda r: any(e == "open" for e, _ in r.events))
+        heard = await call(
+            jp_fetch, "POST", "api/recall/jobs", {"when": "now", "action": NOTIFY}, expect=201
+        )
+        await reader.wait_for(lambda r: any(settled(e, d, heard["id"]) for e, d in r.events))
+    finally:
+        stream.cancel()
+    assert [heard["id"]] in read_back
