@@ -69,6 +69,7 @@ class LiveServer:
                 return self
             except (urllib.error.URLError, ConnectionError):
                 time.sleep(0.2)
+        self.stop(signal.SIGKILL)  # not left running (and using the CPU) after the failure
         raise AssertionError(f"server did not start:\n{self.log.read_text()[-3000:]}")
 
     def request(self, method: str, path: str, body: Any = None) -> Any:
