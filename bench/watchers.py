@@ -58,8 +58,8 @@ async def measure(
     runtime = WatcherRuntime(store, notifications, clock, tools=tools, kernel=None)
     executor = WatcherExecutor(NoopExecutor(), runtime)
     scheduler = Scheduler(store, executor, clock=clock, max_concurrent_runs=16)
-    # As in the server: every change goes to the event stream (no client is connected here).
-    scheduler.subscribe(hub.publish)
+    # As in the server: changes go to the event stream while a client listens (none here).
+    hub.attach(scheduler)
     notifications.attach(scheduler)
     async with scheduler:
         service = WatcherService(scheduler, runtime)
