@@ -140,10 +140,11 @@ def test_schedule_card_streams_a_run_started_by_the_server(nb, server):
 
 
 def test_updates_are_sent_from_the_listener_thread_while_a_cell_runs(nb, server):
-    nb.ok('%schedule in 1s: print("while the kernel is busy")')
+    # Due well after the busy cell starts, even on a loaded machine (it must fire during it).
+    nb.ok('%schedule in 3s: print("while the kernel is busy")')
     job = only_job(server)
     drain_iopub(nb)
-    msg_id = nb.client.execute("import time; time.sleep(5)", store_history=False)
+    msg_id = nb.client.execute("import time; time.sleep(8)", store_history=False)
     busy_until = None
     streamed_at = None
     deadline = time.monotonic() + 30
