@@ -6,6 +6,7 @@ import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.core.model import Job, Run
 
 log = logging.getLogger("jupyter_recall.engine")
@@ -85,7 +86,8 @@ class EventBus:
         it, so it must not need them (say, its clients re-read the store when they connect)."""
         wanted = None if types is None else frozenset(types)
         if wanted is not None and not wanted <= set(EVENT_TYPES):
-            raise ValueError(f"unknown event types: {sorted(wanted - set(EVENT_TYPES))}")
+            unknown = sorted(wanted - set(EVENT_TYPES))
+            raise ValidationError("types", f"unknown event types {unknown}", accepted=EVENT_TYPES)
         subscription = _Subscription(listener, wanted, listening)
         self._subscriptions.append(subscription)
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from jupyter_recall.core.clock import ManualClock
-from jupyter_recall.core.errors import StoreError
+from jupyter_recall.core.errors import StoreError, ValidationError
 from jupyter_recall.core.model import Job, Run, RunStatus
 from jupyter_recall.engine.events import (
     JOB_CREATED,
@@ -118,8 +118,10 @@ def test_nothing_is_wanted_while_the_listener_does_not_listen() -> None:
 
 
 def test_unknown_types_are_refused() -> None:
-    with pytest.raises(ValueError, match=r"job\.renamed"):
+    with pytest.raises(ValidationError, match=r"job\.renamed") as refused:
         EventBus().subscribe(Events(), types={JOB_UPDATED, "job.renamed"})
+    assert refused.value.field == "types"
+    assert JOB_UPDATED in refused.value.accepted
 
 
 def test_a_failing_listening_check_counts_as_listening(caplog: pytest.LogCaptureFixture) -> None:
