@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from jupyter_core.paths import jupyter_data_dir
+from jupyter_core.utils import ensure_async
 from jupyter_server.extension.application import ExtensionApp
 from traitlets import Bool, Dict, Float, Integer, List, TraitError, Unicode, default, validate
 
@@ -204,6 +205,8 @@ class RecallApp(ExtensionApp):
         self._stopped = asyncio.Event()
         self._ready = asyncio.Event()
         self._runner: asyncio.Task[None] | None = None
+        self.failure: str | None = None
+        """Why the scheduler stopped by itself, if it did."""
         self.settings.update(
             jupyter_recall_scheduler=self.scheduler,
             jupyter_recall_events=self._events,
@@ -211,6 +214,7 @@ class RecallApp(ExtensionApp):
             jupyter_recall_default_tz=self.default_timezone,
             jupyter_recall_heartbeat=self.sse_heartbeat,
             jupyter_recall_ready=self._ready,
+            jupyter_recall_failure=lambda: self.failure,
             jupyter_recall_owner=owner_resolver(self._scoped_by_user()),
             jupyter_recall_tools=self.tool_runner,
             jupyter_recall_tool_policies=self.tool_policies,
@@ -261,16 +265,26 @@ class RecallApp(ExtensionApp):
         process.apply(ProcessSettings(self.gil_switch_interval, self.freeze_gc_at_start))
         started = asyncio.Event()
         self._runner = asyncio.create_task(self._run_scheduler(started))
-        await started.wait()
+        waiting = asyncio.ensure_future(started.wait())
+        # A scheduler that fails to start ends its task instead of setting ``started``.
+        await asyncio.wait({waiting, self._runner}, return_when=asyncio.FIRST_COMPLETED)
+        waiting.cancel()
 
     async def _run_scheduler(self, started: asyncio.Event) -> None:
-        async with self.scheduler:
-            started.set()
-            await self._declare_owned_jobs()
+        try:
+            async with self.scheduler:
+                started.set()
+                await self._declare_owned_jobs()
+                self._ready.set()
+                if self._session_watcher is not None:
+                    self._session_watcher.start()
+                await self._stopped.wait()
+        except Exception as error:
+            # The server goes on (other extensions, notebooks); our handlers answer 503 naming
+            # this instead of waiting for a scheduler that will not come.
+            self.failure = f"the scheduler stopped: {type(error).__name__}: {error}"
+            self.log.exception("jupyter_recall: %s", self.failure)
             self._ready.set()
-            if self._session_watcher is not None:
-                self._session_watcher.start()
-            await self._stopped.wait()
 
     async def _declare_owned_jobs(self) -> None:
         from jupyter_recall.server.owners_api import declare_installed_jobs, disable_configured
@@ -281,15 +295,28 @@ class RecallApp(ExtensionApp):
         await declare_installed_jobs(self.scheduler, owner=owner)
 
     async def stop_extension(self) -> None:
-        """Stop firing; runs in flight end as ``interrupted``; nothing is left running."""
+        """Stop firing; runs in flight end as ``interrupted``; nothing is left running.
+
+        Never raises: jupyter_server stops its event loop only after every extension has
+        stopped, so an exception here would leave the process running after SIGTERM. A step
+        that fails is logged, and the following ones still run."""
+        for step in (
+            self._stop_scheduler,
+            self._executor.aclose,
+            self.notifications.aclose,
+            self.tool_runner.close,
+            self._store.close,
+        ):
+            try:
+                await ensure_async(step())
+            except Exception:
+                self.log.exception("jupyter_recall: %s failed while stopping", step.__qualname__)
+
+    async def _stop_scheduler(self) -> None:
         if self._session_watcher is not None:
             self._session_watcher.stop()
         self._events.close_all()
         self._stopped.set()
-        if self._runner is not None:
-            await self._runner
-            self._runner = None
-        await self._executor.aclose()
-        await self.notifications.aclose()
-        self.tool_runner.close()
-        self._store.close()
+        runner, self._runner = self._runner, None
+        if runner is not None:
+            await runner

@@ -48,6 +48,9 @@ class RecallHandler(ExtensionHandlerMixin, APIHandler):
             await asyncio.wait_for(ready.wait(), READY_TIMEOUT)
         except asyncio.TimeoutError:
             raise web.HTTPError(503, "jupyter_recall is starting; try again") from None
+        failure = self.settings["jupyter_recall_failure"]()
+        if failure is not None:
+            raise web.HTTPError(503, f"jupyter_recall is not running: {failure}")
 
     @property
     def scheduler(self) -> Scheduler:
