@@ -26,6 +26,7 @@ from jupyter_recall.server.serialize import (
     job_changes_from_json,
     job_to_json,
     new_job_from_json,
+    parse_limit,
     parse_since,
     run_to_json,
 )
@@ -181,8 +182,10 @@ class JobRunsHandler(RecallHandler):
     @web.authenticated
     @authorized
     async def get(self, job_id: str) -> None:
+        limit = parse_limit(self.get_query_argument("limit", None))
         await self.scheduler.get_job(job_id, owner=self.owner)
-        runs = await self.scheduler.list_runs(owner=self.owner, where=RunFilter(job_id=job_id))
+        where = RunFilter(job_id=job_id, limit=limit)
+        runs = await self.scheduler.list_runs(owner=self.owner, where=where)
         self.send_json({"runs": [run_to_json(run) for run in runs]})
 
 
@@ -194,6 +197,7 @@ class RunsHandler(RecallHandler):
             since=parse_since(self.get_query_argument("since", None)),
             status=[RunStatus.parse(v, "status") for v in self.query_list("status")],
             job_id=self.get_query_argument("job_id", None),
+            limit=parse_limit(self.get_query_argument("limit", None)),
         )
         runs = await self.scheduler.list_runs(owner=self.owner, where=where)
         self.send_json({"runs": [run_to_json(run) for run in runs]})

@@ -172,6 +172,20 @@ def job_changes_from_json(body: Mapping[str, Any], current: Job) -> dict[str, An
     return changes
 
 
+MAX_RUNS_LIMIT = 10_000
+
+
+def parse_limit(value: str | None) -> int | None:
+    """``?limit=N``: the newest N runs (1 to 10,000); absent, all of them."""
+    if value is None:
+        return None
+    if not value.isdigit() or not 1 <= int(value) <= MAX_RUNS_LIMIT:
+        raise ValidationError(
+            "limit", f"must be a whole number from 1 to {MAX_RUNS_LIMIT:,}, got {value!r}"
+        )
+    return int(value)
+
+
 def parse_since(value: str | None) -> datetime | None:
     if value is None:
         return None

@@ -199,6 +199,29 @@ async def test_runs_since(jp_fetch):
     assert error["field"] == "since"
 
 
+async def test_runs_keep_the_newest_n_with_limit(jp_fetch):
+    job = await call(
+        jp_fetch, "POST", "api/recall/jobs", {"when": "every 1h", "action": NOTIFY}, expect=201
+    )
+    path = f"api/recall/jobs/{job['id']}/runs"
+    for count in (1, 2, 3):
+        await call(jp_fetch, "POST", f"api/recall/jobs/{job['id']}/trigger", expect=201)
+        deadline = asyncio.get_running_loop().time() + 15
+        while len((await call(jp_fetch, "GET", path))["runs"]) < count:
+            assert asyncio.get_running_loop().time() < deadline, f"run {count} never recorded"
+            await asyncio.sleep(0.05)
+    every = (await call(jp_fetch, "GET", path))["runs"]
+    assert len(every) == 3
+    newest = (await call(jp_fetch, "GET", path, limit="2"))["runs"]
+    assert [r["id"] for r in newest] == [r["id"] for r in every[:2]]
+    across = await call(jp_fetch, "GET", "api/recall/runs", job_id=job["id"], limit="1")
+    assert [r["id"] for r in across["runs"]] == [every[0]["id"]]
+    for bad in ("0", "-3", "ten", "10001"):
+        error = await call(jp_fetch, "GET", path, limit=bad, expect=400)
+        assert error["field"] == "limit"
+        assert repr(bad) in error["message"]
+
+
 def _concrete(pattern: str) -> str:
     return re.sub(
         r"\(\?P<(\w+)>[^)]*\)", lambda m: "abc123" if m[1] != "action" else "pause", pattern
