@@ -96,8 +96,10 @@ class ShowCommand(RecallCommand):
         if self.json_output:
             self.print_json(job)
             return EXIT_OK
-        runs = self.request("GET", f"/api/recall/jobs/{job_id}/runs")["runs"]
-        print(render.job_detail(job, runs[:RECENT_RUNS]))
+        runs = self.request(
+            "GET", f"/api/recall/jobs/{job_id}/runs", query={"limit": str(RECENT_RUNS)}
+        )["runs"]
+        print(render.job_detail(job, runs))
         return EXIT_OK
 
 
@@ -308,10 +310,10 @@ class RunsCommand(RecallCommand):
             "since": parse_since(self.since, datetime.now(timezone.utc)) if self.since else None,
             "job_id": self.job or None,
             "status": self.status or None,
+            # The server keeps the newest N: a job with a long history is not sent whole.
+            "limit": str(self.limit) if self.limit > 0 else None,
         }
         runs = self.request("GET", "/api/recall/runs", query=query)["runs"]
-        if self.limit > 0:
-            runs = runs[: self.limit]
         if self.json_output:
             self.print_json({"runs": runs})
             return EXIT_OK

@@ -253,6 +253,19 @@ def test_runs_and_logs(app, server):
     assert app("logs", "000000000000").code == 1
 
 
+def test_runs_limit_keeps_the_newest(app, server):
+    job = new_job(server, name="often", action={"type": "notification", "message": "again"})
+    ids = []
+    for _ in range(3):
+        run = server.request("POST", f"/api/recall/jobs/{job['id']}/trigger")
+        wait_finished(server, run["id"])
+        ids.append(run["id"])
+    newest = app("runs", "--job", job["id"], "--limit", "2", "--json").json()["runs"]
+    assert [r["id"] for r in newest] == ids[:0:-1]
+    every = app("runs", "--job", job["id"], "--limit", "0", "--json").json()["runs"]
+    assert [r["id"] for r in every] == ids[::-1]
+
+
 def test_runs_since_refuses_nonsense(app):
     bad = app("runs", "--since", "last tuesday")
     assert bad.code == 2
