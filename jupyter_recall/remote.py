@@ -249,7 +249,8 @@ class Client:
             ) from None
 
     def _http_error(self, error: urllib.error.HTTPError, url: str) -> RecallError:
-        raw = error.read().decode("utf-8", "replace")
+        with error:  # it holds the response, and its socket, until closed
+            raw = error.read().decode("utf-8", "replace")
         try:
             body: Any = json.loads(raw)
         except ValueError:

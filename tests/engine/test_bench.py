@@ -45,28 +45,6 @@ def test_idle_cpu_reports_cpu_seconds() -> None:
 
 
 @pytest.mark.slow
-def test_primitives_reports_parallel_overhead_and_watcher_cpu() -> None:
-    result = run_bench(
-        "primitives.py",
-        *("--actions", "5", "--seconds", "0.05", "--repeats", "1"),
-        *("--watchers", "20", "--watch-seconds", "1"),
-    )
-    parallel = result["run_parallel"]
-    assert isinstance(parallel, dict)
-    assert parallel["actions"] == 5
-    assert isinstance(parallel["median_s"], float)
-    assert parallel["median_s"] >= 0.05  # the actions ran, and for as long as they sleep
-    overhead = result["overhead_vs_gather"]
-    assert isinstance(overhead, dict)
-    assert set(overhead) == {"noop", "sleep"}
-    watchers = result["watchers"]
-    assert isinstance(watchers, dict)
-    assert watchers["watchers"] == 20
-    assert isinstance(watchers["cpu_percent_of_one_core"], float)
-    assert watchers["notifications"] >= 20  # on_change: each first check notifies
-
-
-@pytest.mark.slow
 def test_watchers_reports_checks_and_cpu() -> None:
     result = run_bench("watchers.py", "--watchers", "10", "--seconds", "5")
     assert result["watchers"] == 10

@@ -12,6 +12,7 @@ BENCH = Path(__file__).resolve().parents[2] / "bench" / "primitives.py"
 
 def test_primitives_bench_reports_every_figure():
     small = ["--actions", "10", "--seconds", "0.1", "--repeats", "2", "--json"]
+    small += ["--watchers", "20", "--watch-seconds", "1"]
     done = subprocess.run(
         [sys.executable, str(BENCH), *small],
         capture_output=True,
@@ -35,3 +36,7 @@ def test_primitives_bench_reports_every_figure():
             "run_parallel_median_s",
             "overhead_per_call_us",
         }
+    watchers = result["watchers"]
+    assert watchers["watchers"] == 20
+    assert watchers["notifications"] >= 20  # on_change: each watcher's first check notifies
+    assert isinstance(watchers["cpu_percent_of_one_core"], float)

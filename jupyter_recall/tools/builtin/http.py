@@ -241,6 +241,7 @@ async def download(
             _save, request, _check_timeout(timeout), target, max_bytes
         )
     except urllib.error.HTTPError as error:
+        error.close()  # it holds the response, and its socket, until closed
         return failed(f"http.download: HTTP {error.code} {error.reason} from {url}")
     except (urllib.error.URLError, OSError) as error:
         return failed(f"http.download: {url} failed: {getattr(error, 'reason', None) or error}")
