@@ -67,8 +67,11 @@ class LiveServer:
             try:
                 self.request("GET", "/api/recall/info")
                 return self
+            except urllib.error.HTTPError as error:  # up, not ready: close what it holds
+                error.close()
             except (urllib.error.URLError, ConnectionError):
-                time.sleep(0.2)
+                pass
+            time.sleep(0.2)
         self.stop(signal.SIGKILL)  # not left running (and using the CPU) after the failure
         raise AssertionError(f"server did not start:\n{self.log.read_text()[-3000:]}")
 

@@ -133,8 +133,11 @@ def _wait_ready(lab: Lab, process: subprocess.Popen[bytes], timeout: float = 90.
             lab.request("GET", "/api/recall/info")
             lab.request("GET", "/lab/api/settings")
             return
+        except urllib.error.HTTPError as error:  # up, not ready: close what it holds
+            error.close()
         except (urllib.error.URLError, ConnectionError):
-            time.sleep(0.3)
+            pass
+        time.sleep(0.3)
     raise AssertionError(f"{lab.app} did not start:\n{lab.log.read_text()[-3000:]}")
 
 
