@@ -17,6 +17,7 @@ import json
 import os
 import sqlite3
 import threading
+import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -152,6 +153,10 @@ def _insert_statement(
     return sql, map(pick, rows)
 
 
+WAL_SWITCH_RETRY = 0.005
+"""Seconds between two tries of switching a new file to WAL (``SQLiteStore._enable_wal``)."""
+
+
 class SQLiteStore:
     """The Store protocol on one SQLite file. ``path`` may be ``":memory:"`` for tests."""
 
@@ -180,9 +185,24 @@ class SQLiteStore:
     def _configure(self) -> None:
         self._conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
         if self.path != ":memory:":
-            self.db.enable_wal()
+            self._enable_wal()
         self._conn.execute("PRAGMA synchronous = NORMAL")
         self._conn.execute("PRAGMA foreign_keys = ON")
+
+    def _enable_wal(self) -> None:
+        """Switch the file to WAL. Two connections switching a new file at once: SQLite answers
+        one of them "database is locked" at once, without its busy timeout (the switch needs an
+        exclusive lock, and waiting could deadlock), so that one tries again, for at most as
+        long as the busy timeout."""
+        deadline = time.monotonic() + self.busy_timeout
+        while True:
+            try:
+                self.db.enable_wal()
+                return
+            except sqlite3.OperationalError as exc:
+                if "database is locked" not in str(exc) or time.monotonic() >= deadline:
+                    raise
+            time.sleep(WAL_SWITCH_RETRY)
 
     def __repr__(self) -> str:
         return f"SQLiteStore({self.path!r})"

@@ -83,9 +83,11 @@ async def test_two_engines_on_one_file_fire_each_occurrence_exactly_once(db: Pat
     ]
     async with engines[0], engines[1]:
         start = datetime.now(UTC) + timedelta(seconds=0.5)
+        # Spread over 3 s: some thirty passes of each engine, so that each engine wins some of
+        # the races for due jobs (the last assertion), however the threads interleave.
         news = [
             NewJob(
-                when=(start + timedelta(milliseconds=2 * i)).isoformat(),
+                when=(start + timedelta(milliseconds=10 * i)).isoformat(),
                 action={"type": "notification", "message": "x"},
             )
             for i in range(300)
