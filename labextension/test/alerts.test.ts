@@ -1,34 +1,10 @@
 import { toastFor } from '../src/alerts';
-import { emptyState, IChangeEvent, IJob, INotification, IRun, withJobs } from '../src/state';
-
-function job(id: string, extra: Partial<IJob> = {}): IJob {
-  return {
-    id,
-    name: `job ${id}`,
-    kind: 'job',
-    status: 'active',
-    description: 'every minute',
-    when: 'every minute',
-    tz: 'UTC',
-    pending: true,
-    target: { type: 'server' },
-    next_fire_at: null,
-    ...extra
-  };
-}
+import { emptyState, IChangeEvent, INotification, withJobs } from '../src/state';
+import { job, run } from './records';
 
 function finished(jobId: string, status: string, error: string | null = null): IChangeEvent {
-  const run: IRun = {
-    id: `run-of-${jobId}`,
-    job_id: jobId,
-    status,
-    trigger: 'schedule',
-    scheduled_for: '2030-01-01T09:00:00Z',
-    started_at: '2030-01-01T09:00:00Z',
-    finished_at: '2030-01-01T09:00:01Z',
-    error
-  };
-  return { type: 'run.finished', run };
+  const ended = { status, finished_at: '2030-01-01T09:00:01Z', error };
+  return { type: 'run.finished', run: run(`run-of-${jobId}`, jobId, ended) };
 }
 
 function notified(extra: Partial<INotification>): IChangeEvent {

@@ -6,9 +6,7 @@ import {
   emptyState,
   formatDuration,
   formatRelative,
-  IJob,
   INotification,
-  IRun,
   IWatcher,
   jobNotebooks,
   MAX_NOTIFICATIONS,
@@ -24,36 +22,7 @@ import {
   withWatcher,
   withWatchers
 } from '../src/state';
-
-function job(id: string, extra: Partial<IJob> = {}): IJob {
-  return {
-    id,
-    name: `job ${id}`,
-    kind: 'job',
-    status: 'active',
-    description: 'every day at 09:00',
-    when: 'every day at 09:00',
-    tz: 'UTC',
-    pending: true,
-    target: { type: 'server' },
-    next_fire_at: '2030-01-01T09:00:00Z',
-    ...extra
-  };
-}
-
-function run(id: string, jobId: string, extra: Partial<IRun> = {}): IRun {
-  return {
-    id,
-    job_id: jobId,
-    status: 'running',
-    trigger: 'schedule',
-    scheduled_for: '2030-01-01T09:00:00Z',
-    started_at: '2030-01-01T09:00:00Z',
-    finished_at: null,
-    error: null,
-    ...extra
-  };
-}
+import { job, run } from './records';
 
 describe('applyChange', () => {
   it('adds, updates and deletes jobs', () => {
