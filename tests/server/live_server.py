@@ -11,6 +11,8 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,19 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def answers(probe: Callable[[], object]) -> bool:
+    """Whether ``probe``, requests to a server that is starting, all succeeded. An error
+    answer is closed: it holds its socket until then."""
+    try:
+        probe()
+    except urllib.error.HTTPError as error:
+        error.close()
+        return False
+    except (urllib.error.URLError, ConnectionError):
+        return False
+    return True
 
 
 class LiveServer:
@@ -64,13 +79,8 @@ class LiveServer:
             self.process = subprocess.Popen(command, stdout=log, stderr=log, env=env)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            try:
-                self.request("GET", "/api/recall/info")
+            if answers(partial(self.request, "GET", "/api/recall/info")):
                 return self
-            except urllib.error.HTTPError as error:  # up, not ready: close what it holds
-                error.close()
-            except (urllib.error.URLError, ConnectionError):
-                pass
             time.sleep(0.2)
         self.stop(signal.SIGKILL)  # not left running (and using the CPU) after the failure
         raise AssertionError(f"server did not start:\n{self.log.read_text()[-3000:]}")

@@ -15,17 +15,17 @@ import re
 import subprocess
 import sys
 import time
-import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import nbformat
 import pytest
 
-from tests.server.live_server import TOKEN, free_port
+from tests.server.live_server import TOKEN, answers, free_port
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -124,19 +124,18 @@ def labextension_env(base: Path) -> dict[str, str]:
     return {"JUPYTER_PATH": os.pathsep.join(path for path in paths if path)}
 
 
+def _probe(lab: Lab) -> None:
+    lab.request("GET", "/api/recall/info")
+    lab.request("GET", "/lab/api/settings")
+
+
 def _wait_ready(lab: Lab, process: subprocess.Popen[bytes], timeout: float = 90.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
             break
-        try:
-            lab.request("GET", "/api/recall/info")
-            lab.request("GET", "/lab/api/settings")
+        if answers(partial(_probe, lab)):
             return
-        except urllib.error.HTTPError as error:  # up, not ready: close what it holds
-            error.close()
-        except (urllib.error.URLError, ConnectionError):
-            pass
         time.sleep(0.3)
     raise AssertionError(f"{lab.app} did not start:\n{lab.log.read_text()[-3000:]}")
 
