@@ -167,9 +167,7 @@ async def test_a_run_finished_listener_gets_the_job_as_fired_without_a_read_back
     finished = Events()
     async with counting(db, CallableExecutor(script), clock) as (engine, store):
         engine.subscribe(finished, types={RUN_FINISHED})
-        job = await engine.add_job(new("in 1s"), owner=OWNER)
-        clock.advance(1)
-        (run,) = await wait_runs(engine, job.id, 1)
+        job, run = await _fire_one_shot(engine, clock)
         await eventually(lambda: bool(finished.seen))
     assert store.read_backs == 0
     (event,) = finished.seen
@@ -187,9 +185,7 @@ async def test_run_finished_carries_the_settled_job_when_job_updated_is_wanted(
     async with counting(db, CallableExecutor(script), clock) as (engine, store):
         engine.subscribe(finished, types={RUN_FINISHED})
         engine.subscribe(updated, types={JOB_UPDATED}, listening=lambda: True)
-        job = await engine.add_job(new("in 1s"), owner=OWNER)
-        clock.advance(1)
-        (run,) = await wait_runs(engine, job.id, 1)
+        _, run = await _fire_one_shot(engine, clock)
         await eventually(lambda: bool(finished.seen))
     assert store.read_backs >= 1
     (event,) = finished.seen
@@ -204,14 +200,20 @@ async def test_a_listener_that_listens_by_the_time_an_end_is_written_gets_the_se
     async with counting(db, CallableExecutor(script), clock) as (engine, store):
         engine.subscribe(events, listening=switch)
         store.before_failing = partial(setattr, switch, "on", True)
-        job = await engine.add_job(new("in 1s"), owner=OWNER)
-        clock.advance(1)
-        (run,) = await wait_runs(engine, job.id, 1)
+        _, run = await _fire_one_shot(engine, clock)
         await eventually(lambda: bool(_settled_by(events, run)))
     # The end was taken while nobody listened, and written once someone did.
     assert events.types(run.id) == [RUN_FINISHED]
     assert store.before_failing is None
     assert store.read_backs == 1
+
+
+async def _fire_one_shot(engine: Scheduler, clock: ManualClock) -> tuple[Job, Run]:
+    """A job due in 1 s, the clock moved there, and its run once recorded."""
+    job = await engine.add_job(new("in 1s"), owner=OWNER)
+    clock.advance(1)
+    (run,) = await wait_runs(engine, job.id, 1)
+    return job, run
 
 
 def _types(events: list[Event]) -> list[str]:
