@@ -22,11 +22,12 @@ from jupyter_recall.core.when import parse_when
 from jupyter_recall.engine.scheduler import Scheduler
 from jupyter_recall.server.errors import error_body, status_for
 from jupyter_recall.server.serialize import (
+    MAX_RUNS_LIMIT,
     iso,
     job_changes_from_json,
     job_to_json,
     new_job_from_json,
-    parse_limit,
+    parse_count,
     parse_since,
     run_to_json,
 )
@@ -95,6 +96,9 @@ class RecallHandler(ExtensionHandlerMixin, APIHandler):
 
     def query_list(self, name: str) -> list[str]:
         return [v for raw in self.get_query_arguments(name) for v in raw.split(",") if v]
+
+    def query_count(self, name: str, maximum: int) -> int | None:
+        return parse_count(self.get_query_argument(name, None), name, maximum)
 
 
 def _job_filter(handler: RecallHandler) -> JobFilter:
@@ -182,7 +186,7 @@ class JobRunsHandler(RecallHandler):
     @web.authenticated
     @authorized
     async def get(self, job_id: str) -> None:
-        limit = parse_limit(self.get_query_argument("limit", None))
+        limit = self.query_count("limit", MAX_RUNS_LIMIT)
         await self.scheduler.get_job(job_id, owner=self.owner)
         where = RunFilter(job_id=job_id, limit=limit)
         runs = await self.scheduler.list_runs(owner=self.owner, where=where)
@@ -197,7 +201,7 @@ class RunsHandler(RecallHandler):
             since=parse_since(self.get_query_argument("since", None)),
             status=[RunStatus.parse(v, "status") for v in self.query_list("status")],
             job_id=self.get_query_argument("job_id", None),
-            limit=parse_limit(self.get_query_argument("limit", None)),
+            limit=self.query_count("limit", MAX_RUNS_LIMIT),
         )
         runs = await self.scheduler.list_runs(owner=self.owner, where=where)
         self.send_json({"runs": [run_to_json(run) for run in runs]})

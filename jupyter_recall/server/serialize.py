@@ -175,14 +175,13 @@ def job_changes_from_json(body: Mapping[str, Any], current: Job) -> dict[str, An
 MAX_RUNS_LIMIT = 10_000
 
 
-def parse_limit(value: str | None) -> int | None:
-    """``?limit=N``: the newest N runs (1 to 10,000); absent, all of them."""
+def parse_count(value: str | None, field: str, maximum: int) -> int | None:
+    """A query argument counting things (``?limit=``, ``?last_n=``): a whole number from 1 to
+    ``maximum``; None when absent."""
     if value is None:
         return None
-    if not value.isdigit() or not 1 <= int(value) <= MAX_RUNS_LIMIT:
-        raise ValidationError(
-            "limit", f"must be a whole number from 1 to {MAX_RUNS_LIMIT:,}, got {value!r}"
-        )
+    if not value.isdigit() or not 1 <= int(value) <= maximum:
+        raise ValidationError(field, f"must be a whole number from 1 to {maximum:,}, got {value!r}")
     return int(value)
 
 

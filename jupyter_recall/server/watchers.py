@@ -81,14 +81,6 @@ def aligned(now: datetime, interval: int) -> datetime:
     return EPOCH + ((now - EPOCH) // step) * step
 
 
-def check_last_n(value: object) -> int:
-    if isinstance(value, str) and value.isdigit():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= RING_SIZE:
-        raise ValidationError("last_n", f"must be an integer from 1 to {RING_SIZE}, got {value!r}")
-    return value
-
-
 class WatcherService:
     def __init__(self, scheduler: Scheduler, runtime: WatcherRuntime) -> None:
         self.scheduler = scheduler
@@ -232,8 +224,9 @@ class WatcherHandler(_WatcherHandler):
     @web.authenticated
     @authorized
     async def get(self, watcher_id: str) -> None:
-        last_n = check_last_n(self.get_query_argument("last_n", str(DEFAULT_HISTORY)))
-        self.send_json(await self.watchers.status(watcher_id, owner=self.owner, last_n=last_n))
+        last_n = self.query_count("last_n", RING_SIZE)
+        history = DEFAULT_HISTORY if last_n is None else last_n
+        self.send_json(await self.watchers.status(watcher_id, owner=self.owner, last_n=history))
 
     @web.authenticated
     @authorized
