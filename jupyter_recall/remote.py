@@ -25,6 +25,7 @@ from jupyter_recall.core.errors import (
     ConflictError,
     NotFoundError,
     ParseError,
+    RecallConnectionError,
     RecallError,
     ValidationError,
 )
@@ -35,18 +36,6 @@ TOKEN_VARIABLE = "JUPYTER_RECALL_TOKEN"
 DEFAULT_TIMEOUT = 30.0
 PROBE_TIMEOUT = 2.0
 """Seconds to wait for a candidate server while looking for ours (it is on this machine)."""
-
-
-class RecallConnectionError(RecallError, ConnectionError):
-    """No Jupyter server with jupyter_recall can be reached from here; the message says why.
-
-    ``reason`` is the cause alone (``[Errno 111] Connection refused``), for callers that say
-    themselves which server they tried.
-    """
-
-    def __init__(self, message: str, *, reason: str | None = None) -> None:
-        super().__init__(message)
-        self.reason = reason or message
 
 
 @dataclass(frozen=True)

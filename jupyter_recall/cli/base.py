@@ -11,8 +11,13 @@ from jupyter_core.application import JupyterApp, base_aliases, base_flags
 from traitlets import Bool, Float, Unicode
 
 from jupyter_recall._version import __version__
-from jupyter_recall.core.errors import RecallError, ValidationError
-from jupyter_recall.remote import Client, RecallConnectionError
+from jupyter_recall.core.errors import (
+    RecallConnectionError,
+    RecallError,
+    UsageError,
+    ValidationError,
+)
+from jupyter_recall.remote import Client
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -47,10 +52,6 @@ def with_aliases(extra: dict[str, Any]) -> dict[str, Any]:
 def with_flags(extra: dict[str, Any]) -> dict[str, Any]:
     """A subcommand's flags: the common ones and its own."""
     return {**COMMON_FLAGS, **extra}
-
-
-class UsageError(RecallError):
-    """The command line itself is wrong (missing argument, options that exclude each other)."""
 
 
 class RecallCommand(JupyterApp):

@@ -14,12 +14,10 @@ from jupyter_recall.cli.base import (
     EXIT_FAILED,
     EXIT_OK,
     RecallCommand,
-    UsageError,
     with_aliases,
     with_flags,
 )
-from jupyter_recall.core.errors import ValidationError
-from jupyter_recall.remote import RecallConnectionError
+from jupyter_recall.core.errors import RecallConnectionError, UsageError, ValidationError
 
 ACTIVE_STATUSES = "active,paused"
 """What ``list`` shows without --status or --all: the jobs that may still fire."""

@@ -13,12 +13,12 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from jupyter_recall.core.errors import RecallConnectionError
 from jupyter_recall.remote import (
     PROBE_TIMEOUT,
     TOKEN_VARIABLE,
     URL_VARIABLE,
     Client,
-    RecallConnectionError,
     ServerInfo,
     first_answering,
     running_servers,

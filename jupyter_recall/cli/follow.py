@@ -18,10 +18,10 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from jupyter_recall.core.errors import RecallConnectionError
 from jupyter_recall.remote import (
     Client,
     EventStream,
-    RecallConnectionError,
     open_event_stream,
     parse_sse,
 )

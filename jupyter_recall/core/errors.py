@@ -61,3 +61,44 @@ class ConflictError(RecallError):
 
 class StoreError(RecallError):
     """The persistence layer failed in a way the caller cannot fix by changing its input."""
+
+
+class ExpressionSyntaxError(RecallError):
+    """Where a watcher's threshold expression stops making sense (``core/expr.py``); the
+    parser turns it into a ValidationError naming the field."""
+
+    def __init__(self, reason: str, position: int) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.position = position
+
+
+class ChannelError(RecallError):
+    """A notification channel could not deliver; the message says why (the notifier falls
+    back to the session)."""
+
+
+class KernelGone(RecallError):
+    """The kernel restarted, died or its connection was closed while a request was pending."""
+
+
+class RecallConnectionError(RecallError, ConnectionError):
+    """No Jupyter server with jupyter_recall can be reached from here; the message says why.
+
+    ``reason`` is the cause alone (``[Errno 111] Connection refused``), for callers that say
+    themselves which server they tried.
+    """
+
+    def __init__(self, message: str, *, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason or message
+
+
+class UsageError(RecallError):
+    """The command line itself is wrong (missing argument, options that exclude each other)."""
+
+
+class PromptExpired(BaseException):
+    """Raised in a kernel's prompting thread when its approval request ended meanwhile
+    (timeout, answered elsewhere). The one exception outside RecallError, on purpose: it is
+    control flow, not an error, and ipykernel's input loop swallows every Exception."""

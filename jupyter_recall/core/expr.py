@@ -27,7 +27,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from jupyter_recall.core.errors import ValidationError
+from jupyter_recall.core.errors import ExpressionSyntaxError, ValidationError
 
 MAX_LENGTH = 1000
 MAX_DEPTH = 32
@@ -214,13 +214,6 @@ class Token:
     position: int
 
 
-class _Failure(Exception):
-    def __init__(self, reason: str, position: int) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.position = position
-
-
 def _read_string(text: str, start: int) -> tuple[str, int]:
     quote = text[start]
     chars: list[str] = []
@@ -232,20 +225,20 @@ def _read_string(text: str, start: int) -> tuple[str, int]:
         if char == "\\":
             escaped = text[position + 1 : position + 2]
             if escaped not in _ESCAPES:
-                raise _Failure(f"unknown escape \\{escaped}", position)
+                raise ExpressionSyntaxError(f"unknown escape \\{escaped}", position)
             chars.append(_ESCAPES[escaped])
             position += 2
             continue
         chars.append(char)
         position += 1
-    raise _Failure("unterminated string", start)
+    raise ExpressionSyntaxError("unterminated string", start)
 
 
 def _read_number(match: re.Match[str], position: int) -> Token:
     text = match.group()
     value: int | float = float(text) if any(c in text for c in ".eE") else int(text)
     if isinstance(value, float) and value in (float("inf"), float("-inf")):
-        raise _Failure(f"number {text} is too large", position)
+        raise ExpressionSyntaxError(f"number {text} is too large", position)
     return Token("number", text, value, position)
 
 
@@ -268,7 +261,7 @@ def _next_token(text: str, position: int, previous: Token | None) -> Token:
         return _read_number(number, position)
     if name := _NAME.match(text, position):
         return Token("name", name.group(), name.group(), position)
-    raise _Failure(f"unexpected character {char!r}", position)
+    raise ExpressionSyntaxError(f"unexpected character {char!r}", position)
 
 
 def tokenize(text: str) -> Iterator[Token]:
@@ -305,10 +298,10 @@ class _Parser:
     def at_word(self, word: str) -> bool:
         return self.current.kind == "name" and self.current.value == word
 
-    def fail(self, reason: str) -> _Failure:
+    def fail(self, reason: str) -> ExpressionSyntaxError:
         token = self.current
         found = "the end" if token.kind == "end" else repr(token.text)
-        return _Failure(f"{reason}, found {found}", token.position)
+        return ExpressionSyntaxError(f"{reason}, found {found}", token.position)
 
     def expression(self) -> Condition:
         condition = self.disjunction()
@@ -394,7 +387,7 @@ def parse_expression(text: object, *, field: str = "expression") -> Expression:
         )
     try:
         condition = _Parser(tokenize(text)).expression()
-    except _Failure as failure:
+    except ExpressionSyntaxError as failure:
         raise ValidationError(
             field,
             f"cannot parse {text!r}: {failure.reason} at position {failure.position}",

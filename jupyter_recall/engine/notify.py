@@ -218,10 +218,6 @@ def outcome_notification(job: Job, run: Run, *, channel: str, now: datetime) -> 
 # --- channels and the notifier -----------------------------------------------------------------
 
 
-class ChannelError(Exception):
-    """A channel could not deliver; the message says why (the notifier falls back)."""
-
-
 class Channel(Protocol):
     name: str
     type: str

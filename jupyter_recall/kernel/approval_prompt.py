@@ -26,7 +26,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any, TypeVar
 
-from jupyter_recall.core.errors import NotFoundError
+from jupyter_recall.core.errors import NotFoundError, PromptExpired
 from jupyter_recall.tools.approval import TIMEOUT, ApprovalRequest, Approvals
 
 T = TypeVar("T")
@@ -37,11 +37,6 @@ waiting_cell: contextvars.ContextVar[bool] = contextvars.ContextVar(
 """Set in the context of calls a cell waits for: their approvals are asked on stdin."""
 
 YES = ("y", "yes")
-
-
-class PromptExpired(BaseException):
-    """Raised in the prompting thread when its request ended meanwhile (timeout, answered
-    elsewhere). A BaseException: ipykernel's input loop swallows Exceptions."""
 
 
 def display(obj: Any, **options: Any) -> Any:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from jupyter_recall.core.errors import RecallConnectionError
 from jupyter_recall.remote import (
     DEFAULT_TIMEOUT,
     PROBE_TIMEOUT,
@@ -24,7 +25,6 @@ from jupyter_recall.remote import (
     URL_VARIABLE,
     Client,
     EventStream,
-    RecallConnectionError,
     ServerInfo,
     error_from_response,
     open_event_stream,

@@ -16,9 +16,9 @@ from typing import Any
 
 import anyio
 
-from jupyter_recall.core.errors import ValidationError
+from jupyter_recall.core.errors import ChannelError, ValidationError
 from jupyter_recall.engine.channels import settings
-from jupyter_recall.engine.notify import ChannelError, Notification
+from jupyter_recall.engine.notify import Notification
 
 DEFAULT_TIMEOUT = 10.0
 USER_AGENT = "jupyter_recall-webhook"

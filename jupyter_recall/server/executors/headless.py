@@ -6,7 +6,7 @@ from typing import Any
 
 import anyio
 
-from jupyter_recall.core.errors import ValidationError
+from jupyter_recall.core.errors import KernelGone, ValidationError
 from jupyter_recall.core.model import Job, Run
 from jupyter_recall.engine.executors import OutputSink, RunOutcome
 from jupyter_recall.server.executors.context import ServerManagers
@@ -15,7 +15,6 @@ from jupyter_recall.server.executors.instruction import kernel_code
 from jupyter_recall.server.executors.iopub import (
     Execution,
     KernelConnection,
-    KernelGone,
     collect,
     execute_message,
 )

@@ -22,6 +22,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from jupyter_client.session import Session
 from zmq.eventloop.zmqstream import ZMQStream
 
+from jupyter_recall.core.errors import KernelGone
 from jupyter_recall.engine.executors import OutputSink
 
 log = logging.getLogger(__name__)
@@ -33,10 +34,6 @@ Envelope = tuple[str, Message]
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
 
 Liveness = Callable[[], Awaitable[None]]
-
-
-class KernelGone(Exception):
-    """The kernel restarted, died or its connection was closed while a request was pending."""
 
 
 def strip_ansi(text: str) -> str:
