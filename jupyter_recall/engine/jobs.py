@@ -11,6 +11,7 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any
 
+from jupyter_recall.core.actions import JobAction, require
 from jupyter_recall.core.errors import ConflictError, ValidationError
 from jupyter_recall.core.model import (
     Job,
@@ -241,11 +242,6 @@ def _fire_order(job: Job) -> datetime:
 # --- changes ----------------------------------------------------------------------------------
 
 
-def _refuse_terminal(job: Job, action: str) -> None:
-    if job.status.is_terminal:
-        raise ConflictError(f"job {job.id} is {job.status.value}: it cannot be {action}")
-
-
 @dataclass(frozen=True, slots=True)
 class JobChanges:
     when: str | None = None
@@ -286,9 +282,9 @@ def _rescheduled(job: Job, changes: JobChanges, now: datetime) -> dict[str, Any]
 def update_job(store: Store, job_id: str, *, owner: str, now: datetime, changes: JobChanges) -> Job:
     with store.atomic():
         job = store.get_job(job_id, owner=owner)
+        require(job, JobAction.EDIT)
         updates: dict[str, Any] = {"updated_at": now}
         if changes.reschedules:
-            _refuse_terminal(job, "rescheduled")
             updates.update(_rescheduled(job, changes, now))
         if changes.name is not None:
             if not changes.name.strip():
@@ -309,9 +305,7 @@ def update_job(store: Store, job_id: str, *, owner: str, now: datetime, changes:
 def pause_job(store: Store, job_id: str, *, owner: str, now: datetime) -> Job:
     with store.atomic():
         job = store.get_job(job_id, owner=owner)
-        if job.status is JobStatus.PAUSED:
-            return job
-        _refuse_terminal(job, "paused")
+        require(job, JobAction.PAUSE)
         job = job.evolve(status=JobStatus.PAUSED, updated_at=now)
         store.update_jobs([job])
     return job
@@ -322,9 +316,7 @@ def resume_job(
 ) -> Job:
     with store.atomic():
         job = store.get_job(job_id, owner=owner)
-        if job.status is JobStatus.ACTIVE:
-            return job
-        _refuse_terminal(job, "resumed")
+        require(job, JobAction.RESUME)
         planned = job.next_occurrence
         if not catch_up and not job.schedule.is_recurring and planned is not None and planned < now:
             raise ConflictError(
@@ -364,11 +356,7 @@ def skip_job(
     """Skip the next occurrence of a recurring job, recorded as a ``skipped`` run."""
     with store.atomic():
         job = store.get_job(job_id, owner=owner)
-        _refuse_terminal(job, "skipped")
-        if not job.schedule.is_recurring:
-            raise ConflictError(
-                f"job {job.id} runs only once: skipping it would end it; cancel it instead"
-            )
+        require(job, JobAction.SKIP)
         plan = plan_skip(
             job.schedule,
             job.id,
@@ -400,9 +388,7 @@ def skip_job(
 def cancel_job(store: Store, job_id: str, *, owner: str, now: datetime) -> Job:
     with store.atomic():
         job = store.get_job(job_id, owner=owner)
-        if job.status is JobStatus.CANCELLED:
-            return job
-        _refuse_terminal(job, "cancelled")
+        require(job, JobAction.CANCEL)
         job = job.evolve(
             status=JobStatus.CANCELLED, next_occurrence=None, next_fire_at=None, updated_at=now
         )
@@ -416,8 +402,7 @@ def trigger_job(
     """Record a manual run now; the schedule does not move."""
     with store.atomic():
         job = store.get_job(job_id, owner=owner)
-        if job.status is JobStatus.CANCELLED:
-            raise ConflictError(f"job {job.id} is cancelled: nothing more fires")
+        require(job, JobAction.RUN_NOW)
         run = Run(
             id=new_id(),
             job_id=job.id,
