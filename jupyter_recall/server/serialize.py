@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from jupyter_recall.core.actions import allowed_actions
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.core.model import Job, JobKind, Policies, Run
 from jupyter_recall.core.payloads import (
@@ -65,6 +66,7 @@ def job_to_json(job: Job) -> dict[str, Any]:
         "last_error": job.last_error,
         "plugin_owner": job.plugin_owner,
         "key": job.key,
+        "allowed_actions": sorted(action.value for action in allowed_actions(job)),
     }
 
 
