@@ -234,9 +234,21 @@ class ParseHandler(RecallHandler):
         tz = body.get("tz") or self.settings["jupyter_recall_default_tz"]
         if not isinstance(tz, str):
             raise ValidationError("tz", f"must be a string, got {tz!r}")
-        spec = parse_when(when, now=self.settings["jupyter_recall_clock"].now(), tz=tz)
+        check = body.get("check", False)
+        if not isinstance(check, bool):
+            raise ValidationError("check", f"must be true or false, got {check!r}")
+        try:
+            spec = parse_when(when, now=self.settings["jupyter_recall_clock"].now(), tz=tz)
+        except ValidationError as error:
+            if not check:
+                raise
+            # A form checking what is typed expects failures: an answer, not an HTTP error
+            # (a 400 would land in the browser's console at every keystroke).
+            self.send_json({"when": when, "valid": False, "error": error_body(error)})
+            return
         self.send_json(
             {
+                **({"valid": True} if check else {}),
                 "when": when,
                 "kind": spec.kind,
                 "canonical": spec.canonical,
