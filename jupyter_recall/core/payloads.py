@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from jupyter_recall.core.errors import ValidationError
+from jupyter_recall.core.limits import MAX_RUNS, MAX_SECONDS
 
 ACTION_TYPES = ("code", "instruction", "tool", "notebook", "notification")
 TARGET_TYPES = ("kernel", "headless", "server")
@@ -178,10 +179,13 @@ def validate_options(value: object) -> dict[str, Any]:
         )
     timeout = data.get("exclusive_timeout")
     if timeout is not None and (
-        isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0
+        isinstance(timeout, bool)
+        or not isinstance(timeout, (int, float))
+        or not 0 < timeout <= MAX_SECONDS
     ):
         raise ValidationError(
-            "options.exclusive_timeout", f"must be a positive number of seconds, got {timeout!r}"
+            "options.exclusive_timeout",
+            f"must be a number of seconds above 0 and at most {MAX_SECONDS:,}, got {timeout!r}",
         )
     policy = data.get("on_missing_kernel")
     if policy is not None and policy not in MISSING_KERNEL_POLICIES:
@@ -191,3 +195,31 @@ def validate_options(value: object) -> dict[str, Any]:
             accepted=MISSING_KERNEL_POLICIES,
         )
     return data
+
+
+def check_text(value: str, field: str, limit: int) -> str:
+    """A short text field (a name, a zone, a session): at most ``limit`` characters, no NUL."""
+    if len(value) > limit:
+        raise ValidationError(
+            field, f"is {len(value):,} characters long; at most {limit:,} are accepted"
+        )
+    if "\x00" in value:
+        raise ValidationError(field, "must not contain a NUL character")
+    return value
+
+
+_POLICY_RANGES: dict[str, tuple[float, float]] = {
+    "max_runs": (1, MAX_RUNS),
+    "catchup_window": (0, MAX_SECONDS),
+    "jitter": (0, MAX_SECONDS),
+}
+
+
+def check_policy_bounds(policies: Mapping[str, Any]) -> None:
+    """Numeric policies within their ranges (the types themselves are ``Policies``' to check)."""
+    for key, (low, high) in _POLICY_RANGES.items():
+        value = policies.get(key)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue
+        if not low <= value <= high:
+            raise ValidationError(key, f"must be from {low:,} to {high:,}, got {value!r}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Mapping
 from typing import Any, cast
 
 from jupyter_server.auth.decorator import authorized
@@ -16,17 +17,22 @@ from jupyter_server.base.handlers import APIHandler
 from jupyter_server.extension.handler import ExtensionHandlerMixin
 from tornado import web
 
-from jupyter_recall.core.errors import RecallError, ValidationError
-from jupyter_recall.core.model import JobKind, JobStatus, RunStatus
+from jupyter_recall.core.errors import ConflictError, NotFoundError, RecallError, ValidationError
+from jupyter_recall.core.limits import FLAGS, ID_PATTERN, SCHEDULE_KINDS, TEXT_LIMITS
+from jupyter_recall.core.model import Job, JobKind, JobStatus, RunStatus
+from jupyter_recall.core.payloads import check_text
 from jupyter_recall.core.when import parse_when
 from jupyter_recall.engine.scheduler import Scheduler
+from jupyter_recall.server.body import decode_body, json_type
 from jupyter_recall.server.errors import error_body, status_for
 from jupyter_recall.server.serialize import (
     MAX_RUNS_LIMIT,
+    default_session,
     iso,
     job_changes_from_json,
     job_to_json,
     new_job_from_json,
+    new_jobs_from_json,
     parse_count,
     parse_since,
     run_to_json,
@@ -37,10 +43,12 @@ AUTH_RESOURCE = "recall"
 JOB_ACTIONS = ("pause", "resume", "skip", "trigger", "cancel")
 PREVIEW_COUNT = 5
 READY_TIMEOUT = 30.0
+BODY_METHODS = ("POST", "PUT", "PATCH", "DELETE")
 
 
 class RecallHandler(ExtensionHandlerMixin, APIHandler):
     auth_resource = AUTH_RESOURCE
+    _body: dict[str, Any] | None = None
 
     async def prepare(self, *, _redirect_to_login: bool = True) -> None:
         await super().prepare()
@@ -53,6 +61,10 @@ class RecallHandler(ExtensionHandlerMixin, APIHandler):
         failure = self.settings["jupyter_recall_failure"]()
         if failure is not None:
             raise web.HTTPError(503, f"jupyter_recall is not running: {failure}")
+        # Every route with a body refuses a bad one the same way, whether or not it reads it;
+        # a caller who is not logged in gets the 403 of @web.authenticated first.
+        if self.request.method in BODY_METHODS and self.current_user:
+            self.json_body()
 
     @property
     def scheduler(self) -> Scheduler:
@@ -63,13 +75,9 @@ class RecallHandler(ExtensionHandlerMixin, APIHandler):
         return str(self.settings["jupyter_recall_owner"](self.current_user))
 
     def json_body(self) -> dict[str, Any]:
-        try:
-            body = json.loads(self.request.body or b"{}")
-        except json.JSONDecodeError as error:
-            raise ValidationError("body", f"not valid JSON: {error}") from None
-        if not isinstance(body, dict):
-            raise ValidationError("body", f"must be a JSON object, got {type(body).__name__}")
-        return body
+        if self._body is None:
+            self._body = decode_body(self.request.body)
+        return self._body
 
     def send_json(self, document: Any, status: int = 200) -> None:
         self.set_status(status)
@@ -84,6 +92,8 @@ class RecallHandler(ExtensionHandlerMixin, APIHandler):
             self.set_header("Content-Type", "application/json")
             self.finish(json.dumps(error_body(error)))
             return
+        if status_code == 405:
+            self.set_header("Allow", ", ".join(allowed_methods(type(self))))
         super().write_error(status_code, **kwargs)
 
     def log_exception(self, typ: Any, value: Any, tb: Any) -> None:
@@ -100,6 +110,21 @@ class RecallHandler(ExtensionHandlerMixin, APIHandler):
     def query_count(self, name: str, maximum: int) -> int | None:
         return parse_count(self.get_query_argument(name, None), name, maximum)
 
+    def query_choice(self, name: str, accepted: tuple[str, ...]) -> str | None:
+        value = self.get_query_argument(name, None)
+        if value is not None and value not in accepted:
+            raise ValidationError(name, f"unknown value {value!r}", accepted=accepted)
+        return value
+
+
+def allowed_methods(handler: type[web.RequestHandler]) -> list[str]:
+    """The methods a handler class implements (tornado's defaults answer 405)."""
+    return [
+        method
+        for method in ("GET", "POST", "PUT", "PATCH", "DELETE")
+        if getattr(handler, method.lower()) is not getattr(web.RequestHandler, method.lower())
+    ]
+
 
 def _job_filter(handler: RecallHandler) -> JobFilter:
     statuses = [JobStatus.parse(v, "status") for v in handler.query_list("status")]
@@ -108,8 +133,8 @@ def _job_filter(handler: RecallHandler) -> JobFilter:
         status=statuses,
         kind=kinds,
         session=handler.get_query_argument("path", None),
-        schedule_kind=handler.get_query_argument("schedule_kind", None),
-        pending_recalls_only=handler.get_query_argument("pending_recalls", "") in ("1", "true"),
+        schedule_kind=handler.query_choice("schedule_kind", SCHEDULE_KINDS),
+        pending_recalls_only=handler.query_choice("pending_recalls", FLAGS) in FLAGS[:2],
     )
 
 
@@ -125,15 +150,30 @@ class JobsHandler(RecallHandler):
     async def post(self) -> None:
         body = self.json_body()
         if "jobs" in body:
-            raw_jobs = body["jobs"]
-            if not isinstance(raw_jobs, list) or not raw_jobs:
-                raise ValidationError("jobs", "must be a non-empty list of job objects")
-            news = [new_job_from_json(item) for item in raw_jobs]
+            news = new_jobs_from_json(body)
             jobs = await self.scheduler.add_jobs(news, owner=self.owner)
             self.send_json({"jobs": [job_to_json(job) for job in jobs]}, status=201)
             return
         job = await self.scheduler.add_job(new_job_from_json(body), owner=self.owner)
         self.send_json(job_to_json(job), status=201)
+
+
+async def keep_recall_session(
+    scheduler: Scheduler, current: Job, target: Mapping[str, Any] | None
+) -> None:
+    """A recall belongs to its session (one pending recall each): a new target may not move it
+    to another session, where it would escape that rule. Moving is cancel, then create."""
+    moved_to = default_session(target) if target is not None else None
+    if current.kind is not JobKind.RECALL or moved_to in (None, current.session):
+        return
+    where = JobFilter(session=moved_to, pending_recalls_only=True)
+    others = await scheduler.list_jobs(owner=current.owner, where=where)
+    held = f": it already has pending recall {others[0].id}" if others else ""
+    raise ConflictError(
+        f"recall {current.id} belongs to session {current.session!r} and cannot move to "
+        f"{moved_to!r}{held}; a session has one pending recall at a time, so cancel this one "
+        "and create it there"
+    )
 
 
 class JobHandler(RecallHandler):
@@ -148,6 +188,7 @@ class JobHandler(RecallHandler):
     async def patch(self, job_id: str) -> None:
         current = await self.scheduler.get_job(job_id, owner=self.owner)
         changes = job_changes_from_json(self.json_body(), current)
+        await keep_recall_session(self.scheduler, current, changes.get("target"))
         job = await self.scheduler.update_job(job_id, owner=self.owner, **changes)
         self.send_json(job_to_json(job))
 
@@ -224,16 +265,19 @@ class RunStopHandler(RecallHandler):
 
 
 class ParseHandler(RecallHandler):
+    # Parsing changes nothing: whoever may read recall may ask what a phrase means.
     @web.authenticated
-    @authorized
+    @authorized("read")
     async def post(self) -> None:
         body = self.json_body()
         when = body.get("when")
         if not isinstance(when, str):
-            raise ValidationError("when", f"must be a string, got {when!r}")
+            raise ValidationError("when", f"must be a string, got {json_type(when)}")
+        check_text(when, "when", TEXT_LIMITS["when"])
         tz = body.get("tz") or self.settings["jupyter_recall_default_tz"]
         if not isinstance(tz, str):
-            raise ValidationError("tz", f"must be a string, got {tz!r}")
+            raise ValidationError("tz", f"must be a string, got {json_type(tz)}")
+        check_text(tz, "tz", TEXT_LIMITS["tz"])
         check = body.get("check", False)
         if not isinstance(check, bool):
             raise ValidationError("check", f"must be true or false, got {check!r}")
@@ -294,13 +338,24 @@ class ToolsHandler(RecallHandler):
         )
 
 
-_ID = r"(?P<{}>[A-Za-z0-9_-]+)"
+class UnknownRouteHandler(RecallHandler):
+    """Any other path under /api/recall/: a JSON 404, whatever the method."""
+
+    @web.authenticated
+    def _unknown(self, *args: str) -> None:
+        raise NotFoundError("route", self.request.path)
+
+    get = post = put = patch = delete = _unknown
+
+
+def _id(name: str) -> str:
+    return f"(?P<{name}>{ID_PATTERN})"
 
 
 def route_table() -> list[tuple[str, type[RecallHandler]]]:
     from jupyter_recall.server.sse import EventsHandler
 
-    job, run = _ID.format("job_id"), _ID.format("run_id")
+    job, run = _id("job_id"), _id("run_id")
     actions = "|".join(JOB_ACTIONS)
     return [
         (r"/api/recall/info", InfoHandler),
@@ -316,6 +371,7 @@ def route_table() -> list[tuple[str, type[RecallHandler]]]:
         (r"/api/recall/events", EventsHandler),
         *_notification_and_watcher_routes(),
         *_owner_routes(),
+        (r"/api/recall/.*", UnknownRouteHandler),
     ]
 
 

@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
 from jupyter_recall.core.actions import allowed_actions
-from jupyter_recall.core.errors import ValidationError
+from jupyter_recall.core.errors import ConflictError, ValidationError
+from jupyter_recall.core.limits import TEXT_LIMITS
 from jupyter_recall.core.model import Job, JobKind, Policies, Run
 from jupyter_recall.core.payloads import (
     check_action_fits_target,
+    check_policy_bounds,
+    check_text,
     validate_action,
     validate_options,
     validate_target,
 )
 from jupyter_recall.engine.scheduler import NewJob
+from jupyter_recall.server.body import json_type
 
 NEW_JOB_FIELDS = (
     "when",
@@ -97,8 +102,20 @@ def _refuse_unknown(body: Mapping[str, Any], allowed: tuple[str, ...]) -> None:
 def _optional_str(body: Mapping[str, Any], key: str) -> str | None:
     value = body.get(key)
     if value is not None and not isinstance(value, str):
-        raise ValidationError(key, f"must be a string, got {value!r}")
+        raise ValidationError(key, f"must be a string, got {json_type(value)}")
+    if value is not None and key in TEXT_LIMITS:
+        check_text(value, key, TEXT_LIMITS[key])
     return value
+
+
+@contextmanager
+def within(prefix: str) -> Iterator[None]:
+    """Errors raised inside name their field from ``prefix`` (``jobs[2].when``)."""
+    try:
+        yield
+    except ValidationError as error:
+        field = f"{prefix}.{error.field}" if error.field else prefix
+        raise ValidationError(field, error.message, accepted=error.accepted) from None
 
 
 def _policies(body: Mapping[str, Any]) -> Policies | None:
@@ -106,11 +123,13 @@ def _policies(body: Mapping[str, Any]) -> Policies | None:
     if value is None:
         return None
     if not isinstance(value, Mapping):
-        raise ValidationError("policies", f"must be a JSON object, got {value!r}")
-    return Policies.from_dict(dict(value))
+        raise ValidationError("policies", f"must be a JSON object, got {json_type(value)}")
+    with within("policies"):
+        check_policy_bounds(value)
+        return Policies.from_dict(dict(value))
 
 
-def _default_session(target: Mapping[str, Any]) -> str | None:
+def default_session(target: Mapping[str, Any]) -> str | None:
     if target["type"] != "kernel":
         return None
     return str(target.get("path") or target.get("kernel_id"))
@@ -121,7 +140,8 @@ def new_job_from_json(body: Mapping[str, Any]) -> NewJob:
     _refuse_unknown(body, NEW_JOB_FIELDS)
     when = body.get("when")
     if not isinstance(when, str) or not when.strip():
-        raise ValidationError("when", f"must be a non-empty string, got {when!r}")
+        raise ValidationError("when", f"must be a non-empty string, got {when!r:.80}")
+    check_text(when, "when", TEXT_LIMITS["when"])
     action = validate_action(body.get("action"))
     target = validate_target(body.get("target", {"type": "server"}))
     check_action_fits_target(action, target)
@@ -133,7 +153,7 @@ def new_job_from_json(body: Mapping[str, Any]) -> NewJob:
             "action.type", "a recall's action is a self-instruction", accepted=("instruction",)
         )
     session = _optional_str(body, "session") or (
-        _default_session(target) if kind is JobKind.RECALL else None
+        default_session(target) if kind is JobKind.RECALL else None
     )
     if kind is JobKind.RECALL and session is None:
         raise ValidationError(
@@ -150,6 +170,40 @@ def new_job_from_json(body: Mapping[str, Any]) -> NewJob:
         policies=_policies(body) or Policies(),
         options=validate_options(body.get("options", {})),
     )
+
+
+def new_jobs_from_json(body: Mapping[str, Any]) -> list[NewJob]:
+    """Validate a `POST /api/recall/jobs` body ``{"jobs": [...]}``; errors name the index."""
+    _refuse_unknown(body, ("jobs",))
+    items = body["jobs"]
+    if not isinstance(items, list) or not items:
+        raise ValidationError(
+            "jobs", f"must be a non-empty array of job objects, got {items!r:.80}"
+        )
+    news = []
+    for index, item in enumerate(items):
+        if not isinstance(item, Mapping):
+            raise ValidationError(f"jobs[{index}]", f"must be a job object, got {json_type(item)}")
+        with within(f"jobs[{index}]"):
+            news.append(new_job_from_json(item))
+    _refuse_two_recalls_per_session(news)
+    return news
+
+
+def _refuse_two_recalls_per_session(news: list[NewJob]) -> None:
+    # Said here, by index: the store's check runs after the batch is rolled back and could
+    # only name a job id that was never created.
+    first: dict[str, int] = {}
+    for index, new in enumerate(news):
+        if new.kind is not JobKind.RECALL or new.session is None:
+            continue
+        if new.session in first:
+            raise ConflictError(
+                f"jobs[{index}]: session {new.session!r} gets a second pending recall in this "
+                f"batch (jobs[{first[new.session]}] is the first); a session has one pending "
+                "recall at a time"
+            )
+        first[new.session] = index
 
 
 def job_changes_from_json(body: Mapping[str, Any], current: Job) -> dict[str, Any]:
