@@ -2,12 +2,18 @@
  * Which change events become a toast, and what it says: pure, so it is unit-tested on its own
  * (test/alerts.test.ts); index.ts shows them with JupyterLab's Notification.
  */
+import type { TranslationBundle } from '@jupyterlab/translation';
+
 import type { IChangeEvent, INotification, IState } from './state';
 
 export type ToastType = 'error' | 'warning' | 'info' | 'success';
 
+/** What a toast is about: each can be turned off in the settings (`toasts`). */
+export type ToastCategory = 'failedRuns' | 'watcherAlerts' | 'backgroundTasks' | 'uiNotifications';
+
 export interface IToast {
   type: ToastType;
+  category: ToastCategory;
   message: string;
   /** The run the toast's "Show run" opens (with its job), when there is one. */
   jobId?: string;
@@ -30,6 +36,7 @@ function watcherToast(notification: INotification): IToast {
   const urgent = URGENT.has(notification.priority ?? '') || !!notification.tags?.includes('error');
   return {
     type: urgent ? 'warning' : 'info',
+    category: 'watcherAlerts',
     message: heading(notification),
     jobId: source.job_id,
     runId: source.run_id
@@ -37,20 +44,22 @@ function watcherToast(notification: INotification): IToast {
 }
 
 /** A kernel's background task that ended (sent to the `ui` channel by the kernel). */
-function backgroundToast(notification: INotification): IToast {
+function backgroundToast(notification: INotification, trans: TranslationBundle): IToast {
   const status = String(notification.structured_data?.status ?? '');
   const type: ToastType =
     status === 'succeeded' ? 'success' : status === 'cancelled' ? 'info' : 'error';
-  const where = notification.session ? ` (${notification.session})` : '';
-  return { type, message: `${heading(notification)}${where}` };
+  const message = notification.session
+    ? trans.__('%1 (%2)', heading(notification), notification.session)
+    : heading(notification);
+  return { type, category: 'backgroundTasks', message };
 }
 
-function notificationToast(notification: INotification): IToast | null {
+function notificationToast(notification: INotification, trans: TranslationBundle): IToast | null {
   if (notification.source?.kind === 'watcher') {
     return watcherToast(notification);
   }
   if (notification.tags?.includes('background')) {
-    return backgroundToast(notification);
+    return backgroundToast(notification, trans);
   }
   // The rest is for the notebook's kernel, unless it was meant for the user's UI; a job's
   // failed outcome already has the failed run's toast.
@@ -62,6 +71,7 @@ function notificationToast(notification: INotification): IToast | null {
   const source = notification.source ?? {};
   return {
     type: URGENT.has(notification.priority ?? '') ? 'warning' : 'info',
+    category: 'uiNotifications',
     message: heading(notification),
     jobId: source.job_id,
     runId: source.run_id
@@ -72,7 +82,11 @@ function notificationToast(notification: INotification): IToast | null {
  * The toast for a change event, or null: a failed run, a watcher's notification, a finished
  * background task, and any notification for the user's UI.
  */
-export function toastFor(event: IChangeEvent, state: IState): IToast | null {
+export function toastFor(
+  event: IChangeEvent,
+  state: IState,
+  trans: TranslationBundle
+): IToast | null {
   if (event.type === 'run.finished' && event.run?.status === 'failed') {
     const run = event.run;
     const job = event.job ?? state.jobs[run.job_id];
@@ -83,13 +97,16 @@ export function toastFor(event: IChangeEvent, state: IState): IToast | null {
     const name = job?.name ?? run.job_id;
     return {
       type: 'error',
-      message: `Recall job "${name}" failed${run.error ? `: ${run.error}` : ''}`,
+      category: 'failedRuns',
+      message: run.error
+        ? trans.__('Recall job "%1" failed: %2', name, run.error)
+        : trans.__('Recall job "%1" failed', name),
       jobId: run.job_id,
       runId: run.id
     };
   }
   if (event.type === 'notification' && event.notification) {
-    return notificationToast(event.notification);
+    return notificationToast(event.notification, trans);
   }
   return null;
 }

@@ -23,6 +23,16 @@ export interface IParseResult {
   next_fire_times: string[];
 }
 
+/** The error body of the API (docs/rest.md): the message, the field and what it accepts. */
+export interface IErrorBody {
+  message: string;
+  field?: string;
+  accepted?: string[];
+}
+
+export type IParseCheck =
+  ({ valid: true } & IParseResult) | { valid: false; when: string; error: IErrorBody };
+
 /** The REST client of /api/recall (docs/rest.md), through Lab's server connection. */
 export class RecallApi {
   constructor(readonly settings: ServerConnection.ISettings = ServerConnection.makeSettings()) {}
@@ -66,6 +76,14 @@ export class RecallApi {
     return this.request<IParseResult>('POST', 'parse', tz ? { when, tz } : { when });
   }
 
+  /**
+   * Checks what the user typed: an expression that does not parse is an answer naming why
+   * (`valid: false`), not an error, so a form checking each keystroke fails no request.
+   */
+  check(when: string): Promise<IParseCheck> {
+    return this.request<IParseCheck>('POST', 'parse', { when, check: true });
+  }
+
   create(job: { [key: string]: unknown }): Promise<IJob> {
     return this.request<IJob>('POST', 'jobs', job);
   }
@@ -73,6 +91,11 @@ export class RecallApi {
   /** Changes a job's schedule, name, ... (PATCH: only the fields given). */
   update(jobId: string, changes: { [key: string]: unknown }): Promise<IJob> {
     return this.request<IJob>('PATCH', `jobs/${jobId}`, changes);
+  }
+
+  /** Deletes a job and its run history (DELETE answers 204, no body). */
+  async remove(jobId: string): Promise<void> {
+    await this.request('DELETE', `jobs/${jobId}`);
   }
 
   async watchers(): Promise<IWatcher[]> {

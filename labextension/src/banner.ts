@@ -1,13 +1,19 @@
 import { Widget } from '@lumino/widgets';
 
+import { actionLabel, allows } from './actions';
 import { h } from './dom';
 import { RecallModel } from './model';
-import { formatRelative, pendingRecall } from './state';
+import { pendingRecall } from './state';
 
-/** What the banner needs of a notebook panel (a MainAreaWidget of a notebook document). */
+/**
+ * What the extension reads of a notebook panel (a MainAreaWidget of a notebook document): its
+ * path, its content header for the banner, and the active cell's source for "Schedule this
+ * cell…". That little needs no @jupyterlab/notebook, so the extension does not depend on it.
+ */
 export interface INotebookLike extends Widget {
   context: { path: string };
   contentHeader: { addWidget(widget: Widget): void };
+  content?: { activeCell?: { model: { sharedModel: { getSource(): string } } } | null };
 }
 
 export function isNotebook(widget: Widget | null): widget is INotebookLike {
@@ -20,6 +26,23 @@ export function isNotebook(widget: Widget | null): widget is INotebookLike {
   );
 }
 
+/** The shell's current widget when it is a notebook. */
+export function currentNotebook(shell: { currentWidget: Widget | null }): INotebookLike | null {
+  const widget = shell.currentWidget;
+  return isNotebook(widget) ? widget : null;
+}
+
+/** The active cell of the current notebook: its source and its notebook's path. */
+export function currentCell(shell: {
+  currentWidget: Widget | null;
+}): { source: string; path: string } | null {
+  const notebook = currentNotebook(shell);
+  const cell = notebook?.content?.activeCell;
+  return notebook && cell
+    ? { source: cell.model.sharedModel.getSource(), path: notebook.context.path }
+    : null;
+}
+
 /** The banner over a notebook with a pending recall: when it fires, Cancel and Skip. */
 export class RecallBanner extends Widget {
   constructor(
@@ -29,7 +52,7 @@ export class RecallBanner extends Widget {
     super();
     this.addClass('jp-RecallBanner');
     this.node.setAttribute('role', 'status');
-    this.node.setAttribute('aria-label', 'Pending recall');
+    this.node.setAttribute('aria-label', model.trans.__('Pending recall'));
     model.changed.connect(this._render, this);
     this._render();
   }
@@ -46,11 +69,9 @@ export class RecallBanner extends Widget {
       this.node.replaceChildren();
       return;
     }
-    const at = job.next_fire_at ? new Date(job.next_fire_at) : null;
-    const when = at
-      ? `${at.toLocaleString()} (${formatRelative(job.next_fire_at, new Date())})`
-      : 'soon';
-    const button = (action: string, label: string) =>
+    const { trans } = this.model;
+    const when = this.model.time(job.next_fire_at, new Date()) || trans.__('soon');
+    const button = (action: 'skip' | 'cancel') =>
       h(
         'button',
         {
@@ -58,12 +79,15 @@ export class RecallBanner extends Widget {
           'data-action': action,
           onClick: () => void this.model.act(job, action)
         },
-        label
+        actionLabel(action, trans)
       );
     this.node.replaceChildren(
-      h('span', { class: 'jp-RecallBanner-text' }, `Recall pending: ${job.name} at ${when}`),
-      ...(job.schedule_kind === 'once' ? [] : [button('skip', 'Skip')]),
-      button('cancel', 'Cancel')
+      h(
+        'span',
+        { class: 'jp-RecallBanner-text', title: this.model.fullTime(job.next_fire_at) },
+        trans.__('Recall pending: %1 %2', job.name, when)
+      ),
+      ...(['skip', 'cancel'] as const).filter(action => allows(job, action)).map(button)
     );
   }
 }

@@ -1,10 +1,8 @@
-import { ACTION_LABELS, h } from './dom';
+import { actionLabel, allows } from './actions';
+import { h } from './dom';
 import { RecallModel } from './model';
 import { SchedulePreview } from './schedule';
-import { formatDuration, formatRelative, IJob, IRun } from './state';
-
-/** Jobs whose schedule can still change. */
-const EDITABLE = new Set(['active', 'paused']);
+import { formatDuration, IJob, IRun } from './state';
 
 /**
  * The selected job: its schedule editor (a new time expression with a live preview of the next
@@ -13,34 +11,43 @@ const EDITABLE = new Set(['active', 'paused']);
  */
 export class JobDetails {
   constructor(readonly model: RecallModel) {
-    this._editor = new SchedulePreview(model.api, 'New schedule');
+    const { trans } = model;
+    this._editor = new SchedulePreview(model, trans.__('New schedule'));
+    this._editButton = h(
+      'button',
+      { class: 'jp-RecallSidebar-edit', type: 'button', onClick: () => this._open() },
+      actionLabel('edit', trans)
+    );
     this._editForm = h(
       'form',
       {
         class: 'jp-RecallSidebar-editSchedule',
-        'aria-label': 'Edit schedule',
+        'aria-label': trans.__('Edit schedule'),
         onSubmit: (event: Event) => void this._save(event)
       },
-      h('label', {}, 'New schedule', this._editor.input),
+      h('label', {}, trans.__('New schedule'), this._editor.input),
       this._editor.preview,
       h(
         'div',
         { class: 'jp-RecallSidebar-actions' },
-        h('button', { type: 'submit', class: 'jp-RecallSidebar-save' }, 'Save'),
-        h('button', { type: 'button', onClick: () => this._close() }, 'Discard')
+        this._saveButton,
+        h('button', { type: 'button', onClick: () => this._close() }, trans.__('Discard'))
       ),
       this._editStatus
     );
+    this._saveButton.textContent = trans.__('Save');
+    this._editor.onValidity = valid => (this._saveButton.disabled = !valid);
+    this.node.setAttribute('aria-label', trans.__('Selected job'));
     this.node.append(
       this._title,
       this._editButton,
       this._editForm,
-      h('h4', {}, 'Runs'),
+      h('h4', {}, trans.__('Runs')),
       this._runs
     );
   }
 
-  readonly node = h('section', { class: 'jp-RecallSidebar-history', 'aria-label': 'Selected job' });
+  readonly node = h('section', { class: 'jp-RecallSidebar-history' });
 
   render(now: Date): void {
     const jobId = this.model.selectedJob;
@@ -53,14 +60,17 @@ export class JobDetails {
       return;
     }
     this._title.textContent = job.name;
-    this._editButton.hidden = !EDITABLE.has(job.status) || this._editing === job.id;
-    this._editButton.setAttribute('aria-label', `Edit the schedule of ${job.name}`);
+    this._editButton.hidden = !allows(job, 'edit') || this._editing === job.id;
+    this._editButton.setAttribute(
+      'aria-label',
+      this.model.trans.__('Edit the schedule of %1', job.name)
+    );
     this._editForm.hidden = this._editing !== job.id;
     const runs = this.model.state.runs[job.id] ?? [];
     this._runs.replaceChildren(
       runs.length
         ? h('ul', { class: 'jp-RecallSidebar-runs' }, ...runs.map(run => this._run(run, now)))
-        : h('p', { class: 'jp-RecallSidebar-empty' }, 'No runs yet')
+        : h('p', { class: 'jp-RecallSidebar-empty' }, this.model.trans.__('No runs yet'))
     );
   }
 
@@ -121,15 +131,22 @@ export class JobDetails {
           onClick: () => void this.model.showRun(run)
         },
         h('span', { class: `jp-RecallSidebar-badge jp-mod-${run.status}` }, run.status),
-        ` ${formatRelative(when, now)} · ${run.trigger}`,
-        duration !== null ? ` · ${formatDuration(duration)}` : ''
+        h(
+          'span',
+          { class: 'jp-RecallSidebar-runMeta', title: this.model.fullTime(when) },
+          [this.model.time(when, now), run.trigger, formatDuration(duration)]
+            .filter(Boolean)
+            .join(' · ')
+        )
       ),
       open && run.error ? h('pre', { class: 'jp-RecallSidebar-runError' }, run.error) : null,
       open
         ? h(
             'pre',
-            { class: 'jp-RecallSidebar-output', 'aria-label': 'Run output' },
-            run.output === undefined ? 'Loading…' : run.output || '(no output)'
+            { class: 'jp-RecallSidebar-output', 'aria-label': this.model.trans.__('Run output') },
+            run.output === undefined
+              ? this.model.trans.__('Loading…')
+              : run.output || this.model.trans.__('(no output)')
           )
         : null
     );
@@ -139,11 +156,8 @@ export class JobDetails {
   private _editor: SchedulePreview;
   private _editForm: HTMLFormElement;
   private _title = h('h3', {});
-  private _editButton = h(
-    'button',
-    { class: 'jp-RecallSidebar-edit', type: 'button', onClick: () => this._open() },
-    ACTION_LABELS.edit
-  );
+  private _saveButton = h('button', { type: 'submit', class: 'jp-RecallSidebar-save' });
+  private _editButton: HTMLButtonElement;
   private _editStatus = h('div', { class: 'jp-RecallForm-status jp-mod-error', role: 'alert' });
   private _runs = h('div', {});
 }

@@ -21,12 +21,3 @@ export function h<K extends keyof HTMLElementTagNameMap>(
   }
   return element;
 }
-
-export const ACTION_LABELS: { [action: string]: string } = {
-  trigger: 'Run now',
-  pause: 'Pause',
-  resume: 'Resume',
-  skip: 'Skip',
-  cancel: 'Cancel',
-  edit: 'Edit schedule'
-};

@@ -2,65 +2,147 @@ import { h } from './dom';
 import { RecallModel } from './model';
 import { SchedulePreview } from './schedule';
 
+/** What the form schedules: code (in a kernel), or a whole notebook run in a fresh kernel. */
+type FormAction = { type: 'code' } | { type: 'notebook'; path: string };
+
 /**
- * Creates a code job for the current notebook's kernel (or a headless kernel), with a live
- * preview of the time expression as the server parses it.
+ * Creates a job: code for the current notebook's kernel (or a headless kernel), or a notebook
+ * run in a fresh kernel ("Schedule this notebook…"), with a live preview of the time
+ * expression as the server parses it.
  */
 export class JobForm {
   constructor(
     readonly model: RecallModel,
     readonly currentPath: () => string | null
   ) {
+    const { trans } = model;
+    this._when = new SchedulePreview(model, trans.__('When'));
+    this._target = h(
+      'select',
+      { name: 'target', onChange: () => (this._targetChosen = true) },
+      h('option', { value: 'kernel' }, trans.__("this notebook's kernel")),
+      h('option', { value: 'headless' }, trans.__('a headless python3 kernel'))
+    );
+    this._codeLabel = h('label', {}, trans.__('Code'), this._code);
+    this._targetLabel = h('label', {}, trans.__('Runs in'), this._target);
+    this._codeInstead = h(
+      'button',
+      { type: 'button', class: 'jp-RecallForm-codeInstead', onClick: () => this.scheduleCode() },
+      trans.__('Schedule code instead')
+    );
     this.node = h(
       'form',
-      { class: 'jp-RecallForm', 'aria-label': 'New job', onSubmit: (e: Event) => this._submit(e) },
-      h('h3', {}, 'New job'),
+      {
+        class: 'jp-RecallForm',
+        'aria-label': trans.__('New job'),
+        onSubmit: (e: Event) => this._submit(e)
+      },
+      h('h3', {}, trans.__('New job')),
       this._notebook,
-      h('label', {}, 'When', this._when.input),
+      h('label', {}, trans.__('When'), this._when.input),
       this._when.preview,
-      h('label', {}, 'Name', this._name),
-      h('label', {}, 'Code', this._code),
-      h('label', {}, 'Runs in', this._target),
-      h('button', { type: 'submit', class: 'jp-RecallForm-create' }, 'Create'),
+      h('label', {}, trans.__('Name'), this._name),
+      this._codeLabel,
+      this._targetLabel,
+      this._codeInstead,
+      this._create,
       this._status
     );
+    this._name.placeholder = trans.__('optional');
+    this._create.textContent = trans.__('Create');
+    this._when.onValidity = valid => (this._create.disabled = !valid);
     this.update();
   }
 
   readonly node: HTMLFormElement;
 
-  /** Shows which notebook the job is for (called when the current widget changes). */
+  /** Shows which notebook the job is for (called when the current widget or settings change). */
   update(): void {
-    const path = this.currentPath();
-    this._notebook.textContent = path
-      ? `For ${path}`
-      : 'No notebook open: runs in a headless kernel';
+    const { trans } = this.model;
+    const action = this._action;
+    const notebookRun = action.type === 'notebook';
+    const path = this._kernelPath ?? this.currentPath();
+    if (action.type === 'notebook') {
+      this._notebook.textContent = trans.__('Runs %1 in a fresh kernel', action.path);
+    } else {
+      this._notebook.textContent = path
+        ? trans.__('For %1', path)
+        : trans.__('No notebook open: runs in a headless kernel');
+    }
+    this._codeLabel.hidden = notebookRun;
+    this._code.required = !notebookRun;
+    this._targetLabel.hidden = notebookRun;
+    this._codeInstead.hidden = !notebookRun;
     this._target.querySelector<HTMLOptionElement>('option[value="kernel"]')!.disabled = !path;
     if (!path) {
       this._target.value = 'headless';
     } else if (!this._targetChosen) {
-      this._target.value = 'kernel';
+      this._target.value = this.model.settings.defaultTarget;
     }
   }
 
-  private async _submit(event: Event): Promise<void> {
-    event.preventDefault();
-    const path = this.currentPath();
+  /** A notebook run in a fresh kernel ("Schedule this notebook…"). */
+  scheduleNotebook(path: string): void {
+    this._action = { type: 'notebook', path };
+    this._kernelPath = null;
+    this._prepare(path.split('/').pop() ?? path);
+  }
+
+  /**
+   * A code job; with a notebook, in that notebook's live kernel ("Schedule this cell…"), else
+   * back to the form's ordinary code job.
+   */
+  scheduleCode(code?: string, notebookPath?: string): void {
+    this._action = { type: 'code' };
+    this._kernelPath = notebookPath ?? null;
+    if (code !== undefined) {
+      this._code.value = code;
+    }
+    if (notebookPath) {
+      this._target.value = 'kernel';
+      this._targetChosen = true;
+    }
+    this._prepare(this._name.value);
+  }
+
+  /** Brings the form into view with the cursor in its time field. */
+  focus(): void {
+    this.node.scrollIntoView({ block: 'nearest' });
+    this._when.input.focus();
+  }
+
+  private _prepare(name: string): void {
+    this._name.value = name;
+    this._status.textContent = '';
+    this.update();
+    this.focus();
+  }
+
+  private _job(): { [key: string]: unknown } {
+    const action = this._action;
+    if (action.type === 'notebook') {
+      return {
+        action: { type: 'notebook', path: action.path },
+        target: { type: 'headless', kernel_name: 'python3' }
+      };
+    }
+    const path = this._kernelPath ?? this.currentPath();
     const target =
       this._target.value === 'kernel' && path
         ? { type: 'kernel', path }
         : { type: 'headless', kernel_name: 'python3' };
-    const job: { [key: string]: unknown } = {
-      when: this._when.value,
-      action: { type: 'code', code: this._code.value },
-      target
-    };
+    return { action: { type: 'code', code: this._code.value }, target };
+  }
+
+  private async _submit(event: Event): Promise<void> {
+    event.preventDefault();
+    const job: { [key: string]: unknown } = { when: this._when.value, ...this._job() };
     if (this._name.value.trim()) {
       job.name = this._name.value.trim();
     }
     try {
       const created = await this.model.api.create(job);
-      this._status.textContent = `Created ${created.name}`;
+      this._status.textContent = this.model.trans.__('Created %1', created.name);
       this._status.className = 'jp-RecallForm-status';
       this.model.apply({ type: 'job.created', job: created });
     } catch (error) {
@@ -70,16 +152,18 @@ export class JobForm {
   }
 
   private _notebook = h('div', { class: 'jp-RecallForm-notebook' });
-  private _when = new SchedulePreview(this.model.api, 'When');
-  private _name = h('input', { type: 'text', name: 'name', placeholder: 'optional' });
+  private _create = h('button', { type: 'submit', class: 'jp-RecallForm-create' });
+  private _when: SchedulePreview;
+  private _name = h('input', { type: 'text', name: 'name' });
   private _code = h('textarea', { name: 'code', rows: '3', required: true });
-  private _target = h(
-    'select',
-    { name: 'target', onChange: () => (this._targetChosen = true) },
-    h('option', { value: 'kernel' }, "this notebook's kernel"),
-    h('option', { value: 'headless' }, 'a headless python3 kernel')
-  );
-  /** Whether the user picked where the job runs (else a notebook's kernel when one is open). */
+  private _codeLabel: HTMLLabelElement;
+  private _target: HTMLSelectElement;
+  private _targetLabel: HTMLLabelElement;
+  private _codeInstead: HTMLButtonElement;
+  private _action: FormAction = { type: 'code' };
+  /** The notebook whose kernel a cell's code goes to (else the current notebook's). */
+  private _kernelPath: string | null = null;
+  /** Whether the user picked where the job runs (else the default target setting decides). */
   private _targetChosen = false;
   private _status = h('div', { class: 'jp-RecallForm-status', 'aria-live': 'polite' });
 }

@@ -1,29 +1,37 @@
 import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
-import { Notification } from '@jupyterlab/apputils';
+import { ICommandPalette, Notification } from '@jupyterlab/apputils';
+import { IFileBrowserFactory } from '@jupyterlab/filebrowser';
 import { Event } from '@jupyterlab/services';
+import { ISettingRegistry } from '@jupyterlab/settingregistry';
+import { IStatusBar } from '@jupyterlab/statusbar';
+import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
 
 import { IToast, toastFor } from './alerts';
 import { RecallApi } from './api';
-import { isNotebook, RecallBanner } from './banner';
+import { currentNotebook, isNotebook, RecallBanner } from './banner';
+import { addCommands, CommandIds } from './commands';
 import { JobForm } from './form';
 import { recallIcon } from './icons';
 import { RecallModel } from './model';
+import { Resync } from './resync';
+import { readSettings } from './settings';
 import { RecallSidebar } from './sidebar';
 import { IChangeEvent, SCHEMA_ID } from './state';
+import { RecallStatus } from './statusbar';
 
-/** Where the poll of Lab's event socket reports a lost connection (not public API). */
-interface IEventPoll {
-  _poll?: { ticked?: { connect(slot: (sender: unknown, state: { phase: string }) => void): void } };
-}
+const PLUGIN_ID = 'jupyter-recall:plugin';
 
 function showToast(app: JupyterFrontEnd, model: RecallModel, sidebar: Widget, toast: IToast): void {
+  if (!model.settings.toasts[toast.category]) {
+    return;
+  }
   const { jobId, runId } = toast;
   const actions =
     jobId && runId
       ? [
           {
-            label: 'Show run',
+            label: model.trans.__('Show run'),
             callback: () => {
               app.shell.activateById(sidebar.id);
               void model.select(jobId, runId);
@@ -35,37 +43,26 @@ function showToast(app: JupyterFrontEnd, model: RecallModel, sidebar: Widget, to
 }
 
 /**
- * Live updates through Lab's jupyter_events socket. Events missed while it was down come back
- * from REST: the socket's poll reports each loss, and the next event or the page becoming
- * visible again triggers one full re-sync (no polling loop of our own).
+ * Live updates through Lab's jupyter_events socket. Events missed while the server was out of
+ * reach come back from REST: the service manager reports each lost connection, and the next
+ * event or the page becoming visible again triggers one full re-sync (no polling of our own).
  */
 function subscribe(app: JupyterFrontEnd, model: RecallModel, sidebar: Widget): void {
   const events = app.serviceManager.events;
-  let stale = false;
-  const resync = () => {
-    if (stale) {
-      stale = false;
-      void model.refresh();
-    }
-  };
-  (events as unknown as IEventPoll)._poll?.ticked?.connect((_, state) => {
-    if (state.phase === 'rejected') {
-      stale = true;
-    }
-  });
+  const resync = new Resync(app.serviceManager.connectionFailure, () => void model.refresh());
   document.addEventListener(
     'visibilitychange',
-    () => document.visibilityState === 'visible' && resync()
+    () => document.visibilityState === 'visible' && resync.check()
   );
-  window.addEventListener('online', resync);
+  window.addEventListener('online', () => resync.check());
   events.stream.connect((_, emission: Event.Emission) => {
     if (emission.schema_id !== SCHEMA_ID) {
       return;
     }
-    resync();
+    resync.check();
     const event = emission as unknown as IChangeEvent;
     // Read before the event changes the state: a job deleted by it still names its toast.
-    const toast = toastFor(event, model.state);
+    const toast = toastFor(event, model.state, model.trans);
     model.apply(event);
     if (toast) {
       showToast(app, model, sidebar, toast);
@@ -93,28 +90,70 @@ function trackNotebooks(app: JupyterFrontEnd, model: RecallModel, form: JobForm)
   onCurrent();
 }
 
-const plugin: JupyterFrontEndPlugin<void> = {
-  id: 'jupyter-recall:plugin',
-  description:
-    'Recall sidebar (jobs, runs, watchers, notifications), live updates, toasts and the pending-recall banner.',
-  autoStart: true,
-  optional: [ILayoutRestorer],
-  activate: (app: JupyterFrontEnd, restorer: ILayoutRestorer | null) => {
-    const model = new RecallModel(new RecallApi(app.serviceManager.serverSettings));
-    const currentPath = () => {
-      const widget = app.shell.currentWidget;
-      return isNotebook(widget) ? widget.context.path : null;
+/** The settings of the Settings Editor, applied now and whenever they change. */
+async function followSettings(
+  registry: ISettingRegistry,
+  model: RecallModel,
+  form: JobForm
+): Promise<void> {
+  try {
+    const settings = await registry.load(PLUGIN_ID);
+    const apply = () => {
+      model.setSettings(readSettings(settings.composite as { [key: string]: unknown }));
+      form.update();
     };
+    settings.changed.connect(apply);
+    apply();
+  } catch (error) {
+    console.warn('jupyter-recall: settings not loaded, defaults apply', error);
+  }
+}
+
+const plugin: JupyterFrontEndPlugin<void> = {
+  id: PLUGIN_ID,
+  description:
+    'Recall sidebar (jobs, runs, watchers, notifications), commands, settings, status bar item, live updates, toasts and the pending-recall banner.',
+  autoStart: true,
+  optional: [
+    ILayoutRestorer,
+    ITranslator,
+    ISettingRegistry,
+    IStatusBar,
+    ICommandPalette,
+    IFileBrowserFactory
+  ],
+  activate: (
+    app: JupyterFrontEnd,
+    restorer: ILayoutRestorer | null,
+    translator: ITranslator | null,
+    registry: ISettingRegistry | null,
+    statusBar: IStatusBar | null,
+    palette: ICommandPalette | null,
+    files: IFileBrowserFactory | null
+  ) => {
+    const trans = (translator ?? nullTranslator).load('jupyter_recall');
+    const api = new RecallApi(app.serviceManager.serverSettings);
+    const model = new RecallModel(api, trans);
+    const currentPath = () => currentNotebook(app.shell)?.context.path ?? null;
     const form = new JobForm(model, currentPath);
     const sidebar = new RecallSidebar(model, form);
     sidebar.title.icon = recallIcon;
     app.shell.add(sidebar, 'left', { rank: 850 });
     restorer?.add(sidebar, sidebar.id);
+    addCommands(app, { model, sidebar, form }, palette, files);
+    statusBar?.registerStatusItem(PLUGIN_ID, {
+      item: new RecallStatus(model, () => void app.commands.execute(CommandIds.showJobs)),
+      align: 'left',
+      rank: 4
+    });
     subscribe(app, model, sidebar);
     void app.restored.then(() => {
       trackNotebooks(app, model, form);
       void model.refresh();
     });
+    if (registry) {
+      void followSettings(registry, model, form);
+    }
   }
 };
 

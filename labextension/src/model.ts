@@ -1,10 +1,14 @@
+import type { TranslationBundle } from '@jupyterlab/translation';
 import { ISignal, Signal } from '@lumino/signaling';
 
+import { ACTION_ROUTES, actionLabel, JobAction } from './actions';
 import { RecallApi } from './api';
+import { DEFAULT_SETTINGS, IRecallSettings } from './settings';
 import {
   applyChange,
   emptyFilter,
   emptyState,
+  finishedJobs,
   IChangeEvent,
   IFilter,
   IJob,
@@ -19,22 +23,43 @@ import {
   withWatcher,
   withWatchers
 } from './state';
+import { formatFull, formatTime } from './time';
 
 /**
  * The sidebar's live state: loaded from REST, then kept current by change events. Views read
  * `state` and redraw on `changed`.
  */
 export class RecallModel {
-  constructor(readonly api: RecallApi) {}
+  constructor(
+    readonly api: RecallApi,
+    readonly trans: TranslationBundle
+  ) {}
 
   state: IState = emptyState();
   filter: IFilter = emptyFilter();
   selectedJob: string | null = null;
   selectedRun: string | null = null;
   error = '';
+  /** The extension's settings; views redraw when they change. */
+  settings: IRecallSettings = DEFAULT_SETTINGS;
 
   get changed(): ISignal<this, void> {
     return this._changed;
+  }
+
+  setSettings(settings: IRecallSettings): void {
+    this.settings = settings;
+    this._changed.emit();
+  }
+
+  /** An instant as the settings show times (time.ts); '' for none. */
+  time(iso: string | null | undefined, now: Date): string {
+    return formatTime(iso, now, this.settings.timeFormat);
+  }
+
+  /** The instant's full reading with its zone, for a hover. */
+  fullTime(iso: string | null | undefined): string {
+    return iso ? formatFull(iso) : '';
   }
 
   /** Full re-sync from REST: at start and after the event stream was lost. */
@@ -50,7 +75,7 @@ export class RecallModel {
       }
       this.error = '';
     } catch (error) {
-      this.error = `Could not load jobs: ${(error as Error).message}`;
+      this.error = this.trans.__('Could not load jobs: %1', (error as Error).message);
     }
     this._changed.emit();
     await Promise.all(Object.keys(this.state.watchers).map(id => this._fetchWatcher(id)));
@@ -110,7 +135,7 @@ export class RecallModel {
       const runs = await this.api.runs(jobId);
       this.state = withFetchedRuns(this.state, jobId, runs);
     } catch (error) {
-      this.error = `Could not load runs: ${(error as Error).message}`;
+      this.error = this.trans.__('Could not load runs: %1', (error as Error).message);
     }
     this._changed.emit();
   }
@@ -136,25 +161,46 @@ export class RecallModel {
       const fetched = await this.api.run(run.id);
       this.state = withFetchedRun(this.state, fetched);
     } catch (error) {
-      this.error = `Could not load run: ${(error as Error).message}`;
+      this.error = this.trans.__('Could not load run: %1', (error as Error).message);
     } finally {
       this._fetching.delete(run.id);
     }
     this._changed.emit();
   }
 
-  async act(job: IJob, action: string): Promise<void> {
+  async act(job: IJob, action: JobAction): Promise<void> {
     try {
-      await this.api.act(job.id, action);
+      await this.api.act(job.id, ACTION_ROUTES[action]);
       this.error = '';
       // The change events bring the new state; runs of a trigger show once selected.
-      if (action === 'trigger' && this.selectedJob !== job.id) {
+      if (action === 'run_now' && this.selectedJob !== job.id) {
         await this.select(job.id);
       }
     } catch (error) {
-      this.error = `${action} ${job.name}: ${(error as Error).message}`;
+      const label = actionLabel(action, this.trans);
+      this.error = this.trans.__('%1 %2: %3', label, job.name, (error as Error).message);
     }
     this._changed.emit();
+  }
+
+  /**
+   * Deletes the jobs that never fire again (completed, failed, cancelled) with their run
+   * history; the job.deleted events take them out of the list. Returns how many went.
+   */
+  async clearFinished(): Promise<number> {
+    const finished = finishedJobs(this.state);
+    const results = await Promise.allSettled(finished.map(job => this.api.remove(job.id)));
+    const failed = results.filter(result => result.status === 'rejected');
+    this.error = failed.length
+      ? this.trans.__(
+          'Could not delete %1 of %2 finished jobs: %3',
+          failed.length,
+          finished.length,
+          String((failed[0] as PromiseRejectedResult).reason?.message)
+        )
+      : '';
+    this._changed.emit();
+    return finished.length - failed.length;
   }
 
   /** A new schedule for a job; the server's job.updated event brings the change. */

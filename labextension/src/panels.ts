@@ -1,16 +1,19 @@
 import { h } from './dom';
 import { RecallModel } from './model';
-import { describeCheck, formatRelative, INotification, IWatcher } from './state';
+import { describeCheck, INotification, IWatcher } from './state';
 
 const MESSAGE_CLIP = 500;
 
 /** The user's watchers, each with what its last check saw. */
 export class WatcherList {
   constructor(readonly model: RecallModel) {
-    this.node.append(h('h3', {}, 'Watchers'), this._list);
+    const { trans } = model;
+    this.node.setAttribute('aria-label', trans.__('Watchers'));
+    this._list.setAttribute('aria-label', trans.__('Watcher list'));
+    this.node.append(h('h3', {}, trans.__('Watchers')), this._list);
   }
 
-  readonly node = h('section', { class: 'jp-RecallSidebar-watchers', 'aria-label': 'Watchers' });
+  readonly node = h('section', { class: 'jp-RecallSidebar-watchers' });
 
   render(now: Date): void {
     const watchers = Object.values(this.model.state.watchers).sort((a, b) =>
@@ -19,14 +22,15 @@ export class WatcherList {
     this._list.replaceChildren(
       ...(watchers.length
         ? watchers.map(watcher => this._watcher(watcher, now))
-        : [h('li', { class: 'jp-RecallSidebar-empty' }, 'No watchers')])
+        : [h('li', { class: 'jp-RecallSidebar-empty' }, this.model.trans.__('No watchers'))])
     );
   }
 
   private _watcher(watcher: IWatcher, now: Date): HTMLElement {
+    const { trans } = this.model;
     const last = watcher.last_result;
     const checked = watcher.last_check_at
-      ? `last ${formatRelative(watcher.last_check_at, now)}`
+      ? trans.__('last %1', this.model.time(watcher.last_check_at, now))
       : '';
     return h(
       'li',
@@ -45,9 +49,9 @@ export class WatcherList {
         'div',
         { class: 'jp-RecallSidebar-description' },
         [
-          `${watcher.tool_name} every ${watcher.interval} s`,
-          `${watcher.checks} checks`,
-          `${watcher.notifications} notified`,
+          trans.__('%1 every %2 s', watcher.tool_name, watcher.interval),
+          trans._n('%1 check', '%1 checks', watcher.checks),
+          trans.__('%1 notified', watcher.notifications),
           checked
         ]
           .filter(Boolean)
@@ -57,50 +61,55 @@ export class WatcherList {
         'div',
         {
           class: `jp-RecallSidebar-lastResult${last && !last.success ? ' jp-mod-failed' : ''}`,
-          'aria-label': 'Last result'
+          'aria-label': trans.__('Last result')
         },
-        describeCheck(last)
+        describeCheck(last, trans)
       )
     );
   }
 
-  private _list = h('ul', { class: 'jp-RecallSidebar-watcherList', 'aria-label': 'Watcher list' });
+  private _list = h('ul', { class: 'jp-RecallSidebar-watcherList' });
 }
 
 /** Notifications received since the page loaded (watchers, jobs, background tasks, ...). */
 export class NotificationList {
   constructor(readonly model: RecallModel) {
+    const { trans } = model;
     const clear = h(
       'button',
       {
         type: 'button',
         class: 'jp-RecallSidebar-clear',
-        'aria-label': 'Clear notifications',
+        'aria-label': trans.__('Clear notifications'),
         onClick: () => this.model.clearNotifications()
       },
-      'Clear'
+      trans.__('Clear')
     );
+    this.node.setAttribute('aria-label', trans.__('Notifications'));
     this.node.append(
-      h('div', { class: 'jp-RecallSidebar-sectionTitle' }, h('h3', {}, 'Notifications'), clear),
+      h(
+        'div',
+        { class: 'jp-RecallSidebar-sectionTitle' },
+        h('h3', {}, trans.__('Notifications')),
+        clear
+      ),
       this._list
     );
   }
 
-  readonly node = h('section', {
-    class: 'jp-RecallSidebar-notifications',
-    'aria-label': 'Notifications'
-  });
+  readonly node = h('section', { class: 'jp-RecallSidebar-notifications' });
 
   render(now: Date): void {
     const notifications = this.model.state.notifications;
     this._list.replaceChildren(
       ...(notifications.length
         ? notifications.map(notification => this._notification(notification, now))
-        : [h('li', { class: 'jp-RecallSidebar-empty' }, 'No notifications')])
+        : [h('li', { class: 'jp-RecallSidebar-empty' }, this.model.trans.__('No notifications'))])
     );
   }
 
   private _notification(notification: INotification, now: Date): HTMLElement {
+    const { trans } = this.model;
     const source = notification.source ?? {};
     const message =
       notification.message.length > MESSAGE_CLIP
@@ -109,8 +118,8 @@ export class NotificationList {
     const meta = [
       source.kind ?? '',
       notification.session ?? '',
-      notification.delivered_to === 'session' ? 'sent to its notebook' : '',
-      formatRelative(notification.created_at, now)
+      notification.delivered_to === 'session' ? trans.__('sent to its notebook') : '',
+      this.model.time(notification.created_at, now)
     ].filter(Boolean);
     const showRun =
       source.job_id && source.run_id
@@ -121,7 +130,7 @@ export class NotificationList {
               class: 'jp-RecallSidebar-showRun',
               onClick: () => void this.model.select(source.job_id!, source.run_id!)
             },
-            'Show run'
+            trans.__('Show run')
           )
         : null;
     return h(

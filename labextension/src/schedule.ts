@@ -1,34 +1,34 @@
-import { RecallApi } from './api';
+import { IErrorBody } from './api';
 import { h } from './dom';
+import { RecallModel } from './model';
 
 const PREVIEW_DELAY_MS = 300;
 
 /**
- * A time expression field with a live preview: as the user types, the server parses it
- * (POST /api/recall/parse) and the schedule in words and its next fire times show below.
- * Used by the New job form and by the schedule editor of a job.
+ * A time expression field with a live preview: as the user types, the server checks it
+ * (POST /api/recall/parse with `check`) and the schedule in words and its next fire times show
+ * below, or why it does not parse. Used by the New job form and by the schedule editor of a job.
  */
 export class SchedulePreview {
   constructor(
-    readonly api: RecallApi,
+    readonly model: RecallModel,
     label: string
   ) {
     this.input = h('input', {
       type: 'text',
       name: 'when',
-      placeholder: 'in 10 min, every day at 09:00, 0 9 * * 1',
+      placeholder: model.trans.__('in 10 min, every day at 09:00, 0 9 * * 1'),
       required: true,
       'aria-label': label,
       onInput: () => this.schedule()
     });
+    this.preview.setAttribute('aria-label', model.trans.__('Schedule preview'));
   }
 
   readonly input: HTMLInputElement;
-  readonly preview = h('div', {
-    class: 'jp-RecallForm-preview',
-    'aria-live': 'polite',
-    'aria-label': 'Schedule preview'
-  });
+  /** Told whether the expression parses, after each check (Save and Create follow it). */
+  onValidity: (valid: boolean) => void = () => undefined;
+  readonly preview = h('div', { class: 'jp-RecallForm-preview', 'aria-live': 'polite' });
 
   get value(): string {
     return this.input.value.trim();
@@ -50,28 +50,57 @@ export class SchedulePreview {
     const asked = ++this._asked;
     if (!when) {
       this.preview.replaceChildren();
+      this.onValidity(true);
       return;
     }
     try {
-      const parsed = await this.api.parse(when);
+      const checked = await this.model.api.check(when);
       if (asked !== this._asked) {
         return;
       }
+      this.onValidity(checked.valid);
+      if (!checked.valid) {
+        this.showError(checked.error);
+        return;
+      }
+      const now = new Date();
       this.preview.className = 'jp-RecallForm-preview';
       this.preview.replaceChildren(
-        h('div', {}, `${parsed.description} (${parsed.tz})`),
+        h('div', {}, this.model.trans.__('%1 (schedule zone %2)', checked.description, checked.tz)),
         h(
           'ul',
-          { 'aria-label': 'Next fire times' },
-          ...parsed.next_fire_times.map(t => h('li', {}, new Date(t).toLocaleString()))
+          { 'aria-label': this.model.trans.__('Next fire times') },
+          ...checked.next_fire_times.map(t =>
+            h('li', { title: this.model.fullTime(t) }, this.model.time(t, now))
+          )
         )
       );
     } catch (error) {
       if (asked === this._asked) {
-        this.preview.className = 'jp-RecallForm-preview jp-mod-error';
-        this.preview.replaceChildren((error as Error).message);
+        this.showError({ message: (error as Error).message });
       }
     }
+  }
+
+  /** Why it does not parse on one line; the accepted forms behind a disclosure. */
+  showError(error: IErrorBody): void {
+    const [reason] = error.message.split('\n', 1);
+    const accepted = error.accepted ?? [];
+    this.preview.className = 'jp-RecallForm-preview jp-mod-error';
+    const line = h('div', { class: 'jp-RecallForm-reason' }, reason);
+    if (!accepted.length) {
+      this.preview.replaceChildren(line);
+      return;
+    }
+    this.preview.replaceChildren(
+      line,
+      h(
+        'details',
+        { class: 'jp-RecallForm-accepted' },
+        h('summary', {}, this.model.trans.__('Accepted forms')),
+        h('ul', {}, ...accepted.map(form => h('li', {}, form)))
+      )
+    );
   }
 
   private _asked = 0;

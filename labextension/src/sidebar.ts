@@ -1,17 +1,18 @@
+import { Dialog, showDialog } from '@jupyterlab/apputils';
 import { Widget } from '@lumino/widgets';
 
+import { actionLabel, buttonActions } from './actions';
 import { JobDetails } from './details';
-import { ACTION_LABELS, h } from './dom';
+import { h } from './dom';
 import { JobForm } from './form';
 import { pendingClock } from './icons';
 import { RecallModel } from './model';
 import { NotificationList, WatcherList } from './panels';
 import {
-  formatRelative,
+  finishedJobs,
   IJob,
   JOB_KINDS,
   JOB_STATUSES,
-  jobActions,
   jobNotebooks,
   notebookOf,
   notebooksWithPendingRecalls,
@@ -34,15 +35,28 @@ export class RecallSidebar extends Widget {
     readonly form: JobForm
   ) {
     super();
+    const { trans } = model;
     this.id = 'jupyter-recall-sidebar';
     this.addClass('jp-RecallSidebar');
-    this.title.caption = 'Recall: scheduled jobs';
+    this.title.caption = trans.__('Recall: scheduled jobs');
     this.node.setAttribute('role', 'region');
-    this.node.setAttribute('aria-label', 'Recall jobs');
+    this.node.setAttribute('aria-label', trans.__('Recall jobs'));
+    this._notebook.setAttribute('aria-label', trans.__('Filter by notebook'));
+    this._list.setAttribute('aria-label', trans.__('Jobs'));
+    this._clearFinished = h(
+      'button',
+      {
+        type: 'button',
+        class: 'jp-RecallSidebar-clearFinished',
+        onClick: () => void this._confirmClearFinished()
+      },
+      trans.__('Clear finished')
+    );
     this.node.append(
       this._header(),
       this._error,
       this._list,
+      h('div', { class: 'jp-RecallSidebar-finished' }, this._finishedNote, this._clearFinished),
       this._details.node,
       this._watchers.node,
       this._notifications.node,
@@ -52,31 +66,53 @@ export class RecallSidebar extends Widget {
     this._render();
   }
 
+  /** Asks first, then deletes the jobs that never fire again (with their run history). */
+  private async _confirmClearFinished(): Promise<void> {
+    const { trans } = this.model;
+    const count = finishedJobs(this.model.state).length;
+    const answer = await showDialog({
+      title: trans.__('Clear finished jobs'),
+      body: trans._n(
+        'Delete %1 completed, failed or cancelled job and its run history?',
+        'Delete %1 completed, failed or cancelled jobs and their run history?',
+        count
+      ),
+      buttons: [
+        Dialog.cancelButton({ label: trans.__('Keep') }),
+        Dialog.warnButton({ label: trans.__('Delete') })
+      ]
+    });
+    if (answer.button.accept) {
+      await this.model.clearFinished();
+    }
+  }
+
   private _header(): HTMLElement {
+    const { trans } = this.model;
     const search = h('input', {
       type: 'search',
       class: 'jp-RecallSidebar-search',
-      placeholder: 'Search jobs',
-      'aria-label': 'Search jobs',
+      placeholder: trans.__('Search jobs'),
+      'aria-label': trans.__('Search jobs'),
       onInput: () => this.model.setFilter({ query: search.value })
     });
     const status = h(
       'select',
       {
         class: 'jp-RecallSidebar-status',
-        'aria-label': 'Filter by status',
+        'aria-label': trans.__('Filter by status'),
         onChange: () => this.model.setFilter({ status: status.value })
       },
-      ...options('All statuses', JOB_STATUSES)
+      ...options(trans.__('All statuses'), JOB_STATUSES)
     );
     const kind = h(
       'select',
       {
         class: 'jp-RecallSidebar-kind',
-        'aria-label': 'Filter by kind',
+        'aria-label': trans.__('Filter by kind'),
         onChange: () => this.model.setFilter({ kind: kind.value })
       },
-      ...options('All kinds', JOB_KINDS)
+      ...options(trans.__('All kinds'), JOB_KINDS)
     );
     const pending = h('input', {
       type: 'checkbox',
@@ -87,15 +123,15 @@ export class RecallSidebar extends Widget {
       'button',
       {
         class: 'jp-RecallSidebar-refresh',
-        title: 'Reload from the server',
+        title: trans.__('Reload from the server'),
         onClick: () => void this.model.refresh()
       },
-      'Reload'
+      trans.__('Reload')
     );
     return h(
       'div',
       { class: 'jp-RecallSidebar-header' },
-      h('h2', {}, 'Recall'),
+      h('h2', {}, trans.__('Recall')),
       search,
       status,
       kind,
@@ -105,7 +141,7 @@ export class RecallSidebar extends Widget {
         { class: 'jp-RecallSidebar-pendingLabel' },
         pending,
         pendingClock(null),
-        ' Only notebooks with a pending recall'
+        ` ${trans.__('Only notebooks with a pending recall')}`
       ),
       refresh
     );
@@ -118,7 +154,7 @@ export class RecallSidebar extends Widget {
     if (chosen && !paths.includes(chosen)) {
       paths.push(chosen);
     }
-    this._notebook.replaceChildren(...options('All notebooks', paths));
+    this._notebook.replaceChildren(...options(this.model.trans.__('All notebooks'), paths));
     this._notebook.value = chosen;
   }
 
@@ -127,35 +163,52 @@ export class RecallSidebar extends Widget {
     this._error.textContent = model.error;
     this._error.hidden = !model.error;
     this._renderNotebooks();
-    const jobs = visibleJobs(model.state, model.filter);
+    const jobs = visibleJobs(model.state, model.filter, model.settings.hideFinished);
     const pending = notebooksWithPendingRecalls(model.state);
     const now = new Date();
     this._list.replaceChildren(
       ...(jobs.length
         ? jobs.map(job => this._job(job, now, pending))
-        : [h('li', { class: 'jp-RecallSidebar-empty' }, 'No jobs')])
+        : [h('li', { class: 'jp-RecallSidebar-empty' }, model.trans.__('No jobs'))])
     );
+    this._renderFinished(jobs);
     this._details.render(now);
     this._watchers.render(now);
     this._notifications.render(now);
   }
 
+  /** How many finished jobs the list leaves out, and the action clearing them. */
+  private _renderFinished(shown: IJob[]): void {
+    const { trans } = this.model;
+    const finished = finishedJobs(this.model.state);
+    const hidden = finished.filter(job => !shown.includes(job)).length;
+    this._finishedNote.textContent = hidden
+      ? trans._n('%1 finished job hidden', '%1 finished jobs hidden', hidden)
+      : '';
+    this._clearFinished.hidden = finished.length === 0;
+    this._clearFinished.setAttribute(
+      'aria-label',
+      trans._n('Clear %1 finished job', 'Clear %1 finished jobs', finished.length)
+    );
+  }
+
   private _actions(job: IJob): HTMLElement[] {
-    return jobActions(job).map(action =>
-      h(
+    return buttonActions(job).map(action => {
+      const label = actionLabel(action, this.model.trans);
+      return h(
         'button',
         {
           class: `jp-RecallSidebar-action jp-mod-${action}`,
           'data-action': action,
-          'aria-label': `${ACTION_LABELS[action]} ${job.name}`,
+          'aria-label': this.model.trans.__('%1 %2', label, job.name),
           onClick: (event: Event) => {
             event.stopPropagation();
             void this.model.act(job, action);
           }
         },
-        ACTION_LABELS[action]
-      )
-    );
+        label
+      );
+    });
   }
 
   /** The job's notebook, with a clock when that notebook has a pending recall. */
@@ -177,10 +230,11 @@ export class RecallSidebar extends Widget {
   }
 
   private _job(job: IJob, now: Date, pending: Set<string>): HTMLElement {
+    const { trans } = this.model;
     const selected = job.id === this.model.selectedJob;
     const next = job.next_fire_at
-      ? `next ${formatRelative(job.next_fire_at, now)} (${new Date(job.next_fire_at).toLocaleString()})`
-      : 'no next fire';
+      ? trans.__('next %1', this.model.time(job.next_fire_at, now))
+      : trans.__('no next fire');
     const toggle = () => void this.model.select(selected ? null : job.id);
     return h(
       'li',
@@ -190,7 +244,7 @@ export class RecallSidebar extends Widget {
         'data-status': job.status,
         'data-kind': job.kind,
         'aria-selected': selected ? 'true' : 'false',
-        'aria-label': `${job.kind} ${job.name}, ${job.status}`,
+        'aria-label': trans.__('%1 %2, %3', job.kind, job.name, job.status),
         tabindex: '0',
         onClick: toggle,
         onKeyDown: (event: Event) => {
@@ -208,7 +262,11 @@ export class RecallSidebar extends Widget {
       ),
       h('div', { class: 'jp-RecallSidebar-description' }, job.description),
       this._notebookLine(job, pending),
-      h('div', { class: 'jp-RecallSidebar-next' }, next),
+      h(
+        'div',
+        { class: 'jp-RecallSidebar-next', title: this.model.fullTime(job.next_fire_at) },
+        next
+      ),
       job.last_error ? h('div', { class: 'jp-RecallSidebar-lastError' }, job.last_error) : null,
       h('div', { class: 'jp-RecallSidebar-actions' }, ...this._actions(job))
     );
@@ -217,10 +275,11 @@ export class RecallSidebar extends Widget {
   private _error = h('div', { class: 'jp-RecallSidebar-error', role: 'alert' });
   private _notebook = h('select', {
     class: 'jp-RecallSidebar-notebookFilter',
-    'aria-label': 'Filter by notebook',
     onChange: () => this.model.setFilter({ notebook: this._notebook.value })
   });
-  private _list = h('ul', { class: 'jp-RecallSidebar-jobs', 'aria-label': 'Jobs' });
+  private _list = h('ul', { class: 'jp-RecallSidebar-jobs' });
+  private _finishedNote = h('span', { class: 'jp-RecallSidebar-finishedNote' });
+  private _clearFinished: HTMLButtonElement;
   private _details = new JobDetails(this.model);
   private _watchers = new WatcherList(this.model);
   private _notifications = new NotificationList(this.model);

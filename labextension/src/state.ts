@@ -1,3 +1,5 @@
+import type { TranslationBundle } from '@jupyterlab/translation';
+
 /**
  * The sidebar's data and the pure functions that change it: no DOM, no JupyterLab, so the
  * reducer and the formatting are unit-tested on their own (test/state.test.ts).
@@ -6,6 +8,9 @@
 export const SCHEMA_ID = 'https://events.jupyter.org/jupyter_recall/change/v1';
 
 export const JOB_STATUSES = ['active', 'paused', 'completed', 'failed', 'cancelled'] as const;
+
+/** States in which a job never fires again (hidden by default, removed by Clear finished). */
+export const FINISHED_STATUSES: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled']);
 
 export const JOB_KINDS = ['job', 'recall', 'watcher'] as const;
 
@@ -36,6 +41,9 @@ export interface IJob {
   failure_count?: number;
   last_status?: string | null;
   last_error?: string | null;
+  /** What the job allows in its state (run_now, pause, resume, skip, cancel, edit): the
+   * server's one rule; see actions.ts for servers that do not send it. */
+  allowed_actions?: string[];
 }
 
 export interface IRun {
@@ -341,14 +349,19 @@ export function staleWatcher(state: IState, event: IChangeEvent): string | null 
 }
 
 /** A check's result in one line, clipped: what a watcher last saw. */
-export function describeCheck(check: ICheck | null | undefined, limit = 160): string {
+export function describeCheck(
+  check: ICheck | null | undefined,
+  trans: TranslationBundle,
+  limit = 160
+): string {
   if (!check) {
-    return 'no check yet';
+    return trans.__('no check yet');
   }
   const result = check.result as { error?: unknown; data?: unknown } | null;
   const shown = !check.success && result?.error ? result.error : (result?.data ?? result);
   const text = typeof shown === 'string' ? shown : JSON.stringify(shown);
-  const line = `${check.success ? 'ok' : 'failed'}: ${text ?? ''}`.replace(/\s+/g, ' ');
+  const outcome = check.success ? trans.__('ok') : trans.__('failed');
+  const line = `${outcome}: ${text ?? ''}`.replace(/\s+/g, ' ');
   return line.length > limit ? `${line.slice(0, limit - 1)}…` : line;
 }
 
@@ -399,10 +412,13 @@ function matchesFields(job: IJob, filter: IFilter, pending: Set<string>): boolea
  * Jobs matching the filters ('' = any status, kind or notebook; optionally only the notebooks
  * with a pending recall) and the search text, soonest fire first.
  */
-export function visibleJobs(state: IState, filter: IFilter): IJob[] {
+export function visibleJobs(state: IState, filter: IFilter, hideFinished = false): IJob[] {
   const query = filter.query.trim().toLowerCase();
   const pending = notebooksWithPendingRecalls(state);
+  // A status chosen in the filter shows its jobs, finished or not.
+  const hidden = hideFinished && !filter.status;
   return Object.values(state.jobs)
+    .filter(job => !(hidden && FINISHED_STATUSES.has(job.status)))
     .filter(job => matchesFields(job, filter, pending))
     .filter(
       job =>
@@ -439,36 +455,21 @@ export function formatDuration(seconds: number | null | undefined): string {
   return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
 }
 
-/** An instant relative to now, e.g. "in 5 min", "2 h ago"; '' for none. */
-export function formatRelative(iso: string | null | undefined, now: Date): string {
-  if (!iso) {
-    return '';
-  }
-  const delta = Math.round((Date.parse(iso) - now.getTime()) / 1000);
-  const size = Math.abs(delta);
-  let amount: string;
-  if (size < 60) {
-    amount = `${size} s`;
-  } else if (size < 3600) {
-    amount = `${Math.round(size / 60)} min`;
-  } else if (size < 86400) {
-    amount = `${Math.round(size / 3600)} h`;
-  } else {
-    amount = `${Math.round(size / 86400)} d`;
-  }
-  return delta >= 0 ? `in ${amount}` : `${amount} ago`;
+/** The jobs that never fire again. */
+export function finishedJobs(state: IState): IJob[] {
+  return Object.values(state.jobs).filter(job => FINISHED_STATUSES.has(job.status));
 }
 
-/** Which actions a job offers in its state. */
-export function jobActions(job: IJob): string[] {
-  switch (job.status) {
-    case 'active':
-      return job.schedule_kind === 'once'
-        ? ['trigger', 'pause', 'cancel']
-        : ['trigger', 'skip', 'pause', 'cancel'];
-    case 'paused':
-      return ['trigger', 'resume', 'cancel'];
-    default:
-      return ['trigger'];
+/** What the status bar counts: jobs with a run going, and those waiting for their next fire. */
+export function jobCounts(state: IState): { running: number; pending: number } {
+  let running = 0;
+  let pending = 0;
+  for (const job of Object.values(state.jobs)) {
+    if (job.last_status === 'running') {
+      running++;
+    } else if (job.status === 'active' && job.pending) {
+      pending++;
+    }
   }
+  return { running, pending };
 }

@@ -1,6 +1,6 @@
 import { toastFor } from '../src/alerts';
 import { emptyState, IChangeEvent, INotification, withJobs } from '../src/state';
-import { job, run } from './records';
+import { job, run, trans } from './records';
 
 function finished(jobId: string, status: string, error: string | null = null): IChangeEvent {
   const ended = { status, finished_at: '2030-01-01T09:00:01Z', error };
@@ -21,18 +21,19 @@ describe('toastFor', () => {
   const state = withJobs(emptyState(), [job('j'), job('w', { kind: 'watcher' })]);
 
   it('says a failed run with its error and links to it', () => {
-    expect(toastFor(finished('j', 'failed', 'ValueError: boom'), state)).toEqual({
+    expect(toastFor(finished('j', 'failed', 'ValueError: boom'), state, trans)).toEqual({
       type: 'error',
+      category: 'failedRuns',
       message: 'Recall job "job j" failed: ValueError: boom',
       jobId: 'j',
       runId: 'run-of-j'
     });
-    expect(toastFor(finished('j', 'succeeded'), state)).toBeNull();
-    expect(toastFor({ ...finished('j', 'failed'), type: 'run.started' }, state)).toBeNull();
+    expect(toastFor(finished('j', 'succeeded'), state, trans)).toBeNull();
+    expect(toastFor({ ...finished('j', 'failed'), type: 'run.started' }, state, trans)).toBeNull();
   });
 
   it("leaves a watcher's failed check to its notification", () => {
-    expect(toastFor(finished('w', 'failed', 'check failed: 503'), state)).toBeNull();
+    expect(toastFor(finished('w', 'failed', 'check failed: 503'), state, trans)).toBeNull();
   });
 
   it('warns of a watcher alert, linking to the check', () => {
@@ -43,15 +44,16 @@ describe('toastFor', () => {
       delivered_to: 'session',
       source: { kind: 'watcher', job_id: 'w', run_id: 'r7' }
     });
-    expect(toastFor(alert, state)).toEqual({
+    expect(toastFor(alert, state, trans)).toEqual({
       type: 'warning',
+      category: 'watcherAlerts',
       message: 'Watcher API health: error',
       jobId: 'w',
       runId: 'r7'
     });
     const calm = notified({ source: { kind: 'watcher', job_id: 'w', run_id: 'r8' } });
-    expect(toastFor(calm, state)?.type).toBe('info');
-    expect(toastFor(calm, state)?.message).toBe('first line');
+    expect(toastFor(calm, state, trans)?.type).toBe('info');
+    expect(toastFor(calm, state, trans)?.message).toBe('first line');
   });
 
   it('says how a background task ended', () => {
@@ -63,25 +65,26 @@ describe('toastFor', () => {
         session: 'work.ipynb',
         delivered_to: 'ui'
       });
-    expect(toastFor(task('succeeded'), state)).toEqual({
+    expect(toastFor(task('succeeded'), state, trans)).toEqual({
       type: 'success',
+      category: 'backgroundTasks',
       message: 'Background task shell.run succeeded (work.ipynb)'
     });
-    expect(toastFor(task('failed'), state)?.type).toBe('error');
-    expect(toastFor(task('cancelled'), state)?.type).toBe('info');
+    expect(toastFor(task('failed'), state, trans)?.type).toBe('error');
+    expect(toastFor(task('cancelled'), state, trans)?.type).toBe('info');
   });
 
   it("shows notifications for the user's UI, not those for a notebook's kernel", () => {
-    expect(toastFor(notified({ delivered_to: 'ui', title: 'Deploy done' }), state)?.message).toBe(
-      'Deploy done'
-    );
-    expect(toastFor(notified({ delivered_to: 'session' }), state)).toBeNull();
+    const deploy = toastFor(notified({ delivered_to: 'ui', title: 'Deploy done' }), state, trans);
+    expect(deploy?.message).toBe('Deploy done');
+    expect(deploy?.category).toBe('uiNotifications');
+    expect(toastFor(notified({ delivered_to: 'session' }), state, trans)).toBeNull();
     const outcome = notified({
       delivered_to: 'ui',
       source: { kind: 'job', job_id: 'j', run_id: 'r' },
       structured_data: { status: 'failed' }
     });
     // The failed run has its own toast already.
-    expect(toastFor(outcome, state)).toBeNull();
+    expect(toastFor(outcome, state, trans)).toBeNull();
   });
 });

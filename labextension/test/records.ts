@@ -2,6 +2,8 @@
  * Jobs and runs as the REST API sends them, for the unit tests: defaults, and the fields a
  * test is about as `extra`.
  */
+import type { TranslationBundle } from '@jupyterlab/translation';
+
 import { IJob, IRun } from '../src/state';
 
 export function job(id: string, extra: Partial<IJob> = {}): IJob {
@@ -33,3 +35,16 @@ export function run(id: string, jobId: string, extra: Partial<IRun> = {}): IRun 
     ...extra
   };
 }
+
+/**
+ * A translation bundle that keeps the English strings (as JupyterLab's null translator does):
+ * `%1`, `%2`, ... take the arguments, `_n` picks the singular or the plural.
+ */
+export const trans = {
+  __: (text: string, ...args: unknown[]) =>
+    text.replace(/%(\d)/g, (_, n: string) => String(args[Number(n) - 1])),
+  _n: (singular: string, plural: string, count: number, ...args: unknown[]) =>
+    (count === 1 ? singular : plural).replace(/%(\d)/g, (_, n: string) =>
+      String(n === '1' ? count : args[Number(n) - 2])
+    )
+} as unknown as TranslationBundle;

@@ -1,0 +1,74 @@
+/**
+ * The one way times are shown on every surface (sidebar, job details, banner, panels, schedule
+ * preview): in the user's locale and time zone through Intl, with a relative hint ("in 29 min",
+ * "3 hr. ago"). Pure, so it is unit-tested on its own (test/time.test.ts).
+ */
+
+/** How times are shown (the `timeFormat` setting). */
+export type TimeMode = 'relative-absolute' | 'absolute' | 'relative';
+
+export const TIME_MODES: readonly TimeMode[] = ['relative-absolute', 'absolute', 'relative'];
+
+/** The locale and zone to show times in; unset, the browser's own. */
+export interface ITimeZoneOptions {
+  locale?: string;
+  timeZone?: string;
+}
+
+const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
+  ['day', 86400],
+  ['hour', 3600],
+  ['minute', 60],
+  ['second', 1]
+];
+
+/** An instant as a date and time of the user's locale and zone, e.g. "24 Nov 2026, 17:34". */
+export function formatAbsolute(iso: string, options: ITimeZoneOptions = {}): string {
+  return new Intl.DateTimeFormat(options.locale, {
+    dateStyle: 'medium',
+    timeStyle: 'short',
+    timeZone: options.timeZone
+  }).format(new Date(iso));
+}
+
+/** The same with seconds and the zone's name: the full reading behind a hover. */
+export function formatFull(iso: string, options: ITimeZoneOptions = {}): string {
+  return new Intl.DateTimeFormat(options.locale, {
+    year: 'numeric',
+    month: 'short',
+    day: 'numeric',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+    timeZoneName: 'short',
+    timeZone: options.timeZone
+  }).format(new Date(iso));
+}
+
+/** An instant relative to `now` in the user's language: "in 29 min.", "3 hr. ago". */
+export function formatRelative(iso: string, now: Date, options: ITimeZoneOptions = {}): string {
+  const seconds = Math.round((Date.parse(iso) - now.getTime()) / 1000);
+  const [unit, size] = UNITS.find(([, size]) => Math.abs(seconds) >= size) ?? UNITS[3];
+  const format = new Intl.RelativeTimeFormat(options.locale, { numeric: 'always', style: 'short' });
+  return format.format(Math.round(seconds / size), unit);
+}
+
+/** An instant as the `timeFormat` setting asks; '' for none. */
+export function formatTime(
+  iso: string | null | undefined,
+  now: Date,
+  mode: TimeMode,
+  options: ITimeZoneOptions = {}
+): string {
+  if (!iso || Number.isNaN(Date.parse(iso))) {
+    return '';
+  }
+  switch (mode) {
+    case 'absolute':
+      return formatAbsolute(iso, options);
+    case 'relative':
+      return formatRelative(iso, now, options);
+    default:
+      return `${formatRelative(iso, now, options)} (${formatAbsolute(iso, options)})`;
+  }
+}
