@@ -59,6 +59,22 @@ class ConflictError(RecallError):
     """The request is valid but clashes with the current state (409)."""
 
 
+class PermissionDeniedError(RecallError):
+    """The user lacks a jupyter_server permission that doing this directly would need (403).
+
+    Worded as jupyter_server's own 403 ("User is not authorized to <action> on resource:
+    <resource>."), followed by what needs it."""
+
+    def __init__(self, action: str, resource: str, reason: str) -> None:
+        self.action = action
+        self.resource = resource
+        self.reason = reason
+        super().__init__(f"User is not authorized to {action} on resource: {resource}. {reason}")
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
 class StoreError(RecallError):
     """The persistence layer failed in a way the caller cannot fix by changing its input."""
 

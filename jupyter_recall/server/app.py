@@ -18,6 +18,7 @@ from jupyter_recall.core.tz import resolve_tz
 from jupyter_recall.engine import process
 from jupyter_recall.engine.process import ProcessSettings
 from jupyter_recall.engine.scheduler import Scheduler
+from jupyter_recall.server.authorization import AuthorizedExecutor, JobAuthorization
 from jupyter_recall.server.handlers import route_table
 from jupyter_recall.server.kernels import KernelExecutors
 from jupyter_recall.server.localzone import local_zone_name
@@ -182,6 +183,7 @@ class RecallApp(ExtensionApp):
         self._clock = SystemClock()
         self._store = SQLiteStore(self.db_path)
         self._events = EventHub(getattr(self.serverapp, "event_logger", None))
+        self.authorization = JobAuthorization()
         self.tool_runner = make_tool_runner(self.serverapp, self)
         self.notifications = NotificationService(
             self._store, self._events, self._clock, self.notification_channels
@@ -220,6 +222,7 @@ class RecallApp(ExtensionApp):
             jupyter_recall_tool_policies=self.tool_policies,
             jupyter_recall_notifications=self.notifications,
             jupyter_recall_watchers=self.watchers,
+            jupyter_recall_authorization=self.authorization,
         )
         self.log.info(
             "jupyter_recall: jobs in %s, default zone %s", self.db_path, self.default_timezone
@@ -243,7 +246,7 @@ class RecallApp(ExtensionApp):
             return bool(self.scope_by_user)
         return names_users(getattr(self.serverapp, "identity_provider", None))
 
-    def _make_executor(self) -> WatcherExecutor:
+    def _make_executor(self) -> AuthorizedExecutor:
         kernels: KernelExecutors = make_server_executor(self.serverapp, self)
         self._watcher_runtime = WatcherRuntime(
             self._store,
@@ -252,9 +255,12 @@ class RecallApp(ExtensionApp):
             tools=self.tool_runner,
             kernel=kernels.live,
         )
-        # Watchers' checks and notification actions first; the rest by target.
+        # Permissions first (watchers' checks too); then watchers' checks and notification
+        # actions; the rest by target.
         inner = NotificationActionExecutor(kernels, self.notifications)
-        self._executor = WatcherExecutor(inner, self._watcher_runtime)
+        self._executor = AuthorizedExecutor(
+            WatcherExecutor(inner, self._watcher_runtime), self.authorization, self.serverapp
+        )
         return self._executor
 
     def initialize_handlers(self) -> None:

@@ -7,6 +7,7 @@ from typing import Any
 from jupyter_recall.core.errors import (
     ConflictError,
     NotFoundError,
+    PermissionDeniedError,
     RecallError,
     ValidationError,
 )
@@ -19,6 +20,8 @@ def status_for(error: RecallError) -> int:
         return 404
     if isinstance(error, ConflictError):
         return 409
+    if isinstance(error, PermissionDeniedError):
+        return 403
     return 500
 
 
@@ -28,4 +31,6 @@ def error_body(error: RecallError) -> dict[str, Any]:
         body["field"] = error.field
         if error.accepted:
             body["accepted"] = list(error.accepted)
+    if isinstance(error, PermissionDeniedError):
+        body["permission"] = {"action": error.action, "resource": error.resource}
     return body

@@ -23,6 +23,7 @@ from jupyter_recall.core.model import Job, JobKind, JobStatus, RunStatus
 from jupyter_recall.core.payloads import check_text
 from jupyter_recall.core.when import parse_when
 from jupyter_recall.engine.scheduler import Scheduler
+from jupyter_recall.server.authorization import authorize_jobs, changed_shape, shape_of
 from jupyter_recall.server.body import decode_body, json_type
 from jupyter_recall.server.errors import error_body, status_for
 from jupyter_recall.server.serialize import (
@@ -151,10 +152,13 @@ class JobsHandler(RecallHandler):
         body = self.json_body()
         if "jobs" in body:
             news = new_jobs_from_json(body)
+            await authorize_jobs(self, self.owner, [shape_of(new) for new in news])
             jobs = await self.scheduler.add_jobs(news, owner=self.owner)
             self.send_json({"jobs": [job_to_json(job) for job in jobs]}, status=201)
             return
-        job = await self.scheduler.add_job(new_job_from_json(body), owner=self.owner)
+        new = new_job_from_json(body)
+        await authorize_jobs(self, self.owner, [shape_of(new)])
+        job = await self.scheduler.add_job(new, owner=self.owner)
         self.send_json(job_to_json(job), status=201)
 
 
@@ -188,6 +192,7 @@ class JobHandler(RecallHandler):
     async def patch(self, job_id: str) -> None:
         current = await self.scheduler.get_job(job_id, owner=self.owner)
         changes = job_changes_from_json(self.json_body(), current)
+        await authorize_jobs(self, self.owner, [changed_shape(current, changes)])
         await keep_recall_session(self.scheduler, current, changes.get("target"))
         job = await self.scheduler.update_job(job_id, owner=self.owner, **changes)
         self.send_json(job_to_json(job))
@@ -206,6 +211,8 @@ class JobActionHandler(RecallHandler):
     async def post(self, job_id: str, action: str) -> None:
         scheduler, owner = self.scheduler, self.owner
         if action == "trigger":
+            job = await scheduler.get_job(job_id, owner=owner)
+            await authorize_jobs(self, owner, [shape_of(job)])
             run = await scheduler.trigger_job(job_id, owner=owner)
             self.send_json(run_to_json(run), status=201)
             return

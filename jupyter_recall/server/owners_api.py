@@ -20,6 +20,7 @@ from jupyter_recall.core.errors import RecallError, ValidationError
 from jupyter_recall.core.model import Job
 from jupyter_recall.engine.owners import Reconciled, check_owner_name, parse_declaration
 from jupyter_recall.engine.scheduler import Scheduler
+from jupyter_recall.server.authorization import authorize_jobs, declared_shape
 from jupyter_recall.server.handlers import RecallHandler
 from jupyter_recall.server.serialize import job_to_json
 
@@ -64,6 +65,7 @@ class OwnerJobsHandler(RecallHandler):
         if "jobs" not in body:
             raise ValidationError("jobs", "is required: the whole list of the owner's jobs")
         specs = parse_declaration(body["jobs"])
+        await authorize_jobs(self, self.owner, [declared_shape(spec) for spec in specs])
         result = await self.scheduler.reconcile(plugin_owner, specs, owner=self.owner)
         self.send_json(reconciled_to_json(plugin_owner, result))
 
