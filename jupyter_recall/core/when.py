@@ -14,8 +14,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta, timezone, tzinfo
 from typing import Any, Literal
 
-from croniter import croniter
-
+from jupyter_recall.core.cron import MACROS, parse_cron
 from jupyter_recall.core.errors import ParseError, ValidationError
 from jupyter_recall.core.triggers.base import Trigger
 from jupyter_recall.core.triggers.cron import CronTrigger
@@ -89,16 +88,6 @@ _WEEKDAYS: dict[str, int] = {
 }
 
 _DAY_NAMES = ("Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday")
-
-_MACROS = {
-    "@yearly": "0 0 1 1 *",
-    "@annually": "0 0 1 1 *",
-    "@monthly": "0 0 1 * *",
-    "@weekly": "0 0 * * 0",
-    "@daily": "0 0 * * *",
-    "@midnight": "0 0 * * *",
-    "@hourly": "0 * * * *",
-}
 
 
 def _alternation(words: Any) -> str:
@@ -643,13 +632,15 @@ def _working_days(match: re.Match[str], ctx: _Context) -> ScheduleSpec:
 
 
 def _macro(match: re.Match[str], ctx: _Context) -> ScheduleSpec:
-    return ctx.cron(_MACROS[match[0]])
+    return ctx.cron(MACROS[match[0]])
 
 
 def _cron(match: re.Match[str], ctx: _Context) -> ScheduleSpec:
     expression = match[0]
-    if not croniter.is_valid(expression):
-        raise ctx.fail(f"{expression!r} is not a valid 5-field cron expression")
+    try:
+        parse_cron(expression)
+    except ParseError as exc:
+        raise ctx.fail(exc.reason) from None
     return ctx.cron(expression)
 
 

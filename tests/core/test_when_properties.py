@@ -6,7 +6,7 @@ import json
 from datetime import datetime, timedelta, timezone
 from itertools import pairwise
 
-from croniter import croniter
+from cronsim import CronSim
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -179,6 +179,11 @@ def test_intervals_follow_absolute_time(text, now, tz, ahead):
     assert after < fire <= after + step
 
 
+def _cronsim_matches(text: str, wall: datetime) -> bool:
+    """Whether the independent cronsim has ``text`` fire at the naive wall time ``wall``."""
+    return bool(next(CronSim(text, wall - timedelta(minutes=1))) == wall)
+
+
 @SETTINGS
 @given(text=cron_texts(), now=NOWS, tz=ZONES)
 def test_cron_fires_on_matching_wall_times_or_right_after_a_gap(text, now, tz):
@@ -190,7 +195,7 @@ def test_cron_fires_on_matching_wall_times_or_right_after_a_gap(text, now, tz):
         walls.append(wall)
         just_before = fire - timedelta(seconds=1)
         jumped = just_before.astimezone(zone).utcoffset() != fire.astimezone(zone).utcoffset()
-        assert croniter.match(text, wall) or jumped, (text, tz, fire)
+        assert _cronsim_matches(text, wall) or jumped, (text, tz, fire)
         # A repeated wall time fires at its first occurrence, never at a later one.
         for back in (timedelta(minutes=30), timedelta(hours=1), timedelta(hours=2)):
             assert instant_to_wall(fire - back, zone) != wall, (text, tz, fire)
