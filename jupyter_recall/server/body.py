@@ -94,7 +94,7 @@ def _finite_float(text: str) -> float:
 
 def _check_tree(document: dict[str, Any]) -> None:
     for path, depth, value in _walk(document):
-        if depth > MAX_DEPTH:
+        if depth > MAX_DEPTH and isinstance(value, (dict, list)):
             raise ValidationError(
                 path, f"is nested too deeply: at most {MAX_DEPTH} levels are accepted"
             )

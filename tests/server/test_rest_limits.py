@@ -1,0 +1,412 @@
+"""The REST boundary is total: every bad input is a 4xx naming where it is, never a 5xx.
+
+Against a real Jupyter server (pytest-jupyter's ``jp_fetch``); the classes of input here are
+the ones a fuzzer found answered with 500 before bodies were decoded in one place.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from jupyter_recall.core.limits import (
+    FLAGS,
+    ID_PATTERN,
+    MAX_BODY_BYTES,
+    MAX_DEPTH,
+    MAX_INTEGER_DIGITS,
+    MAX_RUNS,
+    MAX_SECONDS,
+    SCHEDULE_KINDS,
+    TEXT_LIMITS,
+)
+from jupyter_recall.engine.owners import OWNER_PATTERN
+from jupyter_recall.server.handlers import route_table
+from tests.server.rest import call, openapi
+
+NOTIFY = {"type": "notification", "message": "hello"}
+RECALL = {
+    "when": "in 1h",
+    "kind": "recall",
+    "action": {"type": "instruction", "instruction": "look at the logs"},
+}
+
+
+async def raw(jp_fetch, method, path, body: bytes | str | None = None, **kwargs):
+    """Send ``body`` as it is (not JSON-encoded); return (status, decoded JSON or None, headers)."""
+    response = await jp_fetch(
+        *path.strip("/").split("/"), method=method, body=body, raise_error=False, **kwargs
+    )
+    text = response.body.decode() if response.body else ""
+    return response.code, (json.loads(text) if text else None), response.headers
+
+
+def write_routes(job_id: str) -> list[tuple[str, str]]:
+    """Every documented route that takes a body, with ids filled in."""
+    routes = []
+    for template, item in openapi()["paths"].items():
+        for method in item:
+            if method in ("post", "put", "patch"):
+                path = template.replace("{job_id}", job_id).replace("{plugin_owner}", "acme")
+                routes.append((method.upper(), path))
+    return [(m, p) for m, p in routes if "{" not in p]
+
+
+BAD_BODIES = [
+    pytest.param(b'{"when": "in 1h", "name": "caf\xe9"}', "not UTF-8", id="latin-1"),
+    pytest.param(b"[" * 1000 + b"]" * 1000, "nested too deeply", id="1000-deep"),
+    pytest.param(b'{"a": ' + b"[" * 200 + b"]" * 200 + b"}", "nested too deeply", id="200-deep"),
+    pytest.param(b'{"when": ' + b"9" * 5000 + b"}", "digits", id="5000-digit-int"),
+    pytest.param(b'{"when": NaN}', "finite", id="NaN"),
+    pytest.param(b'{"when": -Infinity}', "finite", id="-Infinity"),
+    pytest.param(b'{"when": 1e999}', "finite", id="1e999"),
+    pytest.param(b'{"when": "\\ud800"}', "surrogate", id="lone-surrogate"),
+    pytest.param(b'["a list"]', "JSON object", id="array"),
+    pytest.param(b"{not json", "not valid JSON", id="not-json"),
+]
+
+
+@pytest.mark.parametrize(("body", "says"), BAD_BODIES)
+async def test_every_write_route_refuses_a_bad_body_with_400(jp_fetch, body, says):
+    job = await call(
+        jp_fetch, "POST", "api/recall/jobs", {"when": "every 1h", "action": NOTIFY}, expect=201
+    )
+    routes = write_routes(job["id"])
+    assert len(routes) >= 14, routes
+    for method, path in routes:
+        status, error, _ = await raw(jp_fetch, method, path, body)
+        assert status == 400, f"{method} {path} answered {status}: {error}"
+        assert says in error["message"], (method, path, error)
+        assert isinstance(error["field"], str), error
+    # None of them did anything.
+    assert (await call(jp_fetch, "GET", f"api/recall/jobs/{job['id']}"))["status"] == "active"
+
+
+async def test_the_field_of_a_deep_value_is_its_path(jp_fetch):
+    status, error, _ = await raw(jp_fetch, "POST", "api/recall/jobs", '{"when": "\\udfff"}')
+    assert (status, error["field"]) == (400, "when")
+    nested = {"when": "in 1h", "action": {**NOTIFY, "params": {"a": [{"b": "\udc00"}]}}}
+    body = json.dumps(nested)  # ensure_ascii writes the surrogate as an escape
+    status, error, _ = await raw(jp_fetch, "POST", "api/recall/jobs", body)
+    assert (status, error["field"]) == (400, "action.params.a[0].b")
+
+
+async def test_a_body_over_the_size_limit_is_400_naming_the_limit(jp_fetch):
+    body = json.dumps({"when": "in 1h", "action": {**NOTIFY, "message": "x" * MAX_BODY_BYTES}})
+    status, error, _ = await raw(jp_fetch, "POST", "api/recall/jobs", body)
+    assert (status, error["field"]) == (400, "body")
+    assert f"{MAX_BODY_BYTES:,}" in error["message"]
+
+
+async def test_depth_up_to_the_limit_is_accepted(jp_fetch):
+    params: object = "leaf"
+    for _ in range(MAX_DEPTH - 2):  # objects: body > action > params (the first of these)
+        params = {"k": params}
+    body = {"when": "in 1h", "action": {"type": "tool", "name": "m.a", "params": params}}
+    await call(jp_fetch, "POST", "api/recall/jobs", body, expect=201)
+    body["action"]["params"] = {"k": params}
+    error = await call(jp_fetch, "POST", "api/recall/jobs", body, expect=400)
+    assert error["field"].startswith("action.params.k.k")
+    assert str(MAX_DEPTH) in error["message"]
+
+
+@pytest.mark.parametrize("item", [None, True, 1, [], "job"])
+async def test_a_non_object_in_a_batch_is_400_naming_its_index(jp_fetch, item):
+    body = {"jobs": [{"when": "in 1h", "action": NOTIFY}, item]}
+    error = await call(jp_fetch, "POST", "api/recall/jobs", body, expect=400)
+    assert error["field"] == "jobs[1]"
+    assert "job object" in error["message"]
+    assert (await call(jp_fetch, "GET", "api/recall/jobs"))["jobs"] == [], "all or nothing"
+
+
+@pytest.mark.parametrize(
+    ("jobs", "field"),
+    [
+        ([{"when": "in 1h", "action": NOTIFY}, {"action": NOTIFY}], "jobs[1].when"),
+        ([{"when": "in 1h", "action": {"type": "sql"}}], "jobs[0].action.type"),
+        (
+            [{"when": "in 1h", "action": NOTIFY, "policies": {"jitter": -1}}],
+            "jobs[0].policies.jitter",
+        ),
+        ([], "jobs"),
+    ],
+)
+async def test_batch_errors_name_the_path(jp_fetch, jobs, field):
+    error = await call(jp_fetch, "POST", "api/recall/jobs", {"jobs": jobs}, expect=400)
+    assert error["field"] == field, error
+
+
+@pytest.mark.parametrize(
+    ("policies", "field", "limit"),
+    [
+        ({"max_runs": 10**30}, "policies.max_runs", f"{MAX_RUNS:,}"),
+        ({"max_runs": 0}, "policies.max_runs", f"{MAX_RUNS:,}"),
+        ({"jitter": 1e300}, "policies.jitter", f"{MAX_SECONDS:,}"),
+        ({"jitter": -1}, "policies.jitter", f"{MAX_SECONDS:,}"),
+        ({"catchup_window": 10**20}, "policies.catchup_window", f"{MAX_SECONDS:,}"),
+        ({"overlap": "queue"}, "policies.overlap", "buffer_one"),
+        ({"colour": "red"}, "policies.colour", "jitter"),
+    ],
+)
+async def test_policies_out_of_range_are_400_naming_field_and_limit(
+    jp_fetch, policies, field, limit
+):
+    body = {"when": "every 1h", "action": NOTIFY, "policies": policies}
+    error = await call(jp_fetch, "POST", "api/recall/jobs", body, expect=400)
+    assert error["field"] == field, error
+    assert limit in error["message"] + " ".join(error.get("accepted", []))
+    job = await call(
+        jp_fetch, "POST", "api/recall/jobs", {"when": "every 1h", "action": NOTIFY}, expect=201
+    )
+    patched = await call(
+        jp_fetch, "PATCH", f"api/recall/jobs/{job['id']}", {"policies": policies}, expect=400
+    )
+    assert patched["field"] == field
+
+
+async def test_the_largest_accepted_policies_are_kept(jp_fetch):
+    policies = {"max_runs": MAX_RUNS, "jitter": MAX_SECONDS, "catchup_window": MAX_SECONDS}
+    body = {"when": "every 1h", "action": NOTIFY, "policies": policies}
+    job = await call(jp_fetch, "POST", "api/recall/jobs", body, expect=201)
+    assert {k: job["policies"][k] for k in policies} == policies
+
+
+@pytest.mark.parametrize(("field", "limit"), sorted(TEXT_LIMITS.items()))
+async def test_short_text_fields_refuse_overlong_values_and_nul(jp_fetch, field, limit):
+    base = {"when": "in 1h", "action": NOTIFY}
+    too_long = {**base, field: "x" * (limit + 1)}
+    error = await call(jp_fetch, "POST", "api/recall/jobs", too_long, expect=400)
+    assert error["field"] == field
+    assert f"at most {limit:,}" in error["message"]
+    with_nul = {**base, field: "in 1h\x00" if field == "when" else "a\x00b"}
+    error = await call(jp_fetch, "POST", "api/recall/jobs", with_nul, expect=400)
+    assert (error["field"], "NUL" in error["message"]) == (field, True)
+
+
+async def test_a_five_megabyte_name_is_refused_and_a_long_one_kept(jp_fetch):
+    base = {"when": "in 1h", "action": NOTIFY}
+    error = await call(
+        jp_fetch, "POST", "api/recall/jobs", {**base, "name": "n" * 5_000_000}, expect=400
+    )
+    assert error["field"] == "name"
+    assert f"{TEXT_LIMITS['name']:,}" in error["message"]
+    job = await call(
+        jp_fetch, "POST", "api/recall/jobs", {**base, "name": "é" * TEXT_LIMITS["name"]}, expect=201
+    )
+    error = await call(
+        jp_fetch, "PATCH", f"api/recall/jobs/{job['id']}", {"name": "n" * 5000}, expect=400
+    )
+    assert error["field"] == "name"
+
+
+async def test_parse_bounds_its_text_too(jp_fetch):
+    error = await call(jp_fetch, "POST", "api/recall/parse", {"when": "x" * 10_000}, expect=400)
+    assert error["field"] == "when"
+    error = await call(
+        jp_fetch, "POST", "api/recall/parse", {"when": "in 1h", "tz": "\x00"}, expect=400
+    )
+    assert error["field"] == "tz"
+
+
+async def test_query_enums_are_checked(jp_fetch):
+    error = await call(jp_fetch, "GET", "api/recall/jobs", schedule_kind="AAA", expect=400)
+    assert error["field"] == "schedule_kind"
+    assert error["accepted"] == list(SCHEDULE_KINDS)
+    error = await call(jp_fetch, "GET", "api/recall/jobs", pending_recalls="maybe", expect=400)
+    assert (error["field"], error["accepted"]) == ("pending_recalls", list(FLAGS))
+    for flag in FLAGS:
+        await call(jp_fetch, "GET", "api/recall/jobs", pending_recalls=flag)
+
+
+async def test_pending_recalls_false_lists_everything(jp_fetch):
+    await call(jp_fetch, "POST", "api/recall/jobs", {"when": "in 1h", "action": NOTIFY}, expect=201)
+    recall = {**RECALL, "target": {"type": "kernel", "path": "a.ipynb"}}
+    await call(jp_fetch, "POST", "api/recall/jobs", recall, expect=201)
+    for flag, count in (("0", 2), ("false", 2), ("1", 1), ("true", 1)):
+        listed = await call(jp_fetch, "GET", "api/recall/jobs", pending_recalls=flag)
+        assert len(listed["jobs"]) == count, flag
+
+
+async def test_notification_priority_outside_the_spec_is_400(jp_fetch):
+    error = await call(
+        jp_fetch,
+        "POST",
+        "api/recall/notifications",
+        {"message": "hi", "priority": "urgent"},
+        expect=400,
+    )
+    assert error["field"] == "priority"
+    assert error["accepted"] == ["low", "normal", "high", "critical"]
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("GET", "api/recall/nope"),
+        ("POST", "api/recall/jobs/abc/explode"),
+        ("DELETE", "api/recall/runs/abc/stop/now"),
+        ("GET", "api/recall/jobs/" + "a" * 65),
+        ("GET", "api/recall/jobs/a.b"),
+        ("PUT", "api/recall/owners/-acme/jobs"),
+    ],
+)
+async def test_unknown_paths_are_a_json_404(jp_fetch, method, path):
+    body = b"{}" if method in ("POST", "PUT") else None
+    status, error, _ = await raw(jp_fetch, method, path, body)
+    assert status == 404
+    assert error["reason"] == "NotFoundError"
+    assert "not found" in error["message"]
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "allow"),
+    [
+        ("PUT", "api/recall/jobs", "GET, POST"),
+        ("DELETE", "api/recall/runs", "GET"),
+        ("POST", "api/recall/info", "GET"),
+        ("GET", "api/recall/parse", "POST"),
+        ("PATCH", "api/recall/owners/acme/jobs", "GET, PUT, DELETE"),
+    ],
+)
+async def test_405_carries_an_allow_header(jp_fetch, method, path, allow):
+    body = b"{}" if method in ("POST", "PUT", "PATCH") else None
+    status, error, headers = await raw(jp_fetch, method, path, body)
+    assert status == 405
+    assert headers["Allow"] == allow
+    assert error["message"]
+
+
+def test_every_route_allows_the_methods_it_documents():
+    from jupyter_recall.server.handlers import UnknownRouteHandler, allowed_methods
+
+    spec = openapi()["paths"]
+    for pattern, handler in route_table():
+        if handler is UnknownRouteHandler:
+            continue
+        template = re.sub(r"\(\?P<(\w+)>[^)]*\)", r"{\1}", pattern).replace("{action}", "pause")
+        documented = [
+            m.upper() for m in spec[template] if m in ("get", "post", "put", "patch", "delete")
+        ]
+        assert sorted(allowed_methods(handler)) == sorted(documented), template
+
+
+async def test_patch_cannot_move_a_recall_to_a_session_with_one(jp_fetch):
+    first = await call(
+        jp_fetch,
+        "POST",
+        "api/recall/jobs",
+        {**RECALL, "target": {"type": "kernel", "path": "one.ipynb"}},
+        expect=201,
+    )
+    second = await call(
+        jp_fetch,
+        "POST",
+        "api/recall/jobs",
+        {**RECALL, "target": {"type": "kernel", "path": "two.ipynb"}},
+        expect=201,
+    )
+    error = await call(
+        jp_fetch,
+        "PATCH",
+        f"api/recall/jobs/{second['id']}",
+        {"target": {"type": "kernel", "path": "one.ipynb"}},
+        expect=409,
+    )
+    assert first["id"] in error["message"]
+    pending = await jp_fetch(
+        "api", "recall", "jobs", params={"path": "one.ipynb", "pending_recalls": "1"}
+    )
+    assert [job["id"] for job in json.loads(pending.body)["jobs"]] == [first["id"]]
+    # Nor to a session without one: the session would not follow the target.
+    error = await call(
+        jp_fetch,
+        "PATCH",
+        f"api/recall/jobs/{second['id']}",
+        {"target": {"type": "kernel", "path": "three.ipynb"}},
+        expect=409,
+    )
+    assert "two.ipynb" in error["message"]
+    # A new target in the same session is an ordinary edit.
+    same = {"type": "kernel", "path": "two.ipynb", "kernel_id": "k-1"}
+    moved = await call(jp_fetch, "PATCH", f"api/recall/jobs/{second['id']}", {"target": same})
+    assert (moved["target"], moved["session"]) == (same, "two.ipynb")
+
+
+async def test_a_batch_with_two_recalls_for_one_session_names_its_own_jobs(jp_fetch):
+    target = {"type": "kernel", "path": "batch.ipynb"}
+    body = {"jobs": [{**RECALL, "target": target}, {**RECALL, "when": "in 2h", "target": target}]}
+    error = await call(jp_fetch, "POST", "api/recall/jobs", body, expect=409)
+    assert "jobs[1]" in error["message"]
+    assert "jobs[0]" in error["message"]
+    assert (await call(jp_fetch, "GET", "api/recall/jobs"))["jobs"] == []
+    # Against a recall that exists, the conflict names that one, which can be fetched.
+    existing = await call(
+        jp_fetch, "POST", "api/recall/jobs", {**RECALL, "target": target}, expect=201
+    )
+    error = await call(
+        jp_fetch, "POST", "api/recall/jobs", {"jobs": [{**RECALL, "target": target}]}, expect=409
+    )
+    named = re.findall(r"recall (\w+);", error["message"])
+    assert named == [existing["id"]], error
+    await call(jp_fetch, "GET", f"api/recall/jobs/{named[0]}")
+
+
+# --- the spec and the code agree on every limit -------------------------------------------------
+
+
+def _schemas():
+    return openapi()["components"]["schemas"]
+
+
+def test_openapi_states_the_text_limits_of_the_code():
+    for schema in ("NewJob", "JobPatch"):
+        properties = _schemas()[schema]["properties"]
+        for field, limit in TEXT_LIMITS.items():
+            if field in properties:
+                assert properties[field]["maxLength"] == limit, (schema, field)
+                assert properties[field]["pattern"] == "^[^\\x00]*$", (schema, field)
+    parse = openapi()["paths"]["/api/recall/parse"]["post"]["requestBody"]["content"]
+    parse_props = parse["application/json"]["schema"]["properties"]
+    assert parse_props["when"]["maxLength"] == TEXT_LIMITS["when"]
+    assert parse_props["tz"]["maxLength"] == TEXT_LIMITS["tz"]
+
+
+def test_openapi_states_the_policy_ranges_of_the_code():
+    policies = _schemas()["Policies"]["properties"]
+    assert (policies["max_runs"]["minimum"], policies["max_runs"]["maximum"]) == (1, MAX_RUNS)
+    for name in ("jitter", "catchup_window"):
+        assert (policies[name]["minimum"], policies[name]["maximum"]) == (0, MAX_SECONDS)
+
+
+def _path_parameters():
+    for template, item in openapi()["paths"].items():
+        declared = list(item.get("parameters", []))
+        for method in ("get", "post", "put", "patch", "delete"):
+            declared += item.get(method, {}).get("parameters", [])
+        for parameter in declared:
+            if parameter["in"] == "path":
+                yield template, parameter
+
+
+def test_openapi_path_patterns_are_the_routes_patterns():
+    seen = set()
+    for template, parameter in _path_parameters():
+        pattern = parameter["schema"]["pattern"]
+        expected = OWNER_PATTERN.pattern if parameter["name"] == "plugin_owner" else ID_PATTERN
+        assert pattern == f"^{expected}$", (template, parameter["name"])
+        seen.add(parameter["name"])
+    assert seen == {"job_id", "run_id", "watcher_id", "plugin_owner"}
+
+
+def test_openapi_query_enums_are_the_codes():
+    jobs = {p["name"]: p for p in openapi()["paths"]["/api/recall/jobs"]["get"]["parameters"]}
+    assert jobs["schedule_kind"]["schema"]["enum"] == list(SCHEDULE_KINDS)
+    assert jobs["pending_recalls"]["schema"]["enum"] == list(FLAGS)
+
+
+def test_integer_digit_limit_leaves_room_for_every_numeric_field():
+    # Every numeric limit fits in the digits a body may carry, so a field's own range answers.
+    assert len(str(MAX_RUNS)) < MAX_INTEGER_DIGITS
+    assert len(str(MAX_SECONDS)) < MAX_INTEGER_DIGITS
