@@ -1,19 +1,16 @@
-"""Jobs, runs and parse results as plain aligned text for a terminal; instants in local time."""
+"""Jobs, runs and parse results as plain aligned text for a terminal; instants in this
+machine's zone with a hint relative to now (``core/timefmt.py``, as every surface shows them)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
 from typing import Any
 
 from jupyter_recall.core.errors import ValidationError
+from jupyter_recall.core.text import clip, describe_target, text_table
+from jupyter_recall.core.timefmt import absolute, format_time, parse_instant
 from jupyter_recall.core.tz import resolve_tz
-from jupyter_recall.kernel.tables import (
-    clip,
-    describe_target,
-    format_instant,
-    parse_instant,
-    text_table,
-)
 
 JOB_COLUMNS = ("id", "name", "schedule", "status", "next fire", "last")
 RUN_COLUMNS = ("run", "job", "status", "trigger", "scheduled for", "duration", "error")
@@ -22,8 +19,9 @@ ERROR_WIDTH = 50
 
 
 def local_instant(value: Any) -> str:
-    """An ISO instant of the API in this machine's zone: ``2026-06-01 11:00:00 CEST``."""
-    return format_instant(value, zone=None)
+    """An ISO instant of the API in this machine's zone, relative to now:
+    ``2026-06-01 11:00 CEST (in 3 d)``; ``14:03:05 CET (29 min ago)`` today."""
+    return format_time(value, datetime.now(timezone.utc))
 
 
 def describe_action(action: Any) -> str:
@@ -98,7 +96,8 @@ def job_detail(job: Mapping[str, Any], runs: Sequence[Mapping[str, Any]]) -> str
         ("name", str(job.get("name") or "")),
         ("kind", str(job.get("kind"))),
         ("status", str(job.get("status"))),
-        ("schedule", f"{job.get('description')} ({job.get('tz')})"),
+        ("schedule", str(job.get("description"))),
+        ("time zone", str(job.get("tz"))),
         ("when", f"{job.get('when')!s}  [canonical: {job.get('canonical')}]"),
         ("action", describe_action(job.get("action"))),
         ("target", describe_target(job.get("target"))),
@@ -126,18 +125,19 @@ def job_line(job: Mapping[str, Any]) -> str:
 
 
 def _zoned(value: str, zone_name: str) -> str:
-    """A fire time in the schedule's zone, and in this machine's zone when that differs."""
+    """A fire time in the schedule's zone (what ``parse`` checks), with its weekday and the hint
+    relative to now, and in this machine's zone when that differs."""
     instant = parse_instant(value)
     try:
-        zoned = None if instant is None else instant.astimezone(resolve_tz(zone_name))
+        zone = resolve_tz(zone_name)
     except ValidationError:
-        zoned = None
-    if instant is None or zoned is None:
         return local_instant(value)
-    text = zoned.strftime("%a %Y-%m-%d %H:%M:%S ") + (zoned.tzname() or zone_name)
-    local = instant.astimezone()
-    if local.utcoffset() != zoned.utcoffset():
-        text += f"  ({local.strftime('%Y-%m-%d %H:%M:%S %Z')} here)"
+    if instant is None:
+        return local_instant(value)
+    now = datetime.now(timezone.utc)
+    text = f"{instant.astimezone(zone):%a} {format_time(instant, now, zone)}"
+    if instant.astimezone().utcoffset() != instant.astimezone(zone).utcoffset():
+        text += f"  [{absolute(instant, now)} here]"
     return text
 
 

@@ -1,58 +1,81 @@
-"""Jobs and runs as text and HTML, for the magics (the widget comes later)."""
+"""Jobs and runs as text and HTML, for the magics (and the widgets' text fallback)."""
 
 from __future__ import annotations
 
 import html
+import json
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timezone, tzinfo
+from datetime import datetime, timezone
 from typing import Any
+
+from jupyter_recall.core.text import clip, describe_target, text_table
+from jupyter_recall.core.timefmt import format_time
+
+__all__ = [  # clip, describe_target and text_table re-exported: the magics read them from here
+    "clip",
+    "describe_target",
+    "html_table",
+    "job_details",
+    "job_row",
+    "jobs_bundle",
+    "now",
+    "result_text",
+    "short_instant",
+    "text_table",
+]
 
 COLUMNS = ("id", "name", "kind", "schedule", "target", "status", "next run", "runs", "last")
 NAME_WIDTH = 40
 OUTPUT_LINES = 5
 
 
-def parse_instant(value: Any) -> datetime | None:
-    """An ISO instant of the API as an aware datetime (the API sends aware instants only; a
-    naive one is taken as UTC); None when ``value`` is not an instant. The one parser of the
-    magics, widgets and command line."""
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        instant = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return instant if instant.tzinfo is not None else instant.replace(tzinfo=timezone.utc)
-
-
-def format_instant(value: Any, zone: tzinfo | None = timezone.utc) -> str:
-    """An ISO instant of the API as ``2026-06-01 12:00:00 UTC``; ``zone=None``: local time."""
-    instant = parse_instant(value)
-    if instant is None:
-        return value if isinstance(value, str) and value else "-"
-    return instant.astimezone(zone).strftime("%Y-%m-%d %H:%M:%S %Z")
+def now() -> datetime:
+    """The instant the magics' tables are relative to (they are printed once, a snapshot)."""
+    return datetime.now(timezone.utc)
 
 
 def short_instant(value: Any) -> str:
-    """An ISO instant of the API in UTC, as the magics show it."""
-    return format_instant(value)
+    """An instant of the API as every surface shows it (``core/timefmt.py``), relative to now."""
+    return format_time(value, now())
 
 
-def describe_target(target: Any) -> str:
-    if not isinstance(target, Mapping):
-        return "-"
-    kind = target.get("type")
-    if kind == "kernel":
-        return f"kernel {target.get('path') or target.get('kernel_id')}"
-    if kind == "headless":
-        return f"headless {target.get('kernel_name', 'python3')}"
-    return str(kind)
+VALUE_KEYS = ("value", "result", "content", "stdout", "body", "status_code")
+"""Fields of a mapping result that hold its value, in this order (a tool's ``data``)."""
+RESULT_WIDTH = 80
 
 
-def clip(text: object, width: int) -> str:
-    """One line of at most ``width`` characters."""
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
+def _last_line(text: str) -> str:
+    """The newest line of a text (a log's, a counter's): what changes from check to check."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else '""'
+
+
+def _compact(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, default=str)
+
+
+def result_text(data: Any, width: int = RESULT_WIDTH) -> str:
+    """A result as a person reads it, on one line: a text's last line, a number as it is, an
+    HTTP answer as ``HTTP 200: <body>``, a mapping by its value field (``VALUE_KEYS``) or else
+    as ``key=value`` pairs; never raw JSON cut in the middle of a brace."""
+    if isinstance(data, Mapping):
+        if "status_code" in data:
+            body = data.get("body")
+            text = f"HTTP {data['status_code']}" + (f": {result_text(body)}" if body else "")
+        else:
+            key = next((key for key in VALUE_KEYS if key in data), None)
+            text = (
+                result_text(data[key])
+                if key is not None
+                else ", ".join(f"{k}={_compact(v)}" for k, v in data.items()) or "{}"
+            )
+    elif isinstance(data, str):
+        text = _last_line(data)
+    elif isinstance(data, list | tuple):
+        text = f"{len(data)} items: {_compact(list(data))}"
+    else:
+        text = "-" if data is None else _compact(data)
+    return clip(text, width)
 
 
 def job_row(job: Mapping[str, Any]) -> tuple[str, ...]:
@@ -70,17 +93,6 @@ def job_row(job: Mapping[str, Any]) -> tuple[str, ...]:
         str(job.get("run_count", 0)),
         clip(last, NAME_WIDTH),
     )
-
-
-def text_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
-    lines = [
-        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
-        for row in rows
-    ]
-    top = "  ".join(cell.ljust(width) for cell, width in zip(header, widths, strict=True))
-    rule = "  ".join("-" * width for width in widths)
-    return "\n".join(line.rstrip() for line in [top, rule, *lines])
 
 
 def html_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:

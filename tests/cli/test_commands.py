@@ -3,6 +3,7 @@ application in-process where a subprocess would only add start-up time)."""
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -48,6 +49,13 @@ def test_add_then_list_and_show_as_tables_and_json(cli, server):
     assert f"id         {job['id']}" in shown.out
     assert "target     headless python3" in shown.out
     assert "action     code: print('hi')" in shown.out
+    # The schedule in words carries its zone once; instants in this machine's zone + a hint.
+    assert "(UTC) (UTC)" not in shown.out
+    assert re.search(r"^schedule\s+once at \S+ \S+ \(UTC\)$", shown.out, re.M), shown.out
+    assert re.search(r"^time zone\s+UTC$", shown.out, re.M), shown.out
+    at = r"(\d{4}-\d\d-\d\d \d\d:\d\d|\d\d:\d\d:\d\d) \S+"  # the date unless it is today
+    assert re.search(rf"^next fire\s+{at} \(in 59 min\)$", shown.out, re.M), shown.out
+    assert re.search(rf"^created\s+{at} \((\d+ s ago|now)\)$", shown.out, re.M), shown.out
     assert cli("show", job["id"], "--json").json() == server.request(
         "GET", f"/api/recall/jobs/{job['id']}"
     )
@@ -298,7 +306,8 @@ def test_parse_through_the_server(cli):
     table = cli("parse", "every weekday at 08:30", "--tz", "Europe/Paris")
     assert "canonical  30 8 * * 1-5" in table.out
     assert "in words   every weekday at 08:30 (Europe/Paris)" in table.out
-    assert table.out.count(" 08:30:00 CE") == 5  # CET or CEST, in the schedule's zone
+    # CET or CEST, in the schedule's zone (seconds shown on the day of now), with the hint.
+    assert len(re.findall(r" 08:30(?::00)? CES?T \(in \d", table.out)) == 5, table.out
     assert table.err == ""
 
 

@@ -26,7 +26,10 @@ def test_load_ext_finds_the_server_without_configuration(nb, server):
 def test_schedule_code_in_this_kernel(nb, server):
     out = nb.ok("%schedule in 1s: print('hello from', __session__); later = 42")
     job = only_job(server)
-    assert out.stdout.startswith(f"scheduled job {job['id']} ")
+    # The live card says it all (no printed line repeats it); its text fallback names the job.
+    (card,) = out.displays
+    assert out.stdout == ""
+    assert card["text/plain"].startswith(f"job {job['id']} ")
     assert job["target"] == {"type": "kernel", "path": nb.path}
     assert job["session"] == nb.path
     assert job["schedule_kind"] == "once"
@@ -167,7 +170,8 @@ def test_usage(nb):
 def test_recall_once_and_the_one_pending_rule(nb, server):
     out = nb.ok("%recall in 30m: Read /tmp/build.log and report errors")
     recall = only_job(server, kind="recall")
-    assert out.stdout.startswith(f"scheduled recall {recall['id']} ")
+    assert out.stdout == ""
+    assert out.displays[0]["text/plain"].startswith(f"recall {recall['id']} ")
     assert recall["action"] == {
         "type": "instruction",
         "instruction": "Read /tmp/build.log and report errors",

@@ -6,7 +6,8 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from jupyter_recall.kernel.tables import format_instant, parse_instant
+from jupyter_recall.core.timefmt import format_time, parse_instant
+from jupyter_recall.kernel.tables import job_row, now, result_text, short_instant
 
 UTC = timezone.utc
 
@@ -34,10 +35,34 @@ def test_parse_instant(text: object, expected: datetime | None) -> None:
         assert parsed.utcoffset() is not None
 
 
-def test_format_instant_in_utc_in_another_zone_and_for_non_instants() -> None:
-    assert format_instant("2026-06-01T14:00:00+02:00") == "2026-06-01 12:00:00 UTC"
-    plus_five = timezone(timedelta(hours=5), "PKT")
-    assert format_instant("2026-06-01T12:00:00Z", plus_five) == "2026-06-01 17:00:00 PKT"
-    assert format_instant("2026-06-01T12:00:00") == "2026-06-01 12:00:00 UTC"
-    assert format_instant("not a time") == "not a time"
-    assert format_instant(None) == "-"
+def test_tables_show_instants_as_every_surface_does() -> None:
+    soon = datetime.now(UTC) + timedelta(minutes=29, seconds=30)
+    assert short_instant(soon.isoformat()) == format_time(soon, now(), None)
+    assert short_instant(soon.isoformat()).endswith("(in 29 min)")
+    assert short_instant(None) == "-"
+    row = job_row({"id": "j1", "name": "n", "next_fire_at": soon.isoformat(), "status": "active"})
+    assert row[6].endswith("(in 29 min)")
+
+
+@pytest.mark.parametrize(
+    ("data", "shown"),
+    [
+        ("level 3\n", "level 3"),
+        ("first\n\nlast line\n", "last line"),
+        ("", '""'),
+        (42, "42"),
+        (2.5, "2.5"),
+        (None, "-"),
+        (True, "true"),
+        ({"path": "a.txt", "content": "ready\n", "size": 6}, "ready"),
+        ({"status_code": 200, "body": "ok", "headers": {"x": "y"}}, "HTTP 200: ok"),
+        ({"status_code": 503}, "HTTP 503"),
+        ({"value": {"temp": 21.5}}, "temp=21.5"),
+        ({"size": 9, "tags": ["a", "b"]}, 'size=9, tags=["a", "b"]'),
+        ({}, "{}"),
+        ([1, 2, 3], "3 items: [1, 2, 3]"),
+        ("x" * 200, "x" * 79 + "…"),
+    ],
+)
+def test_results_are_shown_as_values_not_raw_json(data: object, shown: str) -> None:
+    assert result_text(data) == shown

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import queue
+import re
 import time
 from typing import Any
 
@@ -35,6 +36,9 @@ def _card_state(job_id):
         "output": "".join(o.get("text", "") for o in card.output.get_state()["outputs"]),
         "history": list(card.history.widget.get_state()["titles"]),
         "buttons": {k: [b.description, b.disabled, b.model_id] for k, b in card.buttons.items()},
+        "faded": sorted(
+            k for k, b in card.buttons.items() if "jupyter-recall-button-off" in b._dom_classes
+        ),
         "message": card.message.value,
     }
 
@@ -108,7 +112,7 @@ def set_index(nb: Kernel, model_id: str, index: int) -> None:
 
 def test_schedule_card_streams_a_run_started_by_the_server(nb, server):
     out = nb.ok('%schedule in 2s: print("hello from the future")')
-    assert out.stdout.startswith("scheduled job ")
+    assert out.stdout == ""  # the card says it all: no printed line repeating it
     (shown,) = out.displays
     job = only_job(server)
     state = card_state(nb, job["id"])
@@ -122,6 +126,8 @@ def test_schedule_card_streams_a_run_started_by_the_server(nb, server):
     assert buttons["skip"][1] is True  # a one-shot job has nothing to skip
     assert buttons["stop"][1] is True  # no run in flight
     assert buttons["pause"][:2] == ["Pause", False]
+    # The rule of the server (allowed_actions) decides; disabled buttons look disabled.
+    assert state["faded"] == ["skip", "stop"]
 
     drain_iopub(nb)
     # Nothing is executed in the kernel from here on: the updates come by themselves.
@@ -136,7 +142,10 @@ def test_schedule_card_streams_a_run_started_by_the_server(nb, server):
     assert "succeeded in" in done["run"]  # the outcome and its duration
     assert "ended (completed)" in done["countdown"]
     assert "runs <b>1</b>" in done["counters"]
-    assert all(disabled for _, disabled, _ in done["buttons"].values())
+    # A completed job may only be run again by hand (core/actions.py, as the sidebar offers).
+    done = wait_card(nb, job["id"], lambda s: not s["buttons"]["run"][1])
+    assert [k for k, (_, disabled, _) in done["buttons"].items() if not disabled] == ["run"]
+    assert done["faded"] == ["cancel", "pause", "skip", "stop"]
 
 
 def test_updates_are_sent_from_the_listener_thread_while_a_cell_runs(nb, server):
@@ -254,12 +263,19 @@ def test_jobs_panel_filters_selects_and_updates_live(nb, server):
     panel = """
 p = _panel()
 print(json.dumps({"ids": [j["id"] for j in p.jobs], "card": p.card and p.card.job_id,
-    "table": p.table.value, "timeline": p.timeline.value, "select": p.select.model_id,
-    "status": p.status.model_id, "options": [o[0] for o in p.status.options]}))
+    "labels": [o[0] for o in p.select.options], "timeline": p.timeline.value,
+    "select": p.select.model_id, "status": p.status.model_id,
+    "options": [o[0] for o in p.status.options], "folded": p.recent.selected_index is None,
+    "parts": [type(w).__name__ for w in p.widget.children]}))
 """
     state = nb.json(STATE + panel)
     assert state["ids"] == [first["id"]]
     assert state["card"] == first["id"]
+    # One list, the selected job's card under it, the timeline folded: nothing else competes.
+    assert state["parts"] == ["HBox", "HTML", "Select", "VBox", "Accordion"]
+    assert state["folded"]
+    (label,) = state["labels"]
+    assert re.fullmatch(rf"first · active · next \S+ \S+( \S+)? · job {first['id']}", label)
 
     second = server.request(
         "POST",
@@ -273,7 +289,7 @@ print(json.dumps({"ids": [j["id"] for j in p.jobs], "card": p.card and p.card.jo
         },
     )
     state = wait_until(lambda: (s := nb.json(STATE + panel)) and len(s["ids"]) == 2 and s)
-    assert "made over REST" in state["table"]
+    assert any(label.startswith("made over REST · active") for label in state["labels"])
 
     set_index(nb, state["select"], state["ids"].index(second["id"]))
     wait_until(lambda: nb.json(STATE + panel)["card"] == second["id"])
@@ -287,7 +303,7 @@ print(json.dumps({"ids": [j["id"] for j in p.jobs], "card": p.card and p.card.jo
     server.request("POST", f"/api/recall/jobs/{second['id']}/pause")
     set_index(nb, state["status"], state["options"].index("paused"))
     state = wait_until(lambda: (s := nb.json(STATE + panel)) and s["ids"] == [second["id"]] and s)
-    assert first["id"] not in state["table"]
+    assert not any(first["id"] in label for label in state["labels"])
 
 
 def test_jobs_without_ipywidgets_is_the_table(nb, server):

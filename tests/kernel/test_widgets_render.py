@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from datetime import datetime, timedelta, timezone
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -66,25 +68,32 @@ def test_output_is_clipped_to_its_tail():
     assert render.clip_output("short") == "short"
 
 
-def test_zones_of_jobs():
-    assert render.zone_of("+02:30").utcoffset(None) == timedelta(hours=2, minutes=30)
-    assert render.zone_of("-05:00").utcoffset(None) == timedelta(hours=-5)
-    assert str(render.zone_of("Europe/Paris")) == "Europe/Paris"
-    assert render.zone_of("Mars/Olympus") == timezone.utc
-    assert render.zone_of(None) == timezone.utc
+@pytest.fixture
+def utc_here(monkeypatch):
+    """This process's zone is UTC (cards show times in the user's zone: the kernel's)."""
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
 
 
-def test_times_are_shown_in_the_jobs_zone():
-    paris = render.zone_of("Europe/Paris")
-    assert render.local_time(iso(0), paris, now=NOW) == "14:00:00"
-    assert render.local_time(iso(86400 * 3), paris, now=NOW) == "2026-06-04 14:00"
+def test_times_are_shown_as_on_every_surface_without_the_hint():
+    paris = ZoneInfo("Europe/Paris")
+    assert render.local_time(iso(0), paris, now=NOW) == "14:00:00 CEST"
+    assert render.local_time(iso(86400 * 3), paris, now=NOW) == "2026-06-04 14:00 CEST"
     assert render.local_time("not a time", paris) == "-"
+    shown = render.time_html(iso(0), paris, now=NOW)
+    assert shown == (
+        '<time datetime="2026-06-01T12:00:00+00:00" title="2026-06-01T12:00:00+00:00">'
+        "14:00:00 CEST</time>"
+    )
 
 
-def test_countdown_ticks_in_css_for_less_than_a_day():
-    job = {"status": "active", "next_fire_at": iso(3723.2), "tz": "UTC"}
+def test_countdown_ticks_in_css_for_less_than_a_day(utc_here):
+    job = {"status": "active", "next_fire_at": iso(3723.2), "tz": "Europe/Paris"}
     shown = render.countdown_html(job, NOW, "u1")
-    assert "next run 13:02:03" in shown
+    assert re.search(r"next run <time [^>]+>13:02:03 UTC</time> \(in <style>", shown), shown
     assert 'data-seconds="3724"' in shown
     assert "@keyframes jr-cd-u1{from{--jr-left:3724}to{--jr-left:0}}" in shown
     assert "animation:jr-cd-u1 3724s steps(3724,end) forwards" in shown
@@ -97,11 +106,11 @@ def test_countdown_ticks_in_css_for_less_than_a_day():
         ({"status": "completed", "next_fire_at": None}, "ended (completed)"),
         ({"status": "active", "next_fire_at": None}, "no run ahead"),
         ({"status": "active", "next_fire_at": iso(-2)}, "due now"),
-        ({"status": "active", "next_fire_at": iso(3 * 86400 + 5)}, "(in 3 days)"),
-        ({"status": "active", "next_fire_at": iso(86400)}, "(in 1 day)"),
+        ({"status": "active", "next_fire_at": iso(3 * 86400 + 5)}, "(in 3 d)"),
+        ({"status": "active", "next_fire_at": iso(86400)}, "(in 24 h)"),
     ],
 )
-def test_countdown_without_a_clock(job, text):
+def test_countdown_without_a_clock(job, text, utc_here):
     shown = render.countdown_html(job, NOW, "u")
     assert text in shown
     assert "@keyframes" not in shown
@@ -117,9 +126,9 @@ def test_job_text_is_escaped():
 
 def test_run_titles_say_outcome_duration_and_trigger():
     run = {"status": "failed", "started_at": iso(0), "duration": 1.5, "trigger": "manual"}
-    assert render.run_title(run, timezone.utc, NOW) == "✗ 12:00:00 failed in 1.5 s (manual)"
+    assert render.run_title(run, timezone.utc, NOW) == "✗ 12:00:00 UTC failed in 1.5 s (manual)"
     running = {"status": "running", "started_at": iso(0), "trigger": "schedule"}
-    assert render.run_title(running, timezone.utc, NOW) == "▶ 12:00:00 running"
+    assert render.run_title(running, timezone.utc, NOW) == "▶ 12:00:00 UTC running"
     header = render.run_header_html({**run, "id": "r1", "error": "boom <x>"}, timezone.utc, NOW)
     assert 'data-status="failed"' in header
     assert "boom &lt;x&gt;" in header
@@ -144,13 +153,13 @@ def test_watcher_results_newest_first_with_their_numbers():
         {"checked_at": iso(0), "success": True, "result": {"data": 3}},
     ]
     entries = [render.check_entry(check, timezone.utc, NOW) for check in checks]
-    assert entries[0] == ("✓ 12:00:20", "7", 7.0)
-    assert entries[1] == ("✗ 12:00:10 notified", "gone", None)
+    assert entries[0] == ("✓ 12:00:20 UTC", "7", 7.0)
+    assert entries[1] == ("✗ 12:00:10 UTC notified", "gone", None)
     shown = render.results_html(entries)
     assert "min 3, max 7, last 7" in shown
     assert shown.index("12:00:20") < shown.index("12:00:10")
     no_value = {"success": True, "result": {"data": {"size": 9}}}
-    assert render.check_entry(no_value, timezone.utc, NOW)[1:] == ('{"size": 9}', None)
+    assert render.check_entry(no_value, timezone.utc, NOW)[1:] == ("size=9", None)
     assert render.results_html([]) == '<div class="jupyter-recall-results">no results yet</div>'
     run = {"status": "succeeded", "output": "x\n42\n", "started_at": iso(0), "duration": 0.1}
     assert render.run_entry(run, timezone.utc, NOW)[1:] == ("42", 42.0)

@@ -30,12 +30,38 @@ def frame(children: list[Any], css_class: str) -> Any:
     return box
 
 
+BUTTON_CLASS = "jupyter-recall-button"
+OFF_CLASS = "jupyter-recall-button-off"
+STYLE = (
+    "<style>"
+    f".{CARD_CLASS} .{BUTTON_CLASS}{{border:1px solid var(--jp-brand-color1,#1976d2);"
+    "color:var(--jp-ui-font-color0,#212121)}"
+    f".{CARD_CLASS} .{BUTTON_CLASS}.{OFF_CLASS}{{opacity:0.45;background:transparent;"
+    "border:1px dashed var(--jp-border-color1,#9e9e9e);color:var(--jp-ui-font-color2,#757575);"
+    "box-shadow:none;cursor:not-allowed}"
+    "</style>"
+)
+"""Enabled and disabled buttons told apart in light and dark themes alike: an enabled one has a
+solid border in the theme's brand colour, a disabled one is faded with a dashed border (the
+ipywidgets default only lowers the opacity of a grey button, lost on a dark background)."""
+
+
 def button(description: str, tooltip: str, action: Callable[[], None]) -> Any:
     widget = ipywidgets.Button(
         description=description, tooltip=tooltip, layout=ipywidgets.Layout(width="auto")
     )
+    widget.add_class(BUTTON_CLASS)
     widget.on_click(lambda _: action())
     return widget
+
+
+def enable(widget: Any, enabled: bool) -> None:
+    """Enable or disable a card button, with its look (``STYLE``)."""
+    widget.disabled = not enabled
+    if enabled:
+        widget.remove_class(OFF_CLASS)
+    else:
+        widget.add_class(OFF_CLASS)
 
 
 def stream_outputs(text: str, name: str = "stdout") -> tuple[dict[str, Any], ...]:

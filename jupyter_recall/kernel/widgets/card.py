@@ -19,6 +19,8 @@ from typing import Any
 import ipywidgets
 
 from jupyter_recall.core.errors import NotFoundError, RecallError
+from jupyter_recall.core.text import describe_target
+from jupyter_recall.core.timefmt import format_time
 from jupyter_recall.kernel import api
 from jupyter_recall.kernel import client as _client
 from jupyter_recall.kernel.widgets import base, render
@@ -28,7 +30,6 @@ HISTORY = 10
 """Earlier runs kept in a card's history (the run records keep them all)."""
 CHECKS = 20
 """A watcher's latest checks read for its results and sparkline."""
-ONE_SHOT = ("once", "immediate")
 RUN_EVENTS = ("run.started", "run.output", "run.finished")
 OUTPUT_CLASS = "jupyter-recall-run-output"
 
@@ -132,7 +133,7 @@ class JobCard:
             "run": base.button("Run now", "fire once now; the schedule stays", self.run_now),
             "stop": base.button("Stop run", "stop the run in flight", self.stop_run),
         }
-        controls = ipywidgets.HBox(list(self.buttons.values()))
+        controls = ipywidgets.HBox([ipywidgets.HTML(base.STYLE), *self.buttons.values()])
         self.widget = base.frame(
             [
                 self.header,
@@ -163,16 +164,16 @@ class JobCard:
     def summary(self) -> str:
         job = self.job
         upcoming = job.get("next_fire_at")
-        ahead = (
-            f"next run {render.local_time(upcoming, self._zone())}" if upcoming else "no run ahead"
-        )
+        # The text fallback is a snapshot (nbconvert, a notebook reopened): with the hint.
+        ahead = f"next run {format_time(upcoming, _now())}" if upcoming else "no run ahead"
         return (
             f"{job.get('kind', 'job')} {self.job_id} {job.get('name')!r}: "
-            f"{job.get('description') or job.get('when')}, {job.get('status')}, {ahead}"
+            f"{job.get('description') or job.get('when')} "
+            f"({describe_target(job.get('target'))}), {job.get('status')}, {ahead}"
         )
 
     def _zone(self) -> Any:
-        return render.zone_of(self.job.get("tz"))
+        return render.USER_ZONE
 
     def _countdown_html(self) -> str:
         return render.countdown_html(self.job, _now(), f"{self._uid}-{base.uid()}")
@@ -203,15 +204,21 @@ class JobCard:
         self.results.value = render.results_html(entries)
 
     def _controls(self) -> None:
-        status = str(self.job.get("status"))
-        ended = self.deleted or status in render.ENDED_JOB_STATUSES
+        """Buttons from the server's rule (``allowed_actions``, ``core/actions.py``): the card
+        offers what the API accepts, as the JupyterLab sidebar does."""
+        allowed = set() if self.deleted else set(self.job.get("allowed_actions") or ())
+        paused = self.job.get("status") == "paused"
         running = self.current is not None and self.current.get("status") == "running"
-        self.buttons["cancel"].disabled = ended
-        self.buttons["pause"].description = "Resume" if status == "paused" else "Pause"
-        self.buttons["pause"].disabled = ended
-        self.buttons["skip"].disabled = ended or self.job.get("schedule_kind") in ONE_SHOT
-        self.buttons["run"].disabled = ended
-        self.buttons["stop"].disabled = not running
+        self.buttons["pause"].description = "Resume" if paused else "Pause"
+        wanted = {
+            "cancel": "cancel" in allowed,
+            "pause": ("resume" if paused else "pause") in allowed,
+            "skip": "skip" in allowed,
+            "run": "run_now" in allowed,
+            "stop": running and not self.deleted,
+        }
+        for name, enabled in wanted.items():
+            base.enable(self.buttons[name], enabled)
 
     def say(self, text: str, *, error: bool = False) -> None:
         colour = "#c62828" if error else "#616161"

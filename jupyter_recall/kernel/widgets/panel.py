@@ -1,6 +1,7 @@
-"""``JobsPanel``: what ``%jobs`` shows, live. The jobs of this notebook (or every job of the
-user) as a table with filters, the selected job as a live ``JobCard`` (its history with outputs,
-its buttons), and a timeline of recent runs coloured by outcome.
+"""``JobsPanel``: what ``%jobs`` shows, live. One row of filters, the jobs of this notebook (or
+every job of the user) as one compact list (name, status, next run), the selected job's live
+``JobCard`` below it (its buttons, history with outputs), and a timeline of recent runs coloured
+by outcome, folded until opened. The table is the text fallback (nbconvert, a terminal).
 
 It follows every job of the user through the event stream; a burst of events reads the server
 once (``Coalescer``).
@@ -17,6 +18,7 @@ from typing import Any
 import ipywidgets
 
 from jupyter_recall.core.errors import RecallError
+from jupyter_recall.core.timefmt import parse_instant
 from jupyter_recall.kernel import client as _client
 from jupyter_recall.kernel import tables
 from jupyter_recall.kernel.widgets import base, render
@@ -29,16 +31,24 @@ TIMELINE_WINDOW = timedelta(hours=1)
 JOB_EVENTS = ("job.created", "job.updated", "job.deleted")
 RUN_EVENTS = ("run.started", "run.finished")
 LABEL_WIDTH = 40
+LIST_ROWS = (3, 8)
+"""The list shows this many rows at least and at most (it scrolls beyond)."""
 
 
 def _choices(values: Sequence[str]) -> list[tuple[str, str]]:
     return [("any", ""), *((value, value) for value in values)]
 
 
-def job_label(job: Mapping[str, Any]) -> str:
+def job_label(job: Mapping[str, Any], now: datetime) -> str:
+    """One line of the list: name, status, next run (or the last outcome), kind and id."""
     name = " ".join(str(job.get("name") or "").split())
     name = name if len(name) <= LABEL_WIDTH else name[: LABEL_WIDTH - 1] + "…"
-    return f"{name} · {job.get('kind')} · {job.get('status')} · {job.get('id')}"
+    upcoming = job.get("next_fire_at")
+    if upcoming and job.get("status") == "active":
+        when = f"next {render.local_time(upcoming, now=now)}"
+    else:
+        when = f"last {job.get('last_status') or '-'}"
+    return f"{name} · {job.get('status')} · {when} · {job.get('kind')} {job.get('id')}"
 
 
 class JobsPanel:
@@ -61,23 +71,25 @@ class JobsPanel:
         self.everything = ipywidgets.Checkbox(value=everything, description="all notebooks")
         for control in (self.status, self.kind, self.pending, self.everything):
             control.observe(lambda _: self.refresh(), names="value")
-        self.table = ipywidgets.HTML()
-        self.table.add_class("jupyter-recall-jobs-table")
-        self.select = ipywidgets.Select(options=[], rows=6, description="job")
-        self.select.layout.width = "auto"
+        self.select = ipywidgets.Select(options=[], rows=LIST_ROWS[0])
+        self.select.layout.width = "100%"
+        self.select.add_class("jupyter-recall-jobs-list")
         self.select.observe(self._selected, names="value")
         self.detail = ipywidgets.VBox([])
         self.timeline = ipywidgets.HTML()
+        self.recent = ipywidgets.Accordion(
+            children=(self.timeline,), titles=("recent runs (the last hour)",), selected_index=None
+        )
         self.message = ipywidgets.HTML()
+        for control in (self.status, self.kind):
+            control.layout.width = "auto"
         self.widget = base.frame(
             [
                 ipywidgets.HBox([self.status, self.kind, self.pending, self.everything]),
                 self.message,
-                self.table,
                 self.select,
                 self.detail,
-                ipywidgets.HTML("<b>recent runs</b>"),
-                self.timeline,
+                self.recent,
             ],
             "jupyter-recall-jobs-panel",
         )
@@ -120,16 +132,17 @@ class JobsPanel:
         with self._lock:
             self.message.value = ""
             self.jobs = [dict(job) for job in found["jobs"]]
-            self.table.value = tables.jobs_bundle(self.jobs, empty=self._empty())["text/html"]
             self._options()
         self.draw_timeline()
 
     def _options(self) -> None:
         chosen = self.select.value
         ids = [str(job["id"]) for job in self.jobs]
+        now = datetime.now(timezone.utc)
         self._updating = True
         try:
-            self.select.options = [(job_label(job), str(job["id"])) for job in self.jobs]
+            self.select.rows = min(max(len(ids), LIST_ROWS[0]), LIST_ROWS[1])
+            self.select.options = [(job_label(job, now), str(job["id"])) for job in self.jobs]
             self.select.value = chosen if chosen in ids else (ids[0] if ids else None)
         finally:
             self._updating = False
@@ -154,7 +167,7 @@ class JobsPanel:
         start = end - TIMELINE_WINDOW
         with self._lock:
             for run_id, run in list(self.runs.items()):
-                instant = tables.parse_instant(run.get("finished_at") or run.get("started_at"))
+                instant = parse_instant(run.get("finished_at") or run.get("started_at"))
                 if instant is not None and instant < start:
                     del self.runs[run_id]
             shown = {str(job["id"]) for job in self.jobs}

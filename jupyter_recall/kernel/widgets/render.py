@@ -8,16 +8,16 @@ browser counts down by itself, so a card costs no message and no kernel wake-up 
 from __future__ import annotations
 
 import html
-import json
 import math
 import re
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timedelta, timezone, tzinfo
+from datetime import datetime, timezone, tzinfo
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from jupyter_recall.kernel import tables
-from jupyter_recall.kernel.tables import parse_instant
+from jupyter_recall.core import timefmt
+from jupyter_recall.core.text import describe_target
+from jupyter_recall.core.timefmt import parse_instant
+from jupyter_recall.kernel.tables import VALUE_KEYS, result_text
 
 RUN_COLOURS = {
     "running": "#1565c0",
@@ -51,44 +51,38 @@ STATIC_COUNTDOWN = 86400
 OUTPUT_LIMIT = 20000
 """Characters of a run's output a card keeps (the tail); the run record keeps more."""
 
-VALUE_KEYS = ("value", "result", "content", "stdout", "body", "status_code")
-"""Fields of a mapping result whose number is charted, in this order."""
 RESULTS_SHOWN = 5
 
 Entry = tuple[str, str, float | None]
 """One result of a watcher: a title, a one-line text and its number (if any)."""
 
-_OFFSET = re.compile(r"^(?P<sign>[+-])(?P<hours>\d{2}):(?P<minutes>\d{2})$")
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 
 
 # --- values -----------------------------------------------------------------------------------
 
 
-def zone_of(tz: Any) -> tzinfo:
-    """The job's zone (IANA name or ``±HH:MM``) for showing its times; UTC when unknown."""
-    if isinstance(tz, str):
-        match = _OFFSET.match(tz)
-        if match:
-            sign = -1 if match["sign"] == "-" else 1
-            delta = timedelta(hours=int(match["hours"]), minutes=int(match["minutes"]))
-            return timezone(sign * delta)
-        try:
-            return ZoneInfo(tz)
-        except (ZoneInfoNotFoundError, ValueError):
-            pass
-    return timezone.utc
+USER_ZONE: tzinfo | None = None
+"""The zone cards show times in: the kernel's (the user's machine), as the other surfaces do."""
 
 
-def local_time(value: Any, zone: tzinfo, *, now: datetime | None = None) -> str:
-    """``14:03:05`` on the day of ``now`` (in ``zone``), else ``2026-06-01 14:03``."""
+def local_time(value: Any, zone: tzinfo | None = USER_ZONE, *, now: datetime | None = None) -> str:
+    """``14:03:05 CET`` on the day of ``now``, else ``2026-06-01 14:03 CEST`` (``core/timefmt``)
+    without the relative hint: a card stays on the page and a printed ``in 5 min`` would go
+    stale; the next run has a ticking countdown instead."""
+    if parse_instant(value) is None:
+        return "-"
+    return timefmt.format_time(value, now or datetime.now(timezone.utc), zone, hint=False)
+
+
+def time_html(value: Any, zone: tzinfo | None = USER_ZONE, *, now: datetime | None = None) -> str:
+    """``local_time`` in a ``<time>`` element carrying the exact instant (shown on hover)."""
     instant = parse_instant(value)
     if instant is None:
         return "-"
-    local = instant.astimezone(zone)
-    if now is not None and now.astimezone(zone).date() == local.date():
-        return local.strftime("%H:%M:%S")
-    return local.strftime("%Y-%m-%d %H:%M")
+    exact = _esc(instant.isoformat())
+    shown = _esc(local_time(value, zone, now=now))
+    return f'<time datetime="{exact}" title="{exact}">{shown}</time>'
 
 
 def format_duration(seconds: Any) -> str:
@@ -158,7 +152,7 @@ def job_header_html(job: Mapping[str, Any]) -> str:
         f'<span style="color:#616161">{_esc(kind)} {_esc(job.get("id"))}</span><br>'
         f'<span class="jupyter-recall-schedule">{_esc(job.get("description") or job.get("when"))}'
         "</span>"
-        f' <span style="color:#616161">· {_esc(tables.describe_target(job.get("target")))}</span>'
+        f' <span style="color:#616161">· {_esc(describe_target(job.get("target")))}</span>'
         "</div>"
     )
 
@@ -214,17 +208,14 @@ def countdown_html(job: Mapping[str, Any], now: datetime, uid: str) -> str:
     upcoming = parse_instant(job.get("next_fire_at"))
     if upcoming is None:
         return '<div class="jupyter-recall-next">no run ahead</div>'
-    at = _esc(local_time(job.get("next_fire_at"), zone_of(job.get("tz")), now=now))
+    at = time_html(job.get("next_fire_at"), now=now)
     seconds = math.ceil((upcoming - now).total_seconds())
     if seconds <= 0:
         return f'<div class="jupyter-recall-next">next run {at}: due now</div>'
     if seconds >= STATIC_COUNTDOWN:
-        days = seconds // STATIC_COUNTDOWN
-        return (
-            f'<div class="jupyter-recall-next">next run {at} '
-            f"(in {days} day{'s' if days > 1 else ''})</div>"
-        )
-    return f'<div class="jupyter-recall-next">next run {at}, in {_ticking(seconds, uid)}</div>'
+        hint = _esc(timefmt.relative(upcoming, now))
+        return f'<div class="jupyter-recall-next">next run {at} ({hint})</div>'
+    return f'<div class="jupyter-recall-next">next run {at} (in {_ticking(seconds, uid)})</div>'
 
 
 def run_title(run: Mapping[str, Any], zone: tzinfo, now: datetime) -> str:
@@ -275,17 +266,6 @@ def sparkline_svg(values: Sequence[float], width: int = 180, height: int = 36) -
     )
 
 
-def _one_line(value: Any, width: int = 120) -> str:
-    """The last line of a result: of its value field when it has one, else of its JSON."""
-    if isinstance(value, Mapping):
-        field = next((value[key] for key in VALUE_KEYS if key in value), value)
-        value = field if isinstance(field, str | int | float) else value
-    text = value if isinstance(value, str) else json.dumps(value, default=str)
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    line = lines[-1] if lines else ""
-    return line if len(line) <= width else line[: width - 1] + "…"
-
-
 def check_entry(check: Mapping[str, Any], zone: tzinfo, now: datetime) -> Entry:
     """A watcher check (``GET /api/recall/watchers/{id}``, ``history``) as a result entry."""
     raw = check.get("result")
@@ -295,7 +275,7 @@ def check_entry(check: Mapping[str, Any], zone: tzinfo, now: datetime) -> Entry:
     title = f"{'✓' if success else '✗'} {local_time(check.get('checked_at'), zone, now=now)}"
     if check.get("notified"):
         title += " notified"
-    return title, _one_line(data), numeric_value(data) if success else None
+    return title, result_text(data), numeric_value(data) if success else None
 
 
 def run_entry(run: Mapping[str, Any], zone: tzinfo, now: datetime) -> Entry:
@@ -303,7 +283,7 @@ def run_entry(run: Mapping[str, Any], zone: tzinfo, now: datetime) -> Entry:
     output = str(run.get("output") or "")
     success = run.get("status") == "succeeded"
     text = output if success or not run.get("error") else str(run["error"])
-    return run_title(run, zone, now), _one_line(text), numeric_value(output) if success else None
+    return run_title(run, zone, now), result_text(text), numeric_value(output) if success else None
 
 
 def results_html(entries: Sequence[Entry]) -> str:
@@ -340,9 +320,9 @@ def timeline_svg(
     parts = [
         f'<svg class="jupyter-recall-timeline" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" style="font:11px sans-serif">',
-        f'<text x="{label_width}" y="11" fill="#616161">{_esc(start.strftime("%H:%M"))}</text>',
+        f'<text x="{label_width}" y="11" fill="#616161">{_esc(local_time(start, now=end))}</text>',
         f'<text x="{width - 4}" y="11" fill="#616161" text-anchor="end">'
-        f"{_esc(end.strftime('%H:%M'))} UTC</text>",
+        f"{_esc(local_time(end, now=end))}</text>",
     ]
     for i, (_, label) in enumerate(rows):
         y = top + i * row_height + row_height / 2
