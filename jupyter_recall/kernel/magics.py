@@ -139,8 +139,8 @@ def run_schedule(line: str, cell: str | None) -> None:
     if command is None:
         writ = parse_writ(line, cell, SCHEDULE_OPTIONS, "code")
         job = api.schedule(writ.when, code=writ.body, **schedule_arguments(writ.options))
-        print(scheduled_message(job))
-        show_card(job)
+        if not show_card(job):
+            print(scheduled_message(job))
     elif command.name == "list":
         show_jobs(everything=bool(command.options.get("all")))
     elif command.name == "info":
@@ -203,8 +203,8 @@ def run_recall(line: str, cell: str | None) -> None:
         tz=options.pop("tz", None),
         **options,
     )
-    print(scheduled_message(job))
-    show_card(job)
+    if not show_card(job):
+        print(scheduled_message(job))
 
 
 def run_jobs(line: str) -> None:
@@ -217,17 +217,20 @@ def run_jobs(line: str) -> None:
 # --- live widgets (kernel/widgets/, docs/widgets.md) ------------------------------------------
 
 
-def show_card(job: Any) -> None:
-    """The live card of a job or watcher under the message, where widgets can be shown."""
+def show_card(job: Any) -> bool:
+    """The live card of a job or watcher, where widgets can be shown; True when it is shown
+    (it says all the one-line message would, and its text fallback is that line's content)."""
     from jupyter_recall.kernel import widgets
 
     if not widgets.available():
-        return
+        return False
     try:
         widgets.job_card(job)
     except Exception as error:
         # The job exists whatever happens to its card: one line, not a traceback.
         print(f"(no live card: {type(error).__name__}: {error})", file=sys.stderr)
+        return False
+    return True
 
 
 def show_jobs_panel(*, everything: bool) -> None:

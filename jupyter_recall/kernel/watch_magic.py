@@ -147,10 +147,11 @@ def show_list(everything: bool) -> None:
 
 
 def _shown_result(entry: Mapping[str, Any]) -> str:
+    """The check's value as a person reads it (``tables.result_text``), not its raw JSON."""
     result = entry.get("result") or {}
-    shown = result.get("data") if result.get("success") else f"error: {result.get('error')}"
-    text = shown if isinstance(shown, str) else json.dumps(shown, default=str)
-    return text if len(text) <= RESULT_WIDTH else text[: RESULT_WIDTH - 1] + "…"
+    if result.get("success"):
+        return tables.result_text(result.get("data"), RESULT_WIDTH)
+    return tables.clip(f"error: {result.get('error')}", RESULT_WIDTH)
 
 
 def _history_rows(history: Sequence[Mapping[str, Any]]) -> list[tuple[str, ...]]:
