@@ -8,7 +8,7 @@ stops (deletes) them. The checks themselves are ``watcher_runtime.py``'s.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -19,6 +19,7 @@ from jupyter_recall.core.errors import NotFoundError, ValidationError
 from jupyter_recall.core.model import Job, JobKind, JobStatus
 from jupyter_recall.core.payloads import validate_target
 from jupyter_recall.engine.scheduler import NewJob, Scheduler
+from jupyter_recall.server.authorization import authorize_jobs, shape_of
 from jupyter_recall.server.handlers import RecallHandler
 from jupyter_recall.server.serialize import iso
 from jupyter_recall.server.watcher_runtime import (
@@ -125,7 +126,15 @@ class WatcherService:
             accepted=names,
         )
 
-    async def create(self, body: Mapping[str, Any], *, owner: str) -> dict[str, Any]:
+    async def create(
+        self,
+        body: Mapping[str, Any],
+        *,
+        owner: str,
+        authorize: Callable[[NewJob], Awaitable[None]] | None = None,
+    ) -> dict[str, Any]:
+        """``authorize`` refuses (raises) a watcher its creator may not run (a user tool's
+        checks run in the notebook's kernel: ``server/permissions.py``)."""
         spec = parse_spec(body)
         target = self._target(spec, body)
         self._check_policy(spec.tool)
@@ -142,6 +151,8 @@ class WatcherService:
             session=session,
             options=spec.options(),
         )
+        if authorize is not None:
+            await authorize(new)
         job = await self.scheduler.add_job(new, owner=owner)
         await self.runtime.register(job)
         # The first check sets the baseline now, not one interval from now.
@@ -216,7 +227,12 @@ class WatchersHandler(_WatcherHandler):
     @web.authenticated
     @authorized
     async def post(self) -> None:
-        document = await self.watchers.create(self.json_body(), owner=self.owner)
+        owner = self.owner
+
+        async def authorize(new: NewJob) -> None:
+            await authorize_jobs(self, owner, [shape_of(new)])
+
+        document = await self.watchers.create(self.json_body(), owner=owner, authorize=authorize)
         self.send_json(document, status=201)
 
 

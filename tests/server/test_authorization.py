@@ -364,3 +364,45 @@ async def test_an_authorizer_that_fails_fails_the_run(jp_fetch, tmp_path):
     assert run["status"] == "failed"
     assert "Authorizer failed (RuntimeError: the policy service is down)" in run["error"]
     assert not marker.exists()
+
+
+# --- watchers ------------------------------------------------------------------------------------
+
+
+async def test_watchers_need_the_permissions_of_their_checks(jp_fetch):
+    read = {"tool": "filesystem.read", "params": {"path": "w.txt"}, "interval": 3600}
+    in_kernel = {"tool": "mymod.check", "interval": 3600, "target": LIVE}
+    Refusals.current = {CONTENTS_READ}
+    refused = await call(jp_fetch, "POST", "api/recall/watchers", read, expect=403)
+    assert_refused(refused, CONTENTS_READ)
+    assert "the tool filesystem.read reads a file" in refused["message"]
+    Refusals.current = {KERNELS_EXECUTE}
+    refused = await call(jp_fetch, "POST", "api/recall/watchers", in_kernel, expect=403)
+    assert_refused(refused, KERNELS_EXECUTE)
+    assert "a watcher of mymod.check runs each check in the notebook's kernel" in refused["message"]
+    assert await job_ids(jp_fetch) == []
+    # Each refused one needs nothing else: with everything else refused, both are created.
+    Refusals.current = EVERY_PERMISSION - {CONTENTS_READ, KERNELS_EXECUTE}
+    await call(jp_fetch, "POST", "api/recall/watchers", read, expect=201)
+    await call(jp_fetch, "POST", "api/recall/watchers", in_kernel, expect=201)
+
+
+async def test_a_watchers_checks_stop_when_its_permission_is_revoked(jp_fetch, jp_root_dir):
+    (jp_root_dir / "w.txt").write_text("v1")
+    body = {"tool": "filesystem.read", "params": {"path": "w.txt"}, "interval": 5}
+    watcher = await call(jp_fetch, "POST", "api/recall/watchers", body, expect=201)
+    first = await finished_run(jp_fetch, watcher["watcher_id"])
+    assert first["status"] == "succeeded", first
+    Refusals.current = {CONTENTS_READ}
+    deadline = asyncio.get_running_loop().time() + 60
+    while True:
+        runs = (await call(jp_fetch, "GET", f"api/recall/jobs/{watcher['watcher_id']}/runs"))[
+            "runs"
+        ]
+        refused = [run for run in runs if run["status"] == "failed"]
+        if refused:
+            break
+        assert asyncio.get_running_loop().time() < deadline, runs
+        await asyncio.sleep(0.5)
+    assert "is not authorized to read on resource: contents" in refused[0]["error"]
+    assert "the tool filesystem.read reads a file" in refused[0]["error"]
