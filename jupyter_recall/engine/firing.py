@@ -283,22 +283,6 @@ def settle_jobs(
     return list(store.get_job_states([item.run.job_id for item in ended]).values())
 
 
-def with_state(job: Job, state: JobState) -> Job:
-    """``job`` (its definition) with a newer state."""
-    return job.evolve(
-        status=state.status,
-        next_occurrence=state.next_occurrence,
-        next_fire_at=state.next_fire_at,
-        run_count=state.run_count,
-        failure_count=state.failure_count,
-        last_run_at=state.last_run_at,
-        last_run_id=state.last_run_id,
-        last_status=state.last_status,
-        last_error=state.last_error,
-        updated_at=state.updated_at,
-    )
-
-
 @dataclass(slots=True)
 class FlushResult:
     runs: list[Run] = field(default_factory=list)

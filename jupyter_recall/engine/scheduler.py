@@ -232,7 +232,7 @@ class Scheduler:
     def _announce_ends(self, result: firing.FlushResult, ended: Sequence[firing.Ended]) -> None:
         fired = {item.run.job_id: item.job for item in ended if item.job is not None}
         settled = {
-            state.id: firing.with_state(fired[state.id], state)
+            state.id: state.applied_to(fired[state.id])
             for state in result.states
             if state.id in fired
         }

@@ -3,7 +3,7 @@
 - ``NotificationService`` builds the ``Notifier`` from ``RecallApp.notification_channels`` and
   is its ``SessionSink``: a notification for a notebook session is published on the event
   stream when a kernel of that session listens (it opened ``/api/recall/events?session=``),
-  else it is buffered in SQLite (``store/watchers.py``: 100 per session, 24 h) until the
+  else it is buffered in the store (``NotificationBuffer``: 100 per session, 24 h) until the
   kernel takes it (``POST /api/recall/notifications/take``) when it connects again. One lock
   orders "is it listening, else buffer" against "take", so nothing falls in between.
 - Jobs with ``options.output_channel`` send the outcome of each run that ran (succeeded,
@@ -45,8 +45,7 @@ from jupyter_recall.engine.notify import (
 from jupyter_recall.engine.scheduler import Scheduler
 from jupyter_recall.server.handlers import RecallHandler
 from jupyter_recall.server.sse import EventHub
-from jupyter_recall.store.sqlite import SQLiteStore
-from jupyter_recall.store.watchers import WatcherStore
+from jupyter_recall.store.base import NotificationBuffer
 
 T = TypeVar("T")
 
@@ -74,14 +73,14 @@ class NotificationService:
 
     def __init__(
         self,
-        store: SQLiteStore,
+        store: NotificationBuffer,
         hub: EventHub,
         clock: Clock,
         channels: Mapping[str, Any],
     ) -> None:
         self.hub = hub
         self.clock = clock
-        self.buffer = WatcherStore(store)
+        self.buffer = store
         self.notifier = Notifier(build_channels(channels, self), self)
         self._lock = anyio.Lock()
         self._limiter = anyio.CapacityLimiter(1)
@@ -111,7 +110,7 @@ class NotificationService:
                 return True
             await self._in_store(
                 partial(
-                    self.buffer.buffer,
+                    self.buffer.buffer_notification,
                     notification.owner,
                     session,
                     document,
@@ -128,12 +127,12 @@ class NotificationService:
     async def take(self, owner: str, session: str) -> list[dict[str, Any]]:
         async with self._lock:
             return await self._in_store(
-                partial(self.buffer.take, owner, session, now=self.clock.now())
+                partial(self.buffer.take_notifications, owner, session, now=self.clock.now())
             )
 
     async def buffered(self, owner: str, session: str | None) -> list[dict[str, Any]]:
         return await self._in_store(
-            partial(self.buffer.buffered, owner, session, now=self.clock.now())
+            partial(self.buffer.buffered_notifications, owner, session, now=self.clock.now())
         )
 
     async def _in_store(self, func: Callable[[], T]) -> T:

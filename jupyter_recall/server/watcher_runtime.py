@@ -9,7 +9,7 @@ kernel, while it is alive: a check finding no kernel is skipped), decides with
 (``output_channel``, default the session).
 
 State (escalation state, counters) and the ring buffer of the last 100 results persist in
-SQLite (``store/watchers.py``), so watchers survive restarts of kernels and of the server. The
+the store (``WatcherStore``), so watchers survive restarts of kernels and of the server. The
 runtime keeps each watcher's state in memory once read and writes checks in batches
 (``FLUSH_INTERVAL``): a crash loses at most that fraction of a second of history.
 """
@@ -43,8 +43,8 @@ from jupyter_recall.core.model import Job, JobKind, Run, new_id
 from jupyter_recall.engine.executors import CollectingSink, Executor, OutputSink, RunOutcome
 from jupyter_recall.engine.notify import Notification
 from jupyter_recall.server.notifications import NotificationService, describe_delivery
-from jupyter_recall.store.sqlite import SQLiteStore
-from jupyter_recall.store.watchers import CheckRecord, WatcherRecord, WatcherStore
+from jupyter_recall.store.base import WatcherStore
+from jupyter_recall.store.watchers import CheckRecord, WatcherRecord
 from jupyter_recall.tools import ToolRunner
 
 T = TypeVar("T")
@@ -206,14 +206,14 @@ class WatcherRuntime:
 
     def __init__(
         self,
-        store: SQLiteStore,
+        store: WatcherStore,
         notifications: NotificationService,
         clock: Clock,
         *,
         tools: ToolRunner | None,
         kernel: Executor | None,
     ) -> None:
-        self.store = WatcherStore(store)
+        self.store = store
         self.notifications = notifications
         self.clock = clock
         self.tools = tools
@@ -292,7 +292,9 @@ class WatcherRuntime:
     async def _state(self, job_id: str) -> WatchState:
         state = self._states.get(job_id)
         if state is None:
-            record: WatcherRecord | None = await self._in_store(partial(self.store.get, job_id))
+            record: WatcherRecord | None = await self._in_store(
+                partial(self.store.get_watcher, job_id)
+            )
             state = WatchState.from_dict(record.state) if record is not None else WatchState()
         return state
 
@@ -364,7 +366,7 @@ class WatcherRuntime:
 
     async def register(self, job: Job) -> None:
         now = self.clock.now()
-        await self._in_store(partial(self.store.create, job.id, job.owner, {}, now=now))
+        await self._in_store(partial(self.store.create_watcher, job.id, job.owner, {}, now=now))
 
     def forget(self, job_id: str) -> None:
         self._states.pop(job_id, None)
@@ -375,13 +377,15 @@ class WatcherRuntime:
     async def records(self, job_ids: list[str]) -> dict[str, WatcherRecord]:
         await self.flush()
         found: dict[str, WatcherRecord] = await self._in_store(
-            partial(self.store.get_many, job_ids)
+            partial(self.store.get_watchers, job_ids)
         )
         return found
 
     async def history(self, job_id: str, last_n: int) -> list[CheckRecord]:
         await self.flush()
-        found: list[CheckRecord] = await self._in_store(partial(self.store.history, job_id, last_n))
+        found: list[CheckRecord] = await self._in_store(
+            partial(self.store.watcher_history, job_id, last_n)
+        )
         return found
 
     async def aclose(self) -> None:

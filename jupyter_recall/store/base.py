@@ -1,6 +1,14 @@
-"""The Store protocol: everything the engine and the outer layers need from persistence.
+"""The store protocols: everything the engine and the outer layers need from persistence.
 
-The protocol is synchronous (SQLite via sqlite-utils is); the async engine calls it from a
+One protocol per concern, each written so that a second store (PostgreSQL) implements it as
+the SQLite one does: ``JobStore`` (jobs, runs and job states, and the one write path
+``atomic()``), ``LeaseStore`` (engine leases and orphaned runs), ``OwnerStore`` (plugin owners
+switched off), ``WatcherStore`` (watcher state and results) and ``NotificationBuffer``
+(notifications held for absent sessions). ``Store`` combines them: it is what
+``store.urls.open_store`` returns and what the engine takes; a consumer that needs one concern
+only is typed against that one.
+
+The protocols are synchronous (SQLite is); the async engine and server call them from a
 worker thread. Every write happens inside ``atomic()``; calling a write method outside it opens
 one for that call. Reads and writes that take ``owner`` are scoped to that owner; ``owner=None``
 is system access, used only by the engine.
@@ -8,13 +16,15 @@ is system access, used only by the engine.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime
-from typing import NamedTuple, Protocol
+from operator import attrgetter
+from typing import Any, NamedTuple, Protocol
 
 from jupyter_recall.core.model import Job, JobKind, JobStatus, Run, RunStatus
+from jupyter_recall.store.watchers import RING_SIZE, CheckRecord, PendingCheck, WatcherRecord
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,20 +72,20 @@ class JobState:
 
     @classmethod
     def of(cls, job: Job) -> JobState:
-        return cls(
-            job.id,
-            job.schedule.kind,
-            job.status,
-            job.next_occurrence,
-            job.next_fire_at,
-            job.run_count,
-            job.failure_count,
-            job.last_run_at,
-            job.last_run_id,
-            job.last_status,
-            job.last_error,
-            job.updated_at,
-        )
+        return cls(*_state_of_job(job))
+
+    def applied_to(self, job: Job) -> Job:
+        """``job`` (its definition) with this newer state."""
+        return job.evolve(**{name: getattr(self, name) for name in STATE_FIELDS})
+
+
+JOB_STATE_FIELDS: tuple[str, ...] = tuple(item.name for item in fields(JobState))
+"""JobState's fields, which are also the names of the ``jobs`` columns that hold them."""
+STATE_FIELDS = tuple(name for name in JOB_STATE_FIELDS if name not in ("id", "schedule_kind"))
+"""What a state write changes: everything in JobState but its identity and schedule kind."""
+_state_of_job = attrgetter(
+    *("schedule.kind" if name == "schedule_kind" else name for name in JOB_STATE_FIELDS)
+)
 
 
 class RunEnd(NamedTuple):
@@ -95,7 +105,9 @@ class RunEnd(NamedTuple):
     """... and if its schedule is recurring."""
 
 
-class Store(Protocol):
+class JobStore(Protocol):
+    """Jobs, their runs and their states; the one write path, ``atomic()``."""
+
     # --- transactions -------------------------------------------------------------------
     def atomic(self) -> AbstractContextManager[None]:
         """One write path: BEGIN IMMEDIATE ... COMMIT, or a SAVEPOINT when nested."""
@@ -190,7 +202,10 @@ class Store(Protocol):
 
     def running_runs(self, *, job_id: str | None = None) -> list[Run]: ...
 
-    # --- owners switched off (engine/owners.py) ---------------------------------------------
+
+class OwnerStore(Protocol):
+    """Plugin owners a user switched off (``engine/owners.py``), with the jobs that paused."""
+
     def get_disabled_owner(self, owner: str, plugin_owner: str) -> list[str] | None:
         """The ids of the jobs that switching ``plugin_owner`` off paused for this user, or
         None when that owner is switched on."""
@@ -208,7 +223,10 @@ class Store(Protocol):
         """(user, plugin owner) pairs switched off; all users' with ``owner=None``."""
         ...
 
-    # --- engine leases ------------------------------------------------------------------
+
+class LeaseStore(Protocol):
+    """Engine leases: a run whose engine stopped renewing its lease is orphaned."""
+
     def renew_lease(self, engine_id: str, *, now: datetime, until: datetime) -> None:
         """Record that ``engine_id`` is alive until ``until``."""
         ...
@@ -221,7 +239,59 @@ class Store(Protocol):
         ...
 
 
-def iter_chunks(items: Sequence[Job] | Sequence[Run], size: int) -> Iterator[Sequence[object]]:
-    """Split a batch so that one statement never binds more parameters than SQLite allows."""
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
+class WatcherStore(Protocol):
+    """What changes at every check of a watcher, off its job row (``store/watchers.py``): its
+    escalation state and counters, and the ring of its last ``RING_SIZE`` results. Both go
+    with the job when it is deleted."""
+
+    def create_watcher(
+        self, job_id: str, owner: str, state: Mapping[str, Any], *, now: datetime
+    ) -> None:
+        """Record a new watcher's state; a watcher that has one already keeps it."""
+        ...
+
+    def get_watcher(self, job_id: str) -> WatcherRecord | None: ...
+
+    def get_watchers(self, job_ids: Sequence[str]) -> dict[str, WatcherRecord]:
+        """The watchers of these ids that have a state, by id."""
+        ...
+
+    def record_checks(self, checks: Sequence[PendingCheck]) -> None:
+        """Save checks (each one's new state and result) in one transaction; a check of a
+        watcher deleted meanwhile is dropped. The ring keeps the last ``RING_SIZE`` results
+        (a result over ``RESULT_LIMIT`` characters of JSON is clipped: ``bounded_result``);
+        every ``RING_SIZE`` checks, the watcher's finished runs are trimmed to its newest
+        ``RING_SIZE``."""
+        ...
+
+    def watcher_history(self, job_id: str, last_n: int = RING_SIZE) -> list[CheckRecord]:
+        """The last ``last_n`` results, newest first."""
+        ...
+
+
+class NotificationBuffer(Protocol):
+    """Notifications held for notebook sessions that were not listening: at most
+    ``BUFFER_LIMIT`` per session (the oldest go first), each for ``BUFFER_TTL``."""
+
+    def buffer_notification(
+        self, owner: str, session: str, notification: Mapping[str, Any], *, now: datetime
+    ) -> None:
+        """Hold a notification (a JSON document with an ``id``) for ``session``; one with the
+        id of a held one replaces it."""
+        ...
+
+    def buffered_notifications(
+        self, owner: str, session: str | None, *, now: datetime
+    ) -> list[dict[str, Any]]:
+        """What is held (for one session, or every session of ``owner``), oldest first."""
+        ...
+
+    def take_notifications(
+        self, owner: str, session: str, *, now: datetime
+    ) -> list[dict[str, Any]]:
+        """What is held for ``session``, oldest first; it is no longer held."""
+        ...
+
+
+class Store(JobStore, LeaseStore, OwnerStore, WatcherStore, NotificationBuffer, Protocol):
+    """Every concern in one store object, as ``open_store`` opens it."""

@@ -8,8 +8,8 @@ JSON payloads (schedule, action, target, options, policies) carry a ``version`` 
 text so that a later migration can rewrite them; the key is added on write and removed on read,
 so records never see it (the schedule's own ``to_dict`` already carries its version).
 
-Rows are plain tuples in the column order of ``JOB_COLUMNS`` / ``RUN_COLUMNS``: building and
-reading them is the hot path of batch inserts and of the scheduler tick.
+Rows are the NamedTuples of ``rows.py``, built and read by column name: building and reading
+them is the hot path of batch inserts and of the scheduler tick.
 """
 
 from __future__ import annotations
@@ -33,56 +33,11 @@ from jupyter_recall.core.model import (
 )
 from jupyter_recall.core.triggers.once import OnceTrigger
 from jupyter_recall.core.when import SPEC_VERSION, ScheduleSpec
+from jupyter_recall.store.rows import JobRow, RunRow
 
 UTC = timezone.utc
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
-
-JOB_COLUMNS = (
-    "id",
-    "owner",
-    "name",
-    "kind",
-    "status",
-    "when_text",
-    "schedule_kind",
-    "schedule",
-    "action",
-    "target",
-    "options",
-    "policies",
-    "session",
-    "next_occurrence",
-    "next_fire_at",
-    "run_count",
-    "failure_count",
-    "last_run_at",
-    "last_run_id",
-    "last_status",
-    "last_error",
-    "created_at",
-    "updated_at",
-    "version",
-    "plugin_owner",
-    "key",
-)
-
-RUN_COLUMNS = (
-    "id",
-    "job_id",
-    "owner",
-    "scheduled_for",
-    "trigger_kind",
-    "status",
-    "created_at",
-    "started_at",
-    "finished_at",
-    "output",
-    "error",
-    "engine_id",
-)
-
-Row = tuple[Any, ...]
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -292,13 +247,12 @@ _RUN_TRIGGERS = {member.value: member for member in RunTrigger}
 # --- jobs ---------------------------------------------------------------------------------------
 
 
-def job_row(job: Job) -> Row:
-    """The job as a tuple in ``JOB_COLUMNS`` order."""
+def job_row(job: Job) -> JobRow:
     return job_rows((job,))[0]
 
 
-def job_rows(jobs: Sequence[Job]) -> list[Row]:
-    """The jobs as tuples in ``JOB_COLUMNS`` order.
+def job_rows(jobs: Sequence[Job]) -> list[JobRow]:
+    """The jobs' rows.
 
     The payloads that jobs share (one action object for a whole batch, the default target and
     policies...) are encoded once per call, remembered by identity: the jobs hold them, so no
@@ -341,7 +295,7 @@ def _options_text(options: Mapping[str, Any]) -> str:
     return encode_payload(options, "options")
 
 
-def _job_row(job: Job, texts: dict[int, str]) -> Row:
+def _job_row(job: Job, texts: dict[int, str]) -> JobRow:
     us = _to_microseconds
     known = texts.get
     schedule, action, target, options, policies = (
@@ -359,72 +313,73 @@ def _job_row(job: Job, texts: dict[int, str]) -> Row:
         fire_us = occurrence_us
     else:
         fire_us = None if next_fire_at is None else us[next_fire_at]
-    return (
-        job.id,
-        job.owner,
-        job.name,
-        job.kind._value_,
-        job.status._value_,
-        job.when,
-        schedule.kind,
-        known(id(schedule)) or _remember(texts, schedule, _encode_schedule),
-        known(id(action)) or _remember(texts, action, _action_text),
-        known(id(target)) or _remember(texts, target, _target_text),
-        known(id(options)) or _remember(texts, options, _options_text),
-        known(id(policies)) or _remember(texts, policies, _policies_text.__getitem__),
-        job.session,
-        occurrence_us,
-        fire_us,
-        job.run_count,
-        job.failure_count,
-        None if last_run_at is None else us[last_run_at],
-        job.last_run_id,
-        None if last_status is None else last_status._value_,
-        job.last_error,
-        us[job.created_at],
-        us[job.updated_at],
-        job.version,
-        job.plugin_owner,
-        job.key,
+    return JobRow(
+        id=job.id,
+        owner=job.owner,
+        name=job.name,
+        kind=job.kind._value_,
+        status=job.status._value_,
+        when_text=job.when,
+        schedule_kind=schedule.kind,
+        schedule=known(id(schedule)) or _remember(texts, schedule, _encode_schedule),
+        action=known(id(action)) or _remember(texts, action, _action_text),
+        target=known(id(target)) or _remember(texts, target, _target_text),
+        options=known(id(options)) or _remember(texts, options, _options_text),
+        policies=known(id(policies)) or _remember(texts, policies, _policies_text.__getitem__),
+        session=job.session,
+        next_occurrence=occurrence_us,
+        next_fire_at=fire_us,
+        run_count=job.run_count,
+        failure_count=job.failure_count,
+        last_run_at=None if last_run_at is None else us[last_run_at],
+        last_run_id=job.last_run_id,
+        last_status=None if last_status is None else last_status._value_,
+        last_error=job.last_error,
+        created_at=us[job.created_at],
+        updated_at=us[job.updated_at],
+        version=job.version,
+        plugin_owner=job.plugin_owner,
+        key=job.key,
     )
 
 
-def job_from_row(row: Row) -> Job:
+def job_from_row(row: JobRow) -> Job:
     try:
         return _job_from_row(row)
     except KeyError as exc:
-        raise StoreError(f"job {row[0]!r} holds an unknown value {exc}") from None
+        raise StoreError(f"job {row.id!r} holds an unknown value {exc}") from None
 
 
-def _job_from_row(row: Row) -> Job:
+def _job_from_row(row: JobRow) -> Job:
     at = _from_microseconds
-    next_occurrence, next_fire_at, last_run_at, last_status = row[13], row[14], row[17], row[19]
+    next_occurrence, next_fire_at = row.next_occurrence, row.next_fire_at
+    last_run_at, last_status = row.last_run_at, row.last_status
     return Job(
-        id=row[0],
-        owner=row[1],
-        name=row[2],
-        kind=_JOB_KINDS[row[3]],
-        status=_JOB_STATUSES[row[4]],
-        when=row[5],
-        schedule=_schedule_value[row[7]],
-        action=_payload_value(row[8], "action"),
-        target=_payload_value(row[9], "target"),
-        options=_payload_value(row[10], "options"),
-        policies=_policies_value[row[11]],
-        session=row[12],
+        id=row.id,
+        owner=row.owner,
+        name=row.name,
+        kind=_JOB_KINDS[row.kind],
+        status=_JOB_STATUSES[row.status],
+        when=row.when_text,
+        schedule=_schedule_value[row.schedule],
+        action=_payload_value(row.action, "action"),
+        target=_payload_value(row.target, "target"),
+        options=_payload_value(row.options, "options"),
+        policies=_policies_value[row.policies],
+        session=row.session,
         next_occurrence=None if next_occurrence is None else at[next_occurrence],
         next_fire_at=None if next_fire_at is None else at[next_fire_at],
-        run_count=row[15],
-        failure_count=row[16],
+        run_count=row.run_count,
+        failure_count=row.failure_count,
         last_run_at=None if last_run_at is None else at[last_run_at],
-        last_run_id=row[18],
+        last_run_id=row.last_run_id,
         last_status=None if last_status is None else _RUN_STATUSES[last_status],
-        last_error=row[20],
-        created_at=at[row[21]],
-        updated_at=at[row[22]],
-        version=row[23],
-        plugin_owner=row[24],
-        key=row[25],
+        last_error=row.last_error,
+        created_at=at[row.created_at],
+        updated_at=at[row.updated_at],
+        version=row.version,
+        plugin_owner=row.plugin_owner,
+        key=row.key,
     )
 
 
@@ -433,8 +388,7 @@ def _job_from_row(row: Row) -> Job:
 _RUN_INSTANTS = ("scheduled_for", "created_at", "started_at", "finished_at")
 
 
-def run_row(run: Run) -> Row:
-    """The run as a tuple in ``RUN_COLUMNS`` order."""
+def run_row(run: Run) -> RunRow:
     try:
         return _run_row(run)
     except TypeError:
@@ -442,46 +396,47 @@ def run_row(run: Run) -> Row:
         raise
 
 
-def _run_row(run: Run) -> Row:
+def _run_row(run: Run) -> RunRow:
     us = _to_microseconds
     started_at, finished_at = run.started_at, run.finished_at
-    return (
-        run.id,
-        run.job_id,
-        run.owner,
-        us[run.scheduled_for],
-        run.trigger._value_,
-        run.status._value_,
-        us[run.created_at],
-        None if started_at is None else us[started_at],
-        None if finished_at is None else us[finished_at],
-        run.output,
-        run.error,
-        run.engine_id,
+    return RunRow(
+        id=run.id,
+        job_id=run.job_id,
+        owner=run.owner,
+        scheduled_for=us[run.scheduled_for],
+        trigger_kind=run.trigger._value_,
+        status=run.status._value_,
+        created_at=us[run.created_at],
+        started_at=None if started_at is None else us[started_at],
+        finished_at=None if finished_at is None else us[finished_at],
+        output=run.output,
+        output_dropped=0,
+        error=run.error,
+        engine_id=run.engine_id,
     )
 
 
-def run_from_row(row: Row) -> Run:
+def run_from_row(row: RunRow) -> Run:
     try:
         return _run_from_row(row)
     except KeyError as exc:
-        raise StoreError(f"run {row[0]!r} holds an unknown value {exc}") from None
+        raise StoreError(f"run {row.id!r} holds an unknown value {exc}") from None
 
 
-def _run_from_row(row: Row) -> Run:
+def _run_from_row(row: RunRow) -> Run:
     at = _from_microseconds
-    started_at, finished_at = row[7], row[8]
+    started_at, finished_at = row.started_at, row.finished_at
     return Run(
-        id=row[0],
-        job_id=row[1],
-        owner=row[2],
-        scheduled_for=at[row[3]],
-        trigger=_RUN_TRIGGERS[row[4]],
-        status=_RUN_STATUSES[row[5]],
-        created_at=at[row[6]],
+        id=row.id,
+        job_id=row.job_id,
+        owner=row.owner,
+        scheduled_for=at[row.scheduled_for],
+        trigger=_RUN_TRIGGERS[row.trigger_kind],
+        status=_RUN_STATUSES[row.status],
+        created_at=at[row.created_at],
         started_at=None if started_at is None else at[started_at],
         finished_at=None if finished_at is None else at[finished_at],
-        output=row[9],
-        error=row[10],
-        engine_id=row[11],
+        output=row.output,
+        error=row.error,
+        engine_id=row.engine_id,
     )

@@ -55,7 +55,7 @@ def latest_version() -> int:
 def applied_versions(db: Database) -> set[int]:
     if not db.table("migrations").exists():
         return set()
-    return {row[0] for row in db.execute("SELECT version FROM migrations")}
+    return {version for (version,) in db.execute("SELECT version FROM migrations")}
 
 
 def _refuse_newer_schema(applied: set[int]) -> None:

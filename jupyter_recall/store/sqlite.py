@@ -31,27 +31,46 @@ import sqlite_utils
 from jupyter_recall.core.errors import ConflictError, NotFoundError, StoreError
 from jupyter_recall.core.model import Job, JobKind, JobStatus, Run, RunStatus
 from jupyter_recall.store import codec
-from jupyter_recall.store.base import JobFilter, JobState, RunEnd, RunFilter
+from jupyter_recall.store.base import STATE_FIELDS, JobFilter, JobState, RunEnd, RunFilter
 from jupyter_recall.store.migrations import Migration, migrate
+from jupyter_recall.store.rows import (
+    DisabledOwnerRow,
+    JobRow,
+    JobStateRow,
+    LeaseRow,
+    RunRow,
+    RunStateRow,
+    columns,
+)
+from jupyter_recall.store.sqlite_watchers import SQLiteWatcherTables
 
 # SQLite's default limit of bound parameters was 999 before 3.32; stay below it.
 _IN_CHUNK = 900
 
-_JOB_SELECT = f"SELECT {', '.join(codec.JOB_COLUMNS)} FROM jobs"
-_RUN_SELECT = f"SELECT {', '.join(codec.RUN_COLUMNS)} FROM runs"
+_JOB_SELECT = f"SELECT {columns(JobRow._fields)} FROM jobs"
+_RUN_SELECT = f"SELECT {columns(RunRow._fields)} FROM runs"
+
+
+def _update_by_id(table: str, fields: Sequence[str], changed: Sequence[str]) -> str:
+    """An UPDATE of the ``changed`` columns of one row, whose parameters are a whole row of
+    ``fields`` (numbered parameters: the columns left out are bound but unused)."""
+    number = {name: index for index, name in enumerate(fields, start=1)}
+    assignments = ", ".join(f"{name} = ?{number[name]}" for name in changed)
+    return f"UPDATE {table} SET {assignments} WHERE id = ?{number['id']}"
+
+
 # Identity columns are fixed at insert: an update never moves a job to another owner, and
 # leaving them out of SET spares SQLite the upkeep of the indexes that only they feed.
 _JOB_FIXED = frozenset({"id", "owner", "kind", "created_at"})
-_JOB_UPDATED = tuple(i for i, c in enumerate(codec.JOB_COLUMNS) if c not in _JOB_FIXED)
-_pick_updated = itemgetter(*_JOB_UPDATED)
-_UPDATE_JOB = (
-    f"UPDATE jobs SET {', '.join(f'{codec.JOB_COLUMNS[i]} = ?' for i in _JOB_UPDATED)} WHERE id = ?"
+_UPDATE_JOB = _update_by_id(
+    "jobs", JobRow._fields, [name for name in JobRow._fields if name not in _JOB_FIXED]
 )
 _RUN_OCCURRENCE_TAKEN = "ON CONFLICT (job_id, scheduled_for) DO NOTHING"
 # Output belongs to append_output: the engine's copy of a run does not hold what was streamed.
-_RUN_UPDATABLE = tuple(c for c in codec.RUN_COLUMNS[1:] if c != "output")
-_UPDATE_RUN = f"UPDATE runs SET {', '.join(f'{c} = ?' for c in _RUN_UPDATABLE)} WHERE id = ?"
-_OUTPUT_INDEX = codec.RUN_COLUMNS.index("output")
+_RUN_FIXED = frozenset({"id", "output", "output_dropped"})
+_UPDATE_RUN = _update_by_id(
+    "runs", RunRow._fields, [name for name in RunRow._fields if name not in _RUN_FIXED]
+)
 
 # Literal 'active' (not a bound parameter): SQLite only uses the partial index jobs_due when
 # the query's WHERE visibly implies the index's WHERE.
@@ -60,19 +79,7 @@ _DUE_JOBS = (
 )
 # The engine's hot path writes only what changes: an UPDATE that names a column maintains every
 # index on it, even when the value is the same, so full-row updates cost several times more.
-_STATE_COLUMNS = (
-    "status",
-    "next_occurrence",
-    "next_fire_at",
-    "run_count",
-    "failure_count",
-    "last_run_at",
-    "last_run_id",
-    "last_status",
-    "last_error",
-    "updated_at",
-)
-_UPDATE_JOB_STATE = f"UPDATE jobs SET {', '.join(f'{c} = ?' for c in _STATE_COLUMNS)} WHERE id = ?"
+_UPDATE_JOB_STATE = _update_by_id("jobs", JobStateRow._fields, STATE_FIELDS)
 # The end of a run, applied in SQL so that the job need not be read first (see RunEnd).
 _SETTLE_JOB_STATE = (
     "UPDATE jobs SET last_status = ?1, last_error = ?2, updated_at = ?3, "
@@ -82,10 +89,8 @@ _SETTLE_JOB_STATE = (
     "ELSE status END "
     "WHERE id = ?8"
 )
-_SELECT_JOB_STATE = f"SELECT id, schedule_kind, {', '.join(_STATE_COLUMNS)} FROM jobs"
-_UPDATE_RUN_STATE = (
-    "UPDATE runs SET status = ?, started_at = ?, finished_at = ?, error = ? WHERE id = ?"
-)
+_SELECT_JOB_STATE = f"SELECT {columns(JobStateRow._fields)} FROM jobs"
+_UPDATE_RUN_STATE = _update_by_id("runs", RunStateRow._fields, RunStateRow._fields[1:])
 _NEXT_FIRE_AT = (
     "SELECT next_fire_at FROM jobs WHERE status = 'active' AND next_fire_at > ? "
     "ORDER BY next_fire_at LIMIT 1"
@@ -95,6 +100,19 @@ _LONG_AGO = -(2**62)
 is ``IS NOT NULL``, so the query keeps one form, which uses the jobs_due index."""
 _PENDING_RECALL = (
     "kind = 'recall' AND status IN ('active', 'paused') AND next_occurrence IS NOT NULL"
+)
+_PUT_DISABLED_OWNER = (
+    f"INSERT INTO disabled_owners ({columns(DisabledOwnerRow._fields)}) VALUES (?, ?, ?, ?) "
+    "ON CONFLICT (owner, plugin_owner) DO UPDATE SET held_jobs = excluded.held_jobs"
+)
+_RENEW_LEASE = (
+    f"INSERT INTO leases ({columns(LeaseRow._fields)}) VALUES (?, ?, ?) "
+    "ON CONFLICT (engine_id) DO UPDATE SET until = excluded.until"
+)
+_RUNNING_WITH_LEASES = (
+    f"SELECT {columns(RunRow._fields, prefix='runs.')}, leases.until "
+    "FROM runs LEFT JOIN leases ON leases.engine_id = runs.engine_id "
+    "WHERE runs.status = 'running'"
 )
 _ANY_JOB = JobFilter()
 _ANY_RUN = RunFilter()
@@ -128,8 +146,8 @@ def bounded_output(stored: str, dropped: int, text: str, limit: int) -> tuple[st
 
 
 def _insert_statement(
-    table: str, columns: Sequence[str], rows: Sequence[codec.Row], tail: str = ""
-) -> tuple[str, Iterable[codec.Row]]:
+    table: str, fields: Sequence[str], rows: Sequence[tuple[Any, ...]], tail: str = ""
+) -> tuple[str, Iterable[tuple[Any, ...]]]:
     """The INSERT of a batch of rows (their first column never NULL), with NULL written in the
     statement for the columns that are None in every row (a new job has seven, a new run
     three): the sqlite3 module binds None only after looking for an adapter, which costs about
@@ -140,13 +158,13 @@ def _insert_statement(
     """
     kept = [0] + [  # the id is never NULL, which keeps a parameter in each row
         index
-        for index in range(1, len(columns))
+        for index in range(1, len(fields))
         if any(map(is_not, map(itemgetter(index), rows), repeat(None)))
     ]
-    values = ", ".join("?" if index in kept else "NULL" for index in range(len(columns)))
-    sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({values})"
+    values = ", ".join("?" if index in kept else "NULL" for index in range(len(fields)))
+    sql = f"INSERT INTO {table} ({columns(fields)}) VALUES ({values})"
     sql += f" {tail}" if tail else ""
-    if len(kept) == len(columns):
+    if len(kept) == len(fields):
         return sql, rows
     # itemgetter of one index gives the item itself; of a slice, a tuple.
     pick = itemgetter(*kept) if len(kept) > 1 else itemgetter(slice(0, 1))
@@ -157,8 +175,10 @@ WAL_SWITCH_RETRY = 0.005
 """Seconds between two tries of switching a new file to WAL (``SQLiteStore._enable_wal``)."""
 
 
-class SQLiteStore:
-    """The Store protocol on one SQLite file. ``path`` may be ``":memory:"`` for tests."""
+class SQLiteStore(SQLiteWatcherTables):
+    """The Store protocol on one SQLite file. ``path`` may be ``":memory:"`` for tests.
+
+    Watchers and the notification buffer are in ``SQLiteWatcherTables``."""
 
     def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 10.0) -> None:
         self.path = os.fspath(path)
@@ -268,9 +288,17 @@ class SQLiteStore:
         with self._lock:
             self._conn.close()
 
-    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[codec.Row]:
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         with self._errors():
             return self._conn.execute(sql, params).fetchall()
+
+    def _jobs(self, sql: str, params: Sequence[Any] = ()) -> list[Job]:
+        """The jobs a SELECT of ``JobRow``'s columns finds."""
+        return list(map(codec.job_from_row, map(JobRow._make, self._rows(sql, params))))
+
+    def _runs(self, sql: str, params: Sequence[Any] = ()) -> list[Run]:
+        """The runs a SELECT of ``RunRow``'s columns finds."""
+        return list(map(codec.run_from_row, map(RunRow._make, self._rows(sql, params))))
 
     def _existing_ids(self, table: str, ids: Iterable[str]) -> set[str]:
         found: set[str] = set()
@@ -279,7 +307,7 @@ class SQLiteStore:
             chunk = unique[start : start + _IN_CHUNK]
             marks = ", ".join("?" * len(chunk))
             sql = f"SELECT id FROM {table} WHERE id IN ({marks})"
-            found.update(row[0] for row in self._conn.execute(sql, chunk))
+            found.update(ident for (ident,) in self._conn.execute(sql, chunk))
         return found
 
     # --- jobs ---------------------------------------------------------------------------
@@ -287,7 +315,7 @@ class SQLiteStore:
     def insert_jobs(self, jobs: Sequence[Job]) -> None:
         if not jobs:
             return
-        sql, rows = _insert_statement("jobs", codec.JOB_COLUMNS, codec.job_rows(jobs))
+        sql, rows = _insert_statement("jobs", JobRow._fields, codec.job_rows(jobs))
         with self.atomic():
             try:
                 with self.atomic():
@@ -298,7 +326,7 @@ class SQLiteStore:
     def update_jobs(self, jobs: Sequence[Job]) -> None:
         if not jobs:
             return
-        rows = [(*_pick_updated(codec.job_row(job)), job.id) for job in jobs]
+        rows = codec.job_rows(jobs)
         with self.atomic():
             try:
                 with self.atomic():
@@ -354,8 +382,9 @@ class SQLiteStore:
             for start in range(0, len(unique), _IN_CHUNK):
                 chunk = unique[start : start + _IN_CHUNK]
                 sql = f"{_SELECT_JOB_STATE} WHERE id IN ({', '.join('?' * len(chunk))})"
-                for row in self._conn.execute(sql, chunk):
-                    states[row[0]] = _state_from_row(row)
+                for values in self._conn.execute(sql, chunk):
+                    state = _state_from_row(JobStateRow._make(values))
+                    states[state.id] = state
         return states
 
     def settle_job_states(self, ends: Sequence[RunEnd], *, now: datetime) -> None:
@@ -399,10 +428,10 @@ class SQLiteStore:
 
     def get_job(self, job_id: str, *, owner: str | None) -> Job:
         sql, params = _scoped(f"{_JOB_SELECT} WHERE id = ?", [job_id], owner)
-        rows = self._rows(sql, params)
-        if not rows:
+        jobs = self._jobs(sql, params)
+        if not jobs:
             raise NotFoundError("job", job_id)
-        return codec.job_from_row(rows[0])
+        return jobs[0]
 
     def list_jobs(self, *, owner: str | None, where: JobFilter = _ANY_JOB) -> list[Job]:
         clauses, params = _job_clauses(where)
@@ -411,7 +440,7 @@ class SQLiteStore:
         if where.limit is not None:
             sql += " LIMIT ?"
             params.append(where.limit)
-        return [codec.job_from_row(row) for row in self._rows(sql, params)]
+        return self._jobs(sql, params)
 
     def delete_job(self, job_id: str, *, owner: str | None) -> None:
         sql, params = _scoped("DELETE FROM jobs WHERE id = ?", [job_id], owner)
@@ -423,8 +452,7 @@ class SQLiteStore:
             self._conn.execute("DELETE FROM runs WHERE job_id = ?", (job_id,))
 
     def due_jobs(self, now: datetime, *, limit: int) -> list[Job]:
-        rows = self._rows(_DUE_JOBS, (codec.encode_instant(now, "now"), limit))
-        return [codec.job_from_row(row) for row in rows]
+        return self._jobs(_DUE_JOBS, (codec.encode_instant(now, "now"), limit))
 
     def next_fire_at(self, *, after: datetime | None = None) -> datetime | None:
         bound = _LONG_AGO if after is None else codec.encode_instant(after, "after")
@@ -441,7 +469,7 @@ class SQLiteStore:
         if not runs:
             return []
         sql, rows = _insert_statement(
-            "runs", codec.RUN_COLUMNS, [codec.run_row(r) for r in runs], _RUN_OCCURRENCE_TAKEN
+            "runs", RunRow._fields, [codec.run_row(r) for r in runs], _RUN_OCCURRENCE_TAKEN
         )
         with self.atomic():
             try:
@@ -484,10 +512,7 @@ class SQLiteStore:
     def update_runs(self, runs: Sequence[Run]) -> None:
         if not runs:
             return
-        rows = []
-        for run in runs:
-            row = codec.run_row(run)
-            rows.append((*row[1:_OUTPUT_INDEX], *row[_OUTPUT_INDEX + 1 :], run.id))
+        rows = [codec.run_row(run) for run in runs]
         with self.atomic():
             changed = self._conn.executemany(_UPDATE_RUN, rows).rowcount
             if changed != len(rows):
@@ -500,12 +525,12 @@ class SQLiteStore:
             return
         encode = codec.encode_optional_instant
         rows = [
-            (
-                run.status._value_,
-                encode(run.started_at, "started_at"),
-                encode(run.finished_at, "finished_at"),
-                run.error,
-                run.id,
+            RunStateRow(
+                id=run.id,
+                status=run.status._value_,
+                started_at=encode(run.started_at, "started_at"),
+                finished_at=encode(run.finished_at, "finished_at"),
+                error=run.error,
             )
             for run in runs
         ]
@@ -525,7 +550,8 @@ class SQLiteStore:
             ).fetchone()
             if row is None:
                 raise NotFoundError("run", run_id)
-            output, dropped = bounded_output(row[0], row[1], text, limit)
+            stored, dropped = row
+            output, dropped = bounded_output(stored, dropped, text, limit)
             self._conn.execute(
                 "UPDATE runs SET output = ?, output_dropped = ? WHERE id = ?",
                 (output, dropped, run_id),
@@ -533,10 +559,10 @@ class SQLiteStore:
 
     def get_run(self, run_id: str, *, owner: str | None) -> Run:
         sql, params = _scoped(f"{_RUN_SELECT} WHERE id = ?", [run_id], owner)
-        rows = self._rows(sql, params)
-        if not rows:
+        runs = self._runs(sql, params)
+        if not runs:
             raise NotFoundError("run", run_id)
-        return codec.run_from_row(rows[0])
+        return runs[0]
 
     def list_runs(self, *, owner: str | None, where: RunFilter = _ANY_RUN) -> list[Run]:
         clauses, params = _run_clauses(where)
@@ -545,7 +571,7 @@ class SQLiteStore:
         if where.limit is not None:
             sql += " LIMIT ?"
             params.append(where.limit)
-        return [codec.run_from_row(row) for row in self._rows(sql, params)]
+        return self._runs(sql, params)
 
     def running_runs(self, *, job_id: str | None = None) -> list[Run]:
         sql = f"{_RUN_SELECT} WHERE status = 'running'"
@@ -553,7 +579,7 @@ class SQLiteStore:
         if job_id is not None:
             sql += " AND job_id = ?"
             params.append(job_id)
-        return [codec.run_from_row(row) for row in self._rows(sql, params)]
+        return self._runs(sql, params)
 
     # --- owners switched off ---------------------------------------------------------------
 
@@ -569,14 +595,12 @@ class SQLiteStore:
     ) -> None:
         with self.atomic():
             self._conn.execute(
-                "INSERT INTO disabled_owners (owner, plugin_owner, disabled_at, held_jobs) "
-                "VALUES (?, ?, ?, ?) ON CONFLICT (owner, plugin_owner) "
-                "DO UPDATE SET held_jobs = excluded.held_jobs",
-                (
-                    owner,
-                    plugin_owner,
-                    codec.encode_instant(now, "now"),
-                    json.dumps(list(held_jobs)),
+                _PUT_DISABLED_OWNER,
+                DisabledOwnerRow(
+                    owner=owner,
+                    plugin_owner=plugin_owner,
+                    disabled_at=codec.encode_instant(now, "now"),
+                    held_jobs=json.dumps(list(held_jobs)),
                 ),
             )
 
@@ -590,7 +614,8 @@ class SQLiteStore:
     def disabled_owners(self, owner: str | None) -> list[tuple[str, str]]:
         sql, params = _scoped("SELECT owner, plugin_owner FROM disabled_owners WHERE 1", [], owner)
         return [
-            (row[0], row[1]) for row in self._rows(sql + " ORDER BY owner, plugin_owner", params)
+            (user, plugin_owner)
+            for user, plugin_owner in self._rows(sql + " ORDER BY owner, plugin_owner", params)
         ]
 
     # --- engine leases ------------------------------------------------------------------
@@ -598,12 +623,11 @@ class SQLiteStore:
     def renew_lease(self, engine_id: str, *, now: datetime, until: datetime) -> None:
         with self.atomic():
             self._conn.execute(
-                "INSERT INTO leases (engine_id, acquired_at, until) VALUES (?, ?, ?) "
-                "ON CONFLICT (engine_id) DO UPDATE SET until = excluded.until",
-                (
-                    engine_id,
-                    codec.encode_instant(now, "now"),
-                    codec.encode_instant(until, "until"),
+                _RENEW_LEASE,
+                LeaseRow(
+                    engine_id=engine_id,
+                    acquired_at=codec.encode_instant(now, "now"),
+                    until=codec.encode_instant(until, "until"),
                 ),
             )
 
@@ -613,17 +637,13 @@ class SQLiteStore:
 
     def interrupt_orphaned_runs(self, *, now: datetime, engine_id: str) -> list[Run]:
         stamp = codec.encode_instant(now, "now")
-        sql = (
-            f"SELECT {', '.join(f'runs.{c}' for c in codec.RUN_COLUMNS)}, leases.until "
-            "FROM runs LEFT JOIN leases ON leases.engine_id = runs.engine_id "
-            "WHERE runs.status = 'running'"
-        )
         with self.atomic():
             orphans: list[Run] = []
-            for row in self._conn.execute(sql).fetchall():
-                reason = _orphan_reason(row[11], row[12], stamp, engine_id)
+            for *values, until in self._conn.execute(_RUNNING_WITH_LEASES).fetchall():
+                row = RunRow._make(values)
+                reason = _orphan_reason(row.engine_id, until, stamp, engine_id)
                 if reason is not None:
-                    run = codec.run_from_row(row[:12])
+                    run = codec.run_from_row(row)
                     orphans.append(
                         run.evolve(status=RunStatus.INTERRUPTED, finished_at=now, error=reason)
                     )
@@ -650,39 +670,41 @@ def _orphan_reason(
     return None
 
 
-def _state_row(state: JobState) -> tuple[Any, ...]:
+def _state_row(state: JobState) -> JobStateRow:
     encode = codec.encode_optional_instant
     last_status = state.last_status
-    return (  # enums by their ``_value_``: see codec's note on binding enums
-        state.status._value_,
-        encode(state.next_occurrence, "next_occurrence"),
-        encode(state.next_fire_at, "next_fire_at"),
-        state.run_count,
-        state.failure_count,
-        encode(state.last_run_at, "last_run_at"),
-        state.last_run_id,
-        None if last_status is None else last_status._value_,
-        state.last_error,
-        codec.encode_instant(state.updated_at, "updated_at"),
-        state.id,
+    return JobStateRow(  # enums by their ``_value_``: see codec's note on binding enums
+        id=state.id,
+        schedule_kind=state.schedule_kind,
+        status=state.status._value_,
+        next_occurrence=encode(state.next_occurrence, "next_occurrence"),
+        next_fire_at=encode(state.next_fire_at, "next_fire_at"),
+        run_count=state.run_count,
+        failure_count=state.failure_count,
+        last_run_at=encode(state.last_run_at, "last_run_at"),
+        last_run_id=state.last_run_id,
+        last_status=None if last_status is None else last_status._value_,
+        last_error=state.last_error,
+        updated_at=codec.encode_instant(state.updated_at, "updated_at"),
     )
 
 
-def _state_from_row(row: codec.Row) -> JobState:
+def _state_from_row(row: JobStateRow) -> JobState:
     decode = codec.decode_optional_instant
+    last_status = row.last_status
     return JobState(
-        id=row[0],
-        schedule_kind=row[1],
-        status=JobStatus(row[2]),
-        next_occurrence=decode(row[3]),
-        next_fire_at=decode(row[4]),
-        run_count=row[5],
-        failure_count=row[6],
-        last_run_at=decode(row[7]),
-        last_run_id=row[8],
-        last_status=None if row[9] is None else RunStatus(row[9]),
-        last_error=row[10],
-        updated_at=codec.decode_instant(row[11]),
+        id=row.id,
+        schedule_kind=row.schedule_kind,
+        status=JobStatus(row.status),
+        next_occurrence=decode(row.next_occurrence),
+        next_fire_at=decode(row.next_fire_at),
+        run_count=row.run_count,
+        failure_count=row.failure_count,
+        last_run_at=decode(row.last_run_at),
+        last_run_id=row.last_run_id,
+        last_status=None if last_status is None else RunStatus(last_status),
+        last_error=row.last_error,
+        updated_at=codec.decode_instant(row.updated_at),
     )
 
 

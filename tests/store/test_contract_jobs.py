@@ -1,14 +1,11 @@
-"""The Store contract: behaviour every store implementation must have.
-
-Written only against the ``Store`` protocol. A store's test module subclasses ``StoreContract``
-and provides the ``open_store`` fixture: a callable that opens a new store object on the same
-database each time it is called (for restart and concurrency tests), closing them at teardown.
+"""The contract of jobs, runs, job states, leases and transactions (``JobStore``,
+``LeaseStore``): what every store must do, written against the protocols only. Each test runs
+on every kind of store in ``conftest.STORES``.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -22,104 +19,30 @@ from jupyter_recall.core.model import (
     JobStatus,
     Overlap,
     Policies,
-    Run,
     RunStatus,
     RunTrigger,
-    new_id,
 )
-from jupyter_recall.core.when import parse_when
 from jupyter_recall.store.base import JobFilter, RunEnd, RunFilter, Store
-
-UTC = timezone.utc
-T0 = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
-
-OpenStore = Callable[[], Store]
-
-
-class Midway(Exception):
-    """Raised by a test in the middle of a transaction."""
-
-
-def make_job(
-    *,
-    owner: str = "alice",
-    kind: JobKind = JobKind.JOB,
-    when: str = "in 30m",
-    created_at: datetime = T0,
-    **changes: Any,
-) -> Job:
-    """A valid job as the outer layers would build it: schedule parsed at ``created_at``."""
-    spec = parse_when(when, now=created_at, tz="UTC")
-    first = spec.first_fire_time()
-    if kind is JobKind.RECALL:
-        action: dict[str, Any] = {"type": "instruction", "instruction": "check the training log"}
-    else:
-        action = {"type": "code", "code": "print('hello')"}
-    job = Job(
-        id=new_id(),
-        owner=owner,
-        name=f"{kind.value} {when}",
-        kind=kind,
-        when=when,
-        schedule=spec,
-        action=action,
-        target={"type": "kernel", "notebook": "analysis.ipynb"},
-        created_at=created_at,
-        updated_at=created_at,
-        next_occurrence=first,
-        next_fire_at=first,
-    )
-    return job.evolve(**changes)
+from tests.store.factories import (
+    T0,
+    Midway,
+    OpenStore,
+    ids,
+    make_job,
+    make_recall,
+    make_run,
+    minutes,
+)
 
 
-def make_recall(session: str, *, owner: str = "alice", **changes: Any) -> Job:
-    return make_job(kind=JobKind.RECALL, owner=owner, session=session, **changes)
+@pytest.fixture
+def job(store: Store) -> Job:
+    job = make_job(when="every 5m")
+    store.insert_jobs([job])
+    return job
 
 
-def make_run(
-    job: Job,
-    scheduled_for: datetime,
-    *,
-    status: RunStatus = RunStatus.RUNNING,
-    created_at: datetime | None = None,
-    **changes: Any,
-) -> Run:
-    run = Run(
-        id=new_id(),
-        job_id=job.id,
-        owner=job.owner,
-        scheduled_for=scheduled_for,
-        trigger=RunTrigger.SCHEDULE,
-        status=status,
-        created_at=created_at or scheduled_for,
-        started_at=scheduled_for,
-    )
-    return run.evolve(**changes)
-
-
-def minutes(n: float) -> timedelta:
-    return timedelta(minutes=n)
-
-
-def ids(records: list[Job] | list[Run]) -> list[str]:
-    return [record.id for record in records]
-
-
-class StoreContract:
-    @pytest.fixture
-    def open_store(self) -> OpenStore:
-        raise NotImplementedError("a store's test module provides open_store")
-
-    @pytest.fixture
-    def store(self, open_store: OpenStore) -> Store:
-        return open_store()
-
-    @pytest.fixture
-    def job(self, store: Store) -> Job:
-        job = make_job(when="every 5m")
-        store.insert_jobs([job])
-        return job
-
+class TestJobStore:
     # --- jobs: round trip ------------------------------------------------------------------
 
     def test_a_job_comes_back_equal_with_every_field(self, store: Store) -> None:
@@ -602,8 +525,8 @@ class StoreContract:
         assert sorted(ids(store.running_runs())) == sorted([running.id, elsewhere.id])
         assert ids(store.running_runs(job_id=job.id)) == [running.id]
 
-    # --- leases and orphaned runs -----------------------------------------------------------
 
+class TestLeaseStore:
     def test_orphaned_runs_are_interrupted_and_live_ones_left_alone(
         self, store: Store, job: Job
     ) -> None:
@@ -644,8 +567,8 @@ class StoreContract:
         store.release_lease("e1")
         assert ids(store.interrupt_orphaned_runs(now=T0 + minutes(5), engine_id="e2")) == [run.id]
 
-    # --- transactions ---------------------------------------------------------------------
 
+class TestTransactions:
     def test_atomic_rolls_back_everything_on_error(self, store: Store) -> None:
         job = make_job()
 
@@ -694,8 +617,8 @@ class StoreContract:
             assert ids(store.due_jobs(T0, limit=5)) == [job.id]
             assert store.get_job(job.id, owner="alice") == job
 
-    # --- persistence and concurrency ----------------------------------------------------------
 
+class TestPersistenceAndConcurrency:
     def test_everything_is_there_after_a_restart(self, open_store: OpenStore) -> None:
         first = open_store()
         job = make_job(when="every 5m")

@@ -15,8 +15,9 @@ from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.core.model import JobStatus, Policies, RunStatus
 from jupyter_recall.core.when import ScheduleSpec, parse_when
 from jupyter_recall.store import codec
+from jupyter_recall.store.rows import JobRow, RunRow
 from jupyter_recall.store.sqlite import SQLiteStore, _insert_statement
-from tests.store.contract import T0, make_job, make_recall, make_run
+from tests.store.factories import T0, make_job, make_recall, make_run
 
 UTC = timezone.utc
 
@@ -87,7 +88,7 @@ def test_rows_of_a_batch_equal_the_rows_of_each_job_alone() -> None:
     ]
     rows = codec.job_rows(jobs)
     assert rows == [codec.job_row(job) for job in jobs]
-    actions = [row[codec.JOB_COLUMNS.index("action")] for row in rows]
+    actions = [row.action for row in rows]
     assert [codec.decode_payload(text, "action")["message"] for text in actions] == [
         "shared",
         "other",
@@ -111,24 +112,22 @@ def test_enumerations_are_written_as_plain_text() -> None:
     job = make_job(status=JobStatus.PAUSED, last_status=RunStatus.FAILED)
     row = codec.job_row(job)
     for column, value in (("kind", "job"), ("status", "paused"), ("last_status", "failed")):
-        written = row[codec.JOB_COLUMNS.index(column)]
+        written = getattr(row, column)
         assert written == value
         assert type(written) is str
 
 
 def null_columns(sql: str) -> set[str]:
     values = sql[sql.index("VALUES (") + len("VALUES (") : -1].split(", ")
-    return {
-        column for column, value in zip(codec.JOB_COLUMNS, values, strict=True) if value == "NULL"
-    }
+    return {column for column, value in zip(JobRow._fields, values, strict=True) if value == "NULL"}
 
 
 def test_columns_no_job_fills_are_written_null_in_the_statement(store: SQLiteStore) -> None:
     fresh = [make_job(), make_job(when="every 5m"), make_recall("analysis.ipynb")]
-    sql, rows = _insert_statement("jobs", codec.JOB_COLUMNS, codec.job_rows(fresh))
+    sql, rows = _insert_statement("jobs", JobRow._fields, codec.job_rows(fresh))
     last_run = {"last_run_at", "last_run_id", "last_status", "last_error"}
     assert null_columns(sql) == last_run | {"plugin_owner", "key"}
-    assert all(len(row) == len(codec.JOB_COLUMNS) - 6 for row in rows)
+    assert all(len(row) == len(JobRow._fields) - 6 for row in rows)
     store.insert_jobs(fresh)
     assert {job.id: job for job in store.list_jobs(owner=None)} == {job.id: job for job in fresh}
 
@@ -151,11 +150,11 @@ def test_a_batch_mixing_filled_and_empty_columns_round_trips(store: SQLiteStore)
 
 def test_rows_whose_only_filled_column_is_the_id_keep_one_parameter() -> None:
     rows = [("a", *([None] * 25)), ("b", *([None] * 25))]
-    sql, picked = _insert_statement("jobs", codec.JOB_COLUMNS, rows)
+    sql, picked = _insert_statement("jobs", JobRow._fields, rows)
     assert sql.count("?") == 1
     assert list(picked) == [("a",), ("b",)]
     full = [tuple(range(26))]
-    sql, picked = _insert_statement("jobs", codec.JOB_COLUMNS, full)
+    sql, picked = _insert_statement("jobs", JobRow._fields, full)
     assert sql.count("?") == 26
     assert list(picked) == full
 
@@ -166,12 +165,12 @@ def test_a_new_run_is_inserted_with_its_empty_columns_null_and_unique_per_occurr
     job = make_job()
     store.insert_jobs([job])
     run = make_run(job, T0, started_at=None)
-    sql, rows = _insert_statement("runs", codec.RUN_COLUMNS, [codec.run_row(run)], "ON CONFLICT")
+    sql, rows = _insert_statement("runs", RunRow._fields, [codec.run_row(run)], "ON CONFLICT")
     assert sql.endswith(") ON CONFLICT")
     values = sql[sql.index("VALUES (") + len("VALUES (") : sql.index(") ON")].split(", ")
-    nulls = {c for c, v in zip(codec.RUN_COLUMNS, values, strict=True) if v == "NULL"}
+    nulls = {c for c, v in zip(RunRow._fields, values, strict=True) if v == "NULL"}
     assert nulls == {"started_at", "finished_at", "error", "engine_id"}
-    assert [len(row) for row in rows] == [len(codec.RUN_COLUMNS) - len(nulls)]
+    assert [len(row) for row in rows] == [len(RunRow._fields) - len(nulls)]
     assert store.insert_runs([run]) == [run]
     assert store.insert_runs([make_run(job, T0)]) == []
     assert store.get_run(run.id, owner=None) == run

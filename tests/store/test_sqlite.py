@@ -12,9 +12,12 @@ from pathlib import Path
 import pytest
 
 from jupyter_recall.core.errors import StoreError, ValidationError
+from jupyter_recall.core.model import JobKind
+from jupyter_recall.store.base import JOB_STATE_FIELDS
 from jupyter_recall.store.migrations import latest_version
+from jupyter_recall.store.rows import TABLES, JobRow, JobStateRow, RunRow, RunStateRow
 from jupyter_recall.store.sqlite import SQLiteStore, bounded_output, truncation_marker
-from tests.store.contract import T0, OpenStore, StoreContract, make_job, make_run, minutes
+from tests.store.factories import T0, OpenStore, make_job, make_run, minutes
 
 
 @pytest.fixture
@@ -34,12 +37,6 @@ def open_sqlite(db_path: Path) -> Iterator[OpenStore]:
     yield open_store
     for store in opened:
         store.close()
-
-
-class TestSQLiteStoreContract(StoreContract):
-    @pytest.fixture
-    def open_store(self, open_sqlite: OpenStore) -> OpenStore:
-        return open_sqlite
 
 
 @pytest.fixture
@@ -319,3 +316,45 @@ def test_jobs_read_together_get_payloads_of_their_own(store: SQLiteStore) -> Non
     third.action["extra"]["tags"].append("b")
     assert fourth.action["extra"] == {"tags": ["a"]}
     assert store.get_job(third.id, owner=None).action == nested
+
+
+# --- one column list per table -------------------------------------------------------------------
+
+
+def test_every_table_has_the_columns_of_its_row_class(store: SQLiteStore) -> None:
+    tables = {
+        name
+        for (name,) in raw(store, "SELECT name FROM sqlite_master WHERE type = 'table'")
+        if not str(name).startswith("sqlite_")
+    }
+    assert tables == set(TABLES)
+    for table, fields in TABLES.items():
+        assert [row[1] for row in raw(store, f"PRAGMA table_info({table})")] == list(fields)
+
+
+def test_the_state_projections_name_columns_of_their_tables() -> None:
+    assert JobStateRow._fields == JOB_STATE_FIELDS
+    assert set(JobStateRow._fields) <= set(JobRow._fields)
+    assert set(RunStateRow._fields) <= set(RunRow._fields)
+
+
+def test_migration_two_applies_to_a_file_made_by_version_one(db_path: Path) -> None:
+    store = SQLiteStore(db_path)
+    job = make_job(kind=JobKind.WATCHER, when="every 5s")
+    with store.atomic():
+        store.insert_jobs([job])
+        store.db.execute("DROP TABLE watcher_results")
+        store.db.execute("DROP TABLE watcher_state")
+        store.db.execute("DROP TABLE notification_buffer")
+        store.db.execute("DELETE FROM migrations WHERE version = 2")
+    store.close()
+    reopened = SQLiteStore(db_path)
+    try:
+        assert [m.version for m in reopened.applied_migrations] == [2]
+        assert reopened.get_job(job.id, owner=None).id == job.id
+        reopened.create_watcher(job.id, job.owner, {"checks": 0}, now=T0)
+        watcher = reopened.get_watcher(job.id)
+        assert watcher is not None
+        assert watcher.checks == 0
+    finally:
+        reopened.close()

@@ -1,0 +1,96 @@
+"""Open a store from a URL: the one place outside the stores' own modules that names them.
+
+``sqlite:///absolute/path`` opens (and creates) that SQLite file, creating its directory if
+needed; ``sqlite:///:memory:`` a throwaway in-memory database. Each kind of store is a
+``StoreKind`` in ``KINDS``, under its URL scheme: a PostgreSQL store (``postgresql://``) joins
+by adding its own, whose module imports its driver only when opened.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote, unquote, urlsplit
+
+from jupyter_recall.core.errors import StoreError, ValidationError
+from jupyter_recall.store.base import Store
+
+FIELD = "db_url"
+MEMORY = ":memory:"
+POSTGRES_LATER = (
+    "postgresql:// comes with the postgres extra (jupyter_recall[postgres]) in a later release"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class StoreKind:
+    """A kind of store: the URL scheme that names it, the forms its URLs take (for error
+    messages), how to check one without opening it, and how to open it."""
+
+    scheme: str
+    forms: tuple[str, ...]
+    check: Callable[[str], object]
+    """ValidationError naming ``db_url`` if the URL does not name a store of this kind."""
+    open: Callable[[str], Store]
+
+
+def sqlite_url(path: str | os.PathLike[str]) -> str:
+    """The URL of a SQLite file (``RecallApp.db_path``), made absolute."""
+    return f"sqlite://{quote(str(Path(path).absolute()))}"
+
+
+def sqlite_path(url: str) -> str:
+    """The file (or ``:memory:``) a ``sqlite:`` URL names; ValidationError naming ``db_url``
+    when it is not one of the accepted forms."""
+    parts = urlsplit(url)
+    if parts.netloc or parts.query or parts.fragment or not parts.path.startswith("/"):
+        raise ValidationError(
+            FIELD, f"{url!r} is not a SQLite URL of an absolute path", accepted=SQLITE.forms
+        )
+    path = unquote(parts.path)
+    return MEMORY if path == f"/{MEMORY}" else path
+
+
+def _open_sqlite(url: str) -> Store:
+    from jupyter_recall.store.sqlite import SQLiteStore
+
+    path = sqlite_path(url)
+    if path != MEMORY:
+        try:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(
+                f"cannot make the directory of the SQLite file {path!r}: {exc}"
+            ) from exc
+    return SQLiteStore(path)
+
+
+SQLITE = StoreKind(
+    "sqlite", ("sqlite:///absolute/path", f"sqlite:///{MEMORY}"), sqlite_path, _open_sqlite
+)
+KINDS: dict[str, StoreKind] = {SQLITE.scheme: SQLITE}
+
+
+def store_kind(url: str) -> StoreKind:
+    """The kind of store a URL names, the URL checked against its forms. The error never
+    repeats the URL of an unknown kind, which may hold a password."""
+    scheme = urlsplit(url).scheme.lower()
+    kind = KINDS.get(scheme)
+    if kind is None:
+        said = f"unknown scheme {scheme!r}" if scheme else "not a URL (scheme://...)"
+        if "postgresql" not in KINDS:
+            said = POSTGRES_LATER if scheme.startswith("postgres") else f"{said}; {POSTGRES_LATER}"
+        forms = [form for known in KINDS.values() for form in known.forms]
+        raise ValidationError(FIELD, said, accepted=forms)
+    kind.check(url)
+    return kind
+
+
+def open_store(url: str) -> Store:
+    """The store a URL names (every concern of ``Store``), migrated to this release's schema.
+
+    ValidationError naming ``db_url`` for a URL this release cannot open; StoreError when the
+    store itself cannot be opened."""
+    return store_kind(url).open(url)

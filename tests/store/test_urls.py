@@ -1,0 +1,95 @@
+"""``open_store(url)``: the one way the server opens a store, and the errors of a bad URL."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from jupyter_recall.core.errors import StoreError, ValidationError
+from jupyter_recall.store.sqlite import SQLiteStore
+from jupyter_recall.store.urls import open_store, sqlite_path, sqlite_url, store_kind
+from tests.store.factories import make_job
+
+ACCEPTED = ("sqlite:///absolute/path", "sqlite:///:memory:")
+
+
+def test_a_sqlite_url_opens_that_file_creating_its_directory(tmp_path: Path) -> None:
+    path = tmp_path / "new dir" / "recall é.sqlite"
+    store = open_store(sqlite_url(path))
+    try:
+        assert isinstance(store, SQLiteStore)
+        assert Path(store.path) == path
+        job = make_job()
+        store.insert_jobs([job])
+    finally:
+        store.close()
+    reopened = open_store(f"sqlite://{path}")  # written by hand, unquoted
+    try:
+        assert reopened.get_job(job.id, owner="alice") == job
+    finally:
+        reopened.close()
+
+
+def test_a_memory_url_opens_a_throwaway_store() -> None:
+    store = open_store("sqlite:///:memory:")
+    try:
+        job = make_job()
+        store.insert_jobs([job])
+        assert store.get_job(job.id, owner="alice") == job
+    finally:
+        store.close()
+
+
+def test_the_url_of_a_relative_path_is_absolute(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert sqlite_path(sqlite_url("recall.sqlite")) == str(tmp_path / "recall.sqlite")
+    assert sqlite_path("sqlite:///srv/my%20jobs.sqlite") == "/srv/my jobs.sqlite"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "sqlite://host/recall.sqlite",
+        "sqlite:relative.sqlite",
+        "sqlite:///tmp/recall.sqlite?mode=ro",
+        "sqlite:///tmp/recall.sqlite#part",
+    ],
+)
+def test_a_sqlite_url_not_of_an_absolute_path_names_the_field_and_the_forms(url: str) -> None:
+    with pytest.raises(ValidationError) as caught:
+        open_store(url)
+    assert caught.value.field == "db_url"
+    assert caught.value.accepted == ACCEPTED
+    assert url in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("url", "said"),
+    [
+        ("mysql://db/recall", "unknown scheme 'mysql'"),
+        ("/srv/recall.sqlite", "not a URL"),
+        ("", "not a URL"),
+        ("postgresql://recall:s3cret@db/recall", "postgresql:// comes with the postgres extra"),
+        ("postgres://recall:s3cret@db/recall", "postgresql:// comes with the postgres extra"),
+    ],
+)
+def test_an_unknown_scheme_names_the_field_the_schemes_and_not_the_password(
+    url: str, said: str
+) -> None:
+    with pytest.raises(ValidationError) as caught:
+        store_kind(url)
+    message = str(caught.value)
+    assert message.startswith("db_url: ")
+    assert said in message
+    assert "postgres extra (jupyter_recall[postgres])" in message
+    assert caught.value.accepted == ACCEPTED
+    assert "s3cret" not in message
+
+
+def test_a_file_that_cannot_be_opened_is_a_store_error(tmp_path: Path) -> None:
+    (tmp_path / "a file").write_text("")
+    with pytest.raises(StoreError, match="a file"):
+        open_store(sqlite_url(tmp_path / "a file" / "recall.sqlite"))
