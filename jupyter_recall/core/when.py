@@ -7,21 +7,41 @@ Semantics (DST, drift, defaults) are documented in ``docs/time-expressions.md``.
 
 from __future__ import annotations
 
+import calendar
 import re
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime, time, timedelta, timezone, tzinfo
 from typing import Any, Literal
 
+from jupyter_recall.core import when_calendar
 from jupyter_recall.core.cron import MACROS, parse_cron
 from jupyter_recall.core.errors import ParseError, ValidationError
+from jupyter_recall.core.suggest import did_you_mean
 from jupyter_recall.core.triggers.base import Trigger
 from jupyter_recall.core.triggers.cron import CronTrigger
 from jupyter_recall.core.triggers.interval import IntervalTrigger
 from jupyter_recall.core.triggers.once import OnceTrigger
 from jupyter_recall.core.triggers.wallclock import instant_to_wall, local_instant, wall_to_instant
+from jupyter_recall.core.triggers.weeks import WeeksTrigger, monday_of
 from jupyter_recall.core.tz import lookup_tz, normalize_tz, resolve_tz
+from jupyter_recall.core.when_words import (
+    AT,
+    DAY_NAMES,
+    DURATION,
+    EVERY,
+    EXAMPLES,
+    OPT_TIME,
+    TIME_RE,
+    UNIT_SECONDS,
+    VOCABULARY,
+    WEEKDAY,
+    WEEKDAYS,
+    WORD_TIMES,
+    describe_days,
+    read_duration,
+)
 
 UTC = timezone.utc
 SPEC_VERSION = 1
@@ -29,20 +49,28 @@ SPEC_VERSION = 1
 ScheduleKind = Literal["once", "interval", "cron", "immediate"]
 
 ACCEPTED_FORMS: tuple[str, ...] = (
-    "relative: '30m', '2h 15m', '1d 6h', '90s', 'in 3 hours', 'in 45 minutes', 'in 2 weeks'",
-    "absolute: 'at 17:00', 'at 5pm', 'today at 17:00', 'tomorrow', 'tomorrow at 09:00', "
-    "'tomorrow 14:30', 'on 2026-06-01', 'on 2026-06-01 at 12:00'",
+    "relative: '30m', '2h 15m', '1h30', '90s', 'in 3 hours', 'in half an hour', "
+    "'in 2 weeks', 'in 1 month'",
+    "absolute: 'at 17:00', 'at 5pm', 'noon', 'today at 17:00', 'tomorrow', 'tomorrow at 09:00', "
+    "'tomorrow morning', 'tonight', 'this evening', 'on 2026-06-01 at 12:00'",
     "ISO 8601 / RFC 3339: '2026-06-01T12:00:00+02:00', '2026-06-01T10:00:00Z', "
     "'2026-06-01 12:00' (no offset: in the schedule's time zone)",
+    "a zone after a time or a date: 'tomorrow at 9:00 UTC', 'at 17:00 Europe/Paris', "
+    "'every day at 9:00 +02:00'",
     "intervals: 'every 30 minutes', 'every 2 hours', 'every 30m', 'every 1h30m', "
-    "'every hour', 'hourly'",
+    "'every half hour', 'every hour', 'hourly'",
     "wall clock: 'every day at 09:00', 'daily', 'every week on monday at 10:00', 'weekly', "
-    "'every friday at 17:00', 'every weekday at 08:30'",
+    "'every friday at 17:00', 'weekdays at 08:30', 'every weekend at 10:00', "
+    "'every monday and thursday at 9:00', 'every 2 weeks on monday', 'every morning'",
+    "monthly: 'every month on the 1st', 'on the 15th of every month at 9:00', "
+    "'last day of the month', 'every first monday of the month', 'monthly'",
     "cron: 5 fields 'minute hour day-of-month month day-of-week' such as '*/15 9-17 * * 1-5', "
     "or @hourly, @daily, @midnight, @weekly, @monthly, @yearly, @annually",
     "immediate: 'now', 'immediately'",
-    "French: 'dans 30 minutes', 'demain', 'demain à 9h', 'tous les jours à 9h', "
-    "'toutes les 15 minutes', 'tous les lundis à 8h30', 'maintenant'",
+    "French: 'dans 30 minutes', 'dans une demi-heure', 'demain', 'demain à 9h', 'demain matin', "
+    "'ce soir', 'tous les jours à 9h', 'toutes les 15 minutes', 'tous les lundis à 8h30', "
+    "'en semaine à 9h', 'le 15 de chaque mois', 'le premier lundi du mois', "
+    "'toutes les 2 semaines le lundi', 'maintenant'",
 )
 
 MAX_TEXT_LENGTH = 200
@@ -54,6 +82,9 @@ MAX_DURATION_SECONDS = 36525 * 86400
 DEFAULT_TIME_OF_DAY = time(9, 0)
 """The time of forms that name a day but no time (``tomorrow``, ``on 2026-06-01``, ``daily``)."""
 
+MAX_MONTHS = 1200
+"""``in N months``: up to 100 years."""
+
 DEFAULT_WEEKDAY = 1
 """The cron day of week of ``weekly`` / ``every week`` without a day: Monday."""
 
@@ -61,61 +92,7 @@ DEFAULT_WEEKDAY = 1
 # Vocabulary
 # --------------------------------------------------------------------------------------------
 
-_UNIT_SECONDS: dict[str, int] = {
-    name: seconds
-    for names, seconds in (
-        (("s", "sec", "secs", "second", "seconds", "seconde", "secondes"), 1),
-        (("m", "min", "mins", "minute", "minutes"), 60),
-        (("h", "hr", "hrs", "hour", "hours", "heure", "heures"), 3600),
-        (("d", "day", "days", "j", "jour", "jours"), 86400),
-        (("w", "wk", "wks", "week", "weeks", "semaine", "semaines"), 604800),
-    )
-    for name in names
-}
-
-_WEEKDAYS: dict[str, int] = {
-    name: cron_day
-    for names, cron_day in (
-        (("monday", "mon", "lundi"), 1),
-        (("tuesday", "tue", "tues", "mardi"), 2),
-        (("wednesday", "wed", "weds", "mercredi"), 3),
-        (("thursday", "thu", "thur", "thurs", "jeudi"), 4),
-        (("friday", "fri", "vendredi"), 5),
-        (("saturday", "sat", "samedi"), 6),
-        (("sunday", "sun", "dimanche"), 0),
-    )
-    for name in names
-}
-
-_DAY_NAMES = ("Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday")
-
-
-def _alternation(words: Any) -> str:
-    return "|".join(sorted((re.escape(w) for w in words), key=len, reverse=True))
-
-
-_UNIT = rf"(?:{_alternation(_UNIT_SECONDS)})(?![a-zà-ÿ])"
-_PART = rf"(?:[+-]?\d+\s*|(?:an?|une?)\s+){_UNIT}"
-_PART_RE = re.compile(rf"(?:(?P<n>[+-]?\d+)\s*|(?P<article>an?|une?)\s+)(?P<unit>{_UNIT})")
-_DURATION = rf"{_PART}(?:(?:\s*,\s*|\s+and\s+|\s+et\s+|\s*){_PART})*"
-_WEEKDAY = rf"(?:{_alternation(_WEEKDAYS)})"
-_AT = r"(?:at|à|a|@)"
-# An optional time after a day word: "tomorrow 9am", "tomorrow at 9am", "demain à 9h".
-_OPT_TIME = rf"(?:\s+(?:{_AT}\s+)?(?P<time>.+?))?"
 _DATE = r"\d{4}-\d{2}-\d{2}"
-
-_TIME_RE = re.compile(
-    r"(?P<h>\d{1,2})(?::(?P<m>\d{2})(?::(?P<s>\d{2}))?)?\s*(?P<ampm>[ap]\.?m\.?)?"
-    r"|(?P<fh>\d{1,2})h(?P<fm>\d{2})?"
-    r"|(?P<word>noon|midday|midnight|midi|minuit)"
-)
-_WORD_TIMES = {
-    "noon": time(12),
-    "midday": time(12),
-    "midi": time(12),
-    "midnight": time(0),
-    "minuit": time(0),
-}
 
 
 # --------------------------------------------------------------------------------------------
@@ -174,6 +151,8 @@ class ScheduleSpec:
             return f"every {_describe_seconds(self.trigger.seconds)}"
         if isinstance(self.trigger, CronTrigger):
             return f"{_describe_cron(self.trigger.expression)} ({self.tz})"
+        if isinstance(self.trigger, WeeksTrigger):
+            return f"{_describe_weeks(self.trigger)} ({self.tz})"
         if self.kind == "immediate":
             return "immediately"
         fire = self.first_fire_time()
@@ -209,15 +188,16 @@ def _spec_from_dict(data: dict[str, Any]) -> ScheduleSpec:
             "schedule.version", f"unsupported version {version!r}", accepted=[str(SPEC_VERSION)]
         )
     kind = data["kind"]
-    if kind not in _TRIGGER_TYPE_OF_KIND:
+    if kind not in _TRIGGER_TYPES_OF_KIND:
         raise ValidationError("schedule.kind", f"unknown kind {kind!r}", accepted=_KINDS)
     trigger_data = data["trigger"]
-    expected_type = _TRIGGER_TYPE_OF_KIND[kind]
-    if trigger_data["type"] != expected_type:
+    expected_types = _TRIGGER_TYPES_OF_KIND[kind]
+    if trigger_data["type"] not in expected_types:
         raise ValidationError(
             "schedule.trigger.type",
-            f"a {kind} schedule has a {expected_type!r} trigger, got {trigger_data['type']!r}",
-            accepted=[expected_type],
+            f"a {kind} schedule has a {' or '.join(map(repr, expected_types))} trigger, "
+            f"got {trigger_data['type']!r}",
+            accepted=expected_types,
         )
     anchor_text = data.get("anchor")
     anchor = None if anchor_text is None else datetime.fromisoformat(anchor_text).astimezone(UTC)
@@ -229,22 +209,24 @@ def _spec_from_dict(data: dict[str, Any]) -> ScheduleSpec:
         kind=kind,
         canonical=str(data["canonical"]),
         tz=normalize_tz(data["tz"]),
-        trigger=_TRIGGER_LOADERS[expected_type](trigger_data),
+        trigger=_TRIGGER_LOADERS[trigger_data["type"]](trigger_data),
         anchor=anchor,
     )
 
 
-_TRIGGER_TYPE_OF_KIND: dict[str, str] = {
-    "once": "once",
-    "immediate": "once",
-    "interval": "interval",
-    "cron": "cron",
+# A "cron" schedule is any wall-clock calendar: a cron expression, or every N weeks on some days.
+_TRIGGER_TYPES_OF_KIND: dict[str, tuple[str, ...]] = {
+    "once": ("once",),
+    "immediate": ("once",),
+    "interval": ("interval",),
+    "cron": ("cron", "weeks"),
 }
 _KINDS: tuple[ScheduleKind, ...] = ("once", "interval", "cron", "immediate")
 _TRIGGER_LOADERS: dict[str, Callable[[dict[str, Any]], Trigger]] = {
     "once": OnceTrigger.from_dict,
     "interval": IntervalTrigger.from_dict,
     "cron": CronTrigger.from_dict,
+    "weeks": WeeksTrigger.from_dict,
 }
 
 
@@ -265,6 +247,8 @@ class _Context:
     now: datetime  # aware UTC
     tz: str
     zone: tzinfo = field(repr=False)
+    zone_written: str | None = None  # a zone written at the end of the text ("... UTC")
+    suggest: bool = True  # whether a failure looks for "did you mean" (not while checking one)
 
     def fail(self, reason: str) -> ParseError:
         return ParseError(self.text, reason, accepted=ACCEPTED_FORMS)
@@ -302,6 +286,24 @@ class _Context:
             kind="cron", canonical=expression, tz=self.tz, trigger=trigger, anchor=self.now
         )
 
+    def weeks(self, weeks: int, cron_days: list[int], at: time) -> ScheduleSpec:
+        """Every ``weeks`` weeks on ``cron_days``, from the week of the first occurrence."""
+        days = [(day - 1) % 7 for day in cron_days]
+        this_week = monday_of(self.local_today())
+        weekly = WeeksTrigger(1, tuple(days), at.hour, at.minute, this_week, self.tz)
+        first = weekly.next_after(self.now)
+        assert first is not None
+        start = monday_of(instant_to_wall(first, self.zone).date())
+        trigger = replace(weekly, weeks=weeks, start=start)
+        canonical = f"every {weeks} weeks on {describe_days(cron_days)} at {at:%H:%M}"
+        return ScheduleSpec("cron", canonical, self.tz, trigger, anchor=self.now)
+
+    def clock_time(self, text: str | None) -> time:
+        return _parse_time(text, self)
+
+    def cron_time(self, text: str | None) -> tuple[int, int]:
+        return _cron_time(text, self)
+
 
 def _once_spec(instant: datetime, tz: str, zone: tzinfo) -> ScheduleSpec:
     local = instant.astimezone(zone)
@@ -321,7 +323,9 @@ def parse_when(text: str, *, now: datetime, tz: str) -> ScheduleSpec:
         now = now.astimezone(UTC)
     if not isinstance(text, str):
         raise _Context(repr(text), now, name, zone).fail("a time expression must be a string")
-    stripped = text.strip()
+    stripped, zone_written = _split_zone(text.strip())
+    if zone_written is not None:
+        name, zone = lookup_tz(zone_written)
     try:
         # The ISO path comes first and builds no context: it is the hot path of bulk job creation.
         if len(stripped) > 10 and stripped[:4].isdigit():
@@ -329,7 +333,7 @@ def parse_when(text: str, *, now: datetime, tz: str) -> ScheduleSpec:
             if local is not None and local >= now:
                 canonical = _isoformat(local, stripped)
                 return ScheduleSpec("once", canonical, name, OnceTrigger(local.astimezone(UTC)))
-        ctx = _Context(text, now, name, zone)
+        ctx = _Context(text, now, name, zone, zone_written)
         iso = _parse_iso(stripped, ctx)
         if iso is not None:
             return iso
@@ -337,6 +341,22 @@ def parse_when(text: str, *, now: datetime, tz: str) -> ScheduleSpec:
     except OverflowError:
         reason = "the time is outside the supported range (years 1 to 9999)"
         raise _Context(text, now, name, zone).fail(reason) from None
+
+
+_ZONE_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_+/-]*|[+-]\d{2}(?::?\d{2})?")
+
+
+def _split_zone(stripped: str) -> tuple[str, str | None]:
+    """``("tomorrow at 9:00", "UTC")`` for ``"tomorrow at 9:00 UTC"``: the text and the zone
+    written as its last word (an IANA name, UTC/GMT/Z or an offset), if it is one."""
+    head, space, last = stripped.rpartition(" ")
+    if not space or not head.strip() or _ZONE_WORD.fullmatch(last) is None:
+        return stripped, None
+    try:
+        lookup_tz(last)
+    except ValidationError:
+        return stripped, None
+    return head.rstrip(), last
 
 
 def _iso_local(stripped: str, zone: tzinfo) -> datetime | None:
@@ -423,6 +443,11 @@ def _parse_words(normal: str, ctx: _Context) -> ScheduleSpec:
         match = pattern.fullmatch(normal)
         if match is None:
             continue
+        if ctx.zone_written and handler in _ZONELESS:
+            raise ctx.fail(
+                f"a zone ({ctx.zone_written!r}) goes after a time or a date; after a relative "
+                "time, an interval or 'now' it means nothing (remove it)"
+            )
         try:
             return handler(match, ctx)
         except ParseError as exc:
@@ -432,7 +457,23 @@ def _parse_words(normal: str, ctx: _Context) -> ScheduleSpec:
     fallback = _parse_natural(normal, ctx)
     if fallback is not None:
         return fallback
-    raise ctx.fail(_leftover_reason(normal))
+    raise ctx.fail(_leftover_reason(normal) + _suggestion(normal, ctx))
+
+
+def _suggestion(normal: str, ctx: _Context) -> str:
+    if not ctx.suggest:
+        return ""
+    quiet = replace(ctx, suggest=False)
+
+    def accepts(candidate: str) -> bool:
+        try:
+            _parse_words(candidate, quiet)
+        except ParseError:
+            return False
+        return True
+
+    nearest = did_you_mean(normal, VOCABULARY, EXAMPLES, accepts)
+    return "" if nearest is None else f" (did you mean {nearest!r}?)"
 
 
 def _leftover_reason(normal: str) -> str:
@@ -448,6 +489,22 @@ def _leftover_reason(normal: str) -> str:
     return "not a recognised time expression"
 
 
+_MAX_FALLBACK_DIGITS = 4
+"""parsedatetime is given numbers of up to 4 digits (a year): larger ones make it fail."""
+
+
+def _nlp(normal: str, ctx: _Context) -> Any:
+    import parsedatetime
+
+    parser = parsedatetime.Calendar(version=parsedatetime.VERSION_CONTEXT_STYLE)
+    try:
+        return parser.nlp(normal, sourceTime=instant_to_wall(ctx.now, ctx.zone))
+    except (ArithmeticError, LookupError, TypeError, ValueError):
+        # parsedatetime is a third-party boundary that raises these on odd input (a TypeError
+        # for an 18-digit month count): the text is not understood, which is a ParseError.
+        return None
+
+
 # Words after which the fallback is not consulted: recurring phrases must never become one-shots,
 # and parsedatetime resolves "this <part of day>" months away (2.6: "this evening" in November).
 _NO_FALLBACK_WORDS = frozenset({"every", "each", "tous", "toutes", "chaque", "this"})
@@ -461,10 +518,13 @@ def _parse_natural(normal: str, ctx: _Context) -> ScheduleSpec | None:
     words = normal.split()
     if _NO_FALLBACK_WORDS.intersection(words) or not any(c.isalpha() for c in normal):
         return None
-    import parsedatetime
-
-    calendar = parsedatetime.Calendar(version=parsedatetime.VERSION_CONTEXT_STYLE)
-    found = calendar.nlp(normal, sourceTime=instant_to_wall(ctx.now, ctx.zone))
+    for number in re.findall(r"\d+", normal):
+        if len(number) > _MAX_FALLBACK_DIGITS:
+            raise ctx.fail(
+                f"the number {number[:12]}{'…' if len(number) > 12 else ''} is too large here "
+                f"(numbers in a date have at most {_MAX_FALLBACK_DIGITS} digits)"
+            )
+    found = _nlp(normal, ctx)
     if not found or len(found) != 1:
         return None
     wall, context, start, end, _ = found[0]
@@ -480,22 +540,14 @@ def _parse_natural(normal: str, ctx: _Context) -> ScheduleSpec | None:
 # --------------------------------------------------------------------------------------------
 
 
-def _duration_seconds(text: str) -> int:
-    total = 0
-    for part in _PART_RE.finditer(text):
-        count = 1 if part["article"] else int(part["n"])
-        total += count * _UNIT_SECONDS[part["unit"]]
-    return total
-
-
 def _parse_time(text: str | None, ctx: _Context) -> time:
     if text is None:
         return DEFAULT_TIME_OF_DAY
-    match = _TIME_RE.fullmatch(text)
+    match = TIME_RE.fullmatch(text)
     if match is None:
         raise ctx.fail(f"{text!r} is not a time of day (use 17:00, 5pm or 17h30)")
     if match["word"]:
-        return _WORD_TIMES[match["word"]]
+        return WORD_TIMES[match["word"]]
     if match["fh"]:
         return _clock_time(int(match["fh"]), int(match["fm"] or 0), 0, text, ctx)
     hour, minute, second = int(match["h"]), int(match["m"] or 0), int(match["s"] or 0)
@@ -540,21 +592,47 @@ def _describe_seconds(seconds: int) -> str:
 
 
 def _describe_cron(expression: str) -> str:
+    """Words for the expressions the phrases produce; ``cron …`` for any other."""
     minute, hour, dom, month, dow = expression.split()
-    if not minute.isdigit() or dom != "*" or month != "*":
+    if not minute.isdigit() or month != "*":
         return f"cron {expression}"
-    if hour == "*" and dow == "*":
+    if hour == "*" and dom == "*" and dow == "*":
         return f"every hour at minute {int(minute):02d}"
     if not hour.isdigit():
         return f"cron {expression}"
-    at = f"at {int(hour):02d}:{int(minute):02d}"
+    days = _describe_days_of(dom, dow)
+    return f"cron {expression}" if days is None else f"{days} at {int(hour):02d}:{int(minute):02d}"
+
+
+_NTH_NAMES = {"1": "first", "2": "second", "3": "third", "4": "fourth", "5": "fifth"}
+
+
+def _describe_days_of(dom: str, dow: str) -> str | None:
     if dow == "*":
-        return f"every day {at}"
+        if dom == "*":
+            return "every day"
+        if dom == "L":
+            return "on the last day of every month"
+        return f"on day {int(dom)} of every month" if dom.isdigit() else None
+    if dom != "*":
+        return None
     if dow == "1-5":
-        return f"every weekday {at}"
-    if dow.isdigit():
-        return f"every {_DAY_NAMES[int(dow) % 7]} {at}"
-    return f"cron {expression}"
+        return "every weekday"
+    if dow == "0,6":
+        return "every Saturday and Sunday"
+    day, sep, nth = dow.partition("#")
+    if day.endswith("L") and day[:-1].isdigit():
+        return f"on the last {DAY_NAMES[int(day[:-1]) % 7].title()} of every month"
+    if sep and day.isdigit() and nth in _NTH_NAMES:
+        return f"on the {_NTH_NAMES[nth]} {DAY_NAMES[int(day) % 7].title()} of every month"
+    if all(part.isdigit() for part in dow.split(",")):
+        return f"every {describe_days(int(part) % 7 for part in dow.split(',')).title()}"
+    return None
+
+
+def _describe_weeks(trigger: WeeksTrigger) -> str:
+    days = describe_days((day + 1) % 7 for day in trigger.days)
+    return f"every {trigger.weeks} weeks on {days} at {trigger.hour:02d}:{trigger.minute:02d}"
 
 
 # --------------------------------------------------------------------------------------------
@@ -567,12 +645,27 @@ def _immediate(match: re.Match[str], ctx: _Context) -> ScheduleSpec:
 
 
 def _relative(match: re.Match[str], ctx: _Context) -> ScheduleSpec:
-    seconds = _duration_seconds(match["duration"])
-    if seconds <= 0:
+    duration = read_duration(match["duration"])
+    months, seconds = duration.months, duration.seconds
+    if months < 0 or (months == 0 and seconds <= 0):
         raise ctx.fail(f"a relative time must be in the future, got {seconds} s")
+    if months > MAX_MONTHS:
+        raise ctx.fail(f"a relative time must be at most {MAX_MONTHS} months (100 years)")
     if seconds > MAX_DURATION_SECONDS:
         raise ctx.fail(f"a relative time must be at most {MAX_DURATION_SECONDS // 86400} days")
-    return ctx.once(ctx.now + timedelta(seconds=seconds))
+    start = _months_later(ctx, months) if months else ctx.now
+    return ctx.once(start + timedelta(seconds=seconds))
+
+
+def _months_later(ctx: _Context, months: int) -> datetime:
+    """The same wall time ``months`` later (the last day of the month if that day is missing)."""
+    wall = instant_to_wall(ctx.now, ctx.zone)
+    year, month_index = divmod(wall.month - 1 + months, 12)
+    year += wall.year
+    if year > 9999:
+        raise OverflowError(f"year {year}")
+    day = min(wall.day, calendar.monthrange(year, month_index + 1)[1])
+    return wall_to_instant(wall.replace(year=year, month=month_index + 1, day=day), ctx.zone)
 
 
 def _day_word(match: re.Match[str], ctx: _Context) -> ScheduleSpec:
@@ -599,11 +692,21 @@ def _on_date(match: re.Match[str], ctx: _Context) -> ScheduleSpec:
 
 
 def _every_duration(match: re.Match[str], ctx: _Context) -> ScheduleSpec:
-    return ctx.interval(_duration_seconds(match["duration"]))
+    duration = read_duration(match["duration"])
+    if duration.months:
+        raise ctx.fail(
+            "an interval is elapsed time, and months and years are not: use a monthly form "
+            "('every month on the 1st') or a cron such as '0 9 1 */3 *'"
+        )
+    return ctx.interval(duration.seconds)
 
 
 def _every_unit(match: re.Match[str], ctx: _Context) -> ScheduleSpec:
-    return ctx.interval(_UNIT_SECONDS[match["unit"]])
+    return ctx.interval(UNIT_SECONDS[match["unit"]])
+
+
+def _every_half_hour(match: re.Match[str], ctx: _Context) -> ScheduleSpec:
+    return ctx.interval(1800)
 
 
 def _hourly(match: re.Match[str], ctx: _Context) -> ScheduleSpec:
@@ -617,18 +720,8 @@ def _daily(match: re.Match[str], ctx: _Context) -> ScheduleSpec:
 
 def _weekly(match: re.Match[str], ctx: _Context) -> ScheduleSpec:
     minute, hour = _cron_time(match["time"], ctx)
-    day = _WEEKDAYS[match["day"]] if match["day"] else DEFAULT_WEEKDAY
+    day = WEEKDAYS[match["day"]] if match["day"] else DEFAULT_WEEKDAY
     return ctx.cron(f"{minute} {hour} * * {day}")
-
-
-def _every_weekday_name(match: re.Match[str], ctx: _Context) -> ScheduleSpec:
-    minute, hour = _cron_time(match["time"], ctx)
-    return ctx.cron(f"{minute} {hour} * * {_WEEKDAYS[match['day']]}")
-
-
-def _working_days(match: re.Match[str], ctx: _Context) -> ScheduleSpec:
-    minute, hour = _cron_time(match["time"], ctx)
-    return ctx.cron(f"{minute} {hour} * * 1-5")
 
 
 def _macro(match: re.Match[str], ctx: _Context) -> ScheduleSpec:
@@ -644,34 +737,39 @@ def _cron(match: re.Match[str], ctx: _Context) -> ScheduleSpec:
     return ctx.cron(expression)
 
 
-_EVERY = r"(?:every|each|chaque)"
 _SINGULAR_INTERVAL_UNITS = r"(?P<unit>second|minute|hour|seconde|heure)"
 
 _RULES: tuple[tuple[re.Pattern[str], Handler], ...] = tuple(
     (re.compile(pattern), handler)
     for pattern, handler in (
         (r"now|immediately|right now|maintenant|immédiatement|tout de suite", _immediate),
-        (rf"(?:(?:in|dans)\s+)?(?P<duration>{_DURATION})(?:\s+from now)?", _relative),
-        (rf"(?P<day>today|tomorrow|aujourd'hui|aujourd’hui|demain){_OPT_TIME}", _day_word),
-        (rf"{_AT}\s+(?P<time>.+)", _at_time),
+        (rf"(?:(?:in|dans)\s+)?(?P<duration>{DURATION})(?:\s+from now)?", _relative),
+        (rf"(?P<day>today|tomorrow|aujourd'hui|aujourd’hui|demain){OPT_TIME}", _day_word),
+        (rf"{AT}\s+(?P<time>.+)", _at_time),
         (r"(?P<time>\d{1,2}(?::\d{2}){1,2}\s*(?:[ap]\.?m\.?)?|\d{1,2}\s*[ap]\.?m\.?)", _at_time),
-        (rf"(?:on|le)\s+(?P<date>{_DATE}){_OPT_TIME}", _on_date),
-        (rf"(?:{_EVERY}|toutes les)\s+(?P<duration>{_DURATION})", _every_duration),
-        (rf"{_EVERY}\s+(?:an?\s+|une\s+)?{_SINGULAR_INTERVAL_UNITS}", _every_unit),
+        (r"(?P<time>noon|midday|midnight|midi|minuit)", _at_time),
+        (rf"(?:on|le)\s+(?P<date>{_DATE}){OPT_TIME}", _on_date),
+        (rf"(?:{EVERY}|toutes les)\s+(?P<duration>{DURATION})", _every_duration),
+        (rf"{EVERY}\s+(?:an?\s+|une\s+)?{_SINGULAR_INTERVAL_UNITS}", _every_unit),
         (r"toutes les (?P<unit>secondes|minutes|heures)", _every_unit),
+        (rf"{EVERY}\s+half\s+(?:an\s+)?hour|toutes les demi-heures", _every_half_hour),
         (r"hourly", _hourly),
         (
-            rf"(?:{_EVERY}\s+day|daily|tous les jours|chaque jour|quotidiennement){_OPT_TIME}",
+            rf"(?:{EVERY}\s+day|daily|tous les jours|chaque jour|quotidiennement){OPT_TIME}",
             _daily,
         ),
         (
-            rf"(?:{_EVERY}\s+week|weekly|toutes les semaines|chaque semaine)"
-            rf"(?:\s+(?:on|le)\s+(?P<day>{_WEEKDAY}))?{_OPT_TIME}",
+            rf"(?:{EVERY}\s+week|weekly|toutes les semaines|chaque semaine)"
+            rf"(?:\s+(?:on|le)\s+(?P<day>{WEEKDAY}))?{OPT_TIME}",
             _weekly,
         ),
-        (rf"(?:{_EVERY}|tous les)\s+(?P<day>{_WEEKDAY})s?{_OPT_TIME}", _every_weekday_name),
-        (rf"{_EVERY}\s+(?:weekday|working day|business day)s?{_OPT_TIME}", _working_days),
+        *when_calendar.RULES,
         (r"@(?:yearly|annually|monthly|weekly|daily|midnight|hourly)", _macro),
         (r"[0-9*][0-9*/,-]*(?: [0-9a-z*/,?#-]+){4}", _cron),
     )
+)
+
+# Forms after which a written zone means nothing ("in 30m UTC"): refused rather than ignored.
+_ZONELESS: frozenset[Handler] = frozenset(
+    {_immediate, _relative, _every_duration, _every_unit, _every_half_hour, _hourly}
 )

@@ -296,7 +296,6 @@ ERROR_CASES = [
     ("asdf", "not a recognised time expression"),
     ("banana now", "not a recognised time expression"),
     ("the day after tomorrow", "not a recognised time expression"),
-    ("this evening", "not a recognised time expression"),
     ("every other day", "not a recognised time expression"),
     ("2026", "not a recognised time expression"),
     ("1234", "not a recognised time expression"),
