@@ -25,6 +25,7 @@ from jupyter_recall.core.errors import (
     ConflictError,
     NotFoundError,
     ParseError,
+    PermissionDeniedError,
     RecallConnectionError,
     RecallError,
     ValidationError,
@@ -156,6 +157,17 @@ def _rebuild(cls: type[RecallError], server_message: str, **attributes: Any) -> 
     return error
 
 
+def _permission_refusal(message: str, permission: Mapping[str, Any]) -> RecallError:
+    """A job refused a jupyter_server permission (docs/server.md): the token is fine."""
+    return _rebuild(
+        PermissionDeniedError,
+        message,
+        action=str(permission.get("action")),
+        resource=str(permission.get("resource")),
+        reason=message,
+    )
+
+
 def error_from_response(status: int, body: Any, *, url: str) -> RecallError:
     """The domain error the server described in its JSON error body."""
     if not isinstance(body, dict):
@@ -180,6 +192,8 @@ def error_from_response(status: int, body: Any, *, url: str) -> RecallError:
         return _rebuild(NotFoundError, message, what="", ident="")
     if status == 409:
         return ConflictError(message)
+    if status == 403 and isinstance(body.get("permission"), dict):
+        return _permission_refusal(message, body["permission"])
     if status == 403:
         return RecallConnectionError(
             f"the server at {url} refused our credentials ({message}); check "

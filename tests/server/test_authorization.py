@@ -20,6 +20,8 @@ from jupyter_server.auth.identity import User
 from jupyter_server.base.handlers import JupyterHandler
 from traitlets.config import Config
 
+from jupyter_recall.core.errors import PermissionDeniedError
+from jupyter_recall.remote import Client, ServerInfo
 from tests.server.rest import call
 
 KERNELS_WRITE = ("write", "kernels")
@@ -406,3 +408,18 @@ async def test_a_watchers_checks_stop_when_its_permission_is_revoked(jp_fetch, j
         await asyncio.sleep(0.5)
     assert "is not authorized to read on resource: contents" in refused[0]["error"]
     assert "the tool filesystem.read reads a file" in refused[0]["error"]
+
+
+# --- the kernel's and the CLI's client ------------------------------------------------------------
+
+
+async def test_the_client_reports_the_permission_not_the_token(jp_serverapp, jp_fetch):
+    server = ServerInfo(jp_serverapp.connection_url, jp_serverapp.identity_provider.token, "test")
+    client = Client(server, timeout=30)
+    Refusals.current = {KERNELS_WRITE}
+    body = {"when": "in 1h", "action": code(), "target": HEADLESS}
+    with pytest.raises(PermissionDeniedError) as refused:
+        # The client is synchronous; the server answers on this test's event loop.
+        await asyncio.to_thread(client.request, "POST", "/api/recall/jobs", body=body)
+    assert (refused.value.action, refused.value.resource) == KERNELS_WRITE
+    assert str(refused.value).startswith("User is not authorized to write on resource: kernels.")
