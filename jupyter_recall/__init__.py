@@ -123,6 +123,10 @@ _KERNEL_API.update(
             "background_wait",
             "approvals",
             "set_tool_policy",
+            "tool_policies",
+            "tool_policy",
+            "refresh_tool_policies",
+            "set_concurrency_limits",
         ),
         "jupyter_recall.kernel.primitives",
     )

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import difflib
 import os
 import sys
 from typing import Any
@@ -61,10 +62,19 @@ class JupyterRecallApp(JupyterApp):
 
     def start(self) -> None:
         super().start()
-        # Only reached without a subcommand: JupyterApp.start runs the subcommand and stops.
-        names = ", ".join(self.subcommands)
-        print(f"{self.name}: give a subcommand: {names} (--help for more)", file=sys.stderr)
+        # Only reached without a known subcommand: JupyterApp.start runs one and stops.
+        print(f"{self.name}: {missing_subcommand(self.extra_args)}", file=sys.stderr)
         raise SystemExit(EXIT_USAGE)
+
+
+def missing_subcommand(words: list[str]) -> str:
+    """What to say when no known subcommand was given: the nearest one to an unknown word."""
+    names = ", ".join(SUBCOMMANDS)
+    if not words:
+        return f"give a subcommand: {names} (--help for more)"
+    close = difflib.get_close_matches(words[0], SUBCOMMANDS, n=1, cutoff=0.5)
+    hint = f"did you mean '{close[0]}'? " if close else ""
+    return f"unknown subcommand {words[0]!r}: {hint}the subcommands are {names}"
 
 
 def main(argv: list[str] | None = None) -> None:

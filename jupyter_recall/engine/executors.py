@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Protocol
 
 from jupyter_recall.core.model import Job, Run
@@ -36,6 +37,9 @@ class RunOutcome:
     error: str | None = None
     skipped_reason: str | None = None
     """Set when the executor decided not to run it (e.g. exclusive job, kernel busy too long)."""
+    started_at: datetime | None = None
+    """When the work itself began, when the executor first waited (an exclusive run waits for
+    an idle kernel): the run's ``started_at`` then."""
 
 
 class Executor(Protocol):

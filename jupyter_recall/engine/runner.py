@@ -393,22 +393,25 @@ class Runner:
                 run = run_with(run, status=RunStatus.RUNNING, started_at=self._clock.now())
                 self._bus.run(RUN_STARTED, run, job=job)
                 self._writer.started(run)
-                status, error = await self._call(job, run)
+                status, error, began = await self._call(job, run)
+                if began is not None:
+                    run = run_with(run, status=RunStatus.RUNNING, started_at=began)
         finally:
             self._end(item, run, status, error)
 
-    async def _call(self, job: Job, run: Run) -> tuple[RunStatus, str | None]:
+    async def _call(self, job: Job, run: Run) -> tuple[RunStatus, str | None, datetime | None]:
+        """The run's status, its error and, when the executor says so, when its work began."""
         try:
             outcome = await self._executor.execute(
                 job, run, RunOutput(run, self._bus, self._writer)
             )
         except Exception as exc:
-            return RunStatus.FAILED, f"{type(exc).__name__}: {exc}"
+            return RunStatus.FAILED, f"{type(exc).__name__}: {exc}", None
         if outcome.skipped_reason is not None:
-            return RunStatus.SKIPPED, outcome.skipped_reason
+            return RunStatus.SKIPPED, outcome.skipped_reason, None
         if outcome.error is not None:
-            return RunStatus.FAILED, outcome.error
-        return RunStatus.SUCCEEDED, None
+            return RunStatus.FAILED, outcome.error, outcome.started_at
+        return RunStatus.SUCCEEDED, None, outcome.started_at
 
     def _end(self, item: _Item, run: Run, status: RunStatus, error: str | None) -> None:
         """Release what the run held, let the next runs go, and hand the end to the writer."""

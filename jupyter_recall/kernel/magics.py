@@ -10,9 +10,16 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
+from IPython.core.magic import (
+    Magics,
+    line_cell_magic,
+    line_magic,
+    magics_class,
+    no_var_expand,
+)
 from IPython.display import display
 
+from jupyter_recall.core.cadence import job_warning
 from jupyter_recall.core.errors import RecallError, ValidationError
 from jupyter_recall.kernel import api, tables
 from jupyter_recall.kernel import client as _client
@@ -112,6 +119,17 @@ def show_info() -> None:
     )
 
 
+def warn_about_cadence(job: api.Job) -> None:
+    """On stderr: a fresh kernel started more often than once a minute (core/cadence.py)."""
+
+    def next_fire_times(when: str, tz: str) -> list[str]:
+        return list(api.parse(when, tz)["next_fire_times"])
+
+    warning = job_warning(dict(job), next_fire_times)
+    if warning is not None:
+        print(warning, file=sys.stderr)
+
+
 def _job_command(command: Command) -> None:
     if command.argument is None:
         raise ValidationError(command.name, f"needs a job id: %schedule {command.name} <id>")
@@ -141,6 +159,7 @@ def run_schedule(line: str, cell: str | None) -> None:
         job = api.schedule(writ.when, code=writ.body, **schedule_arguments(writ.options))
         if not show_card(job):
             print(scheduled_message(job))
+        warn_about_cadence(job)
     elif command.name == "list":
         show_jobs(everything=bool(command.options.get("all")))
     elif command.name == "info":
@@ -245,25 +264,33 @@ def show_jobs_panel(*, everything: bool) -> None:
 
 @magics_class
 class RecallMagics(Magics):
-    """The jupyter_recall magics; registered by ``%load_ext jupyter_recall``."""
+    """The jupyter_recall magics; registered by ``%load_ext jupyter_recall``.
+
+    Each is ``no_var_expand``: what was typed is what is stored (IPython would otherwise replace
+    ``{expr}`` and ``$name`` at scheduling time, in time quadratic in the line's length).
+    """
 
     @line_cell_magic
+    @no_var_expand
     def schedule(self, line: str, cell: str | None = None) -> None:
         """Schedule code: ``%schedule in 30m: print(df.shape)``; ``%schedule`` for help."""
         _guarded(lambda: run_schedule(line, cell))
 
     @line_cell_magic
+    @no_var_expand
     def recall(self, line: str, cell: str | None = None) -> None:
         """Schedule a recall for this session: ``%recall in 30m: <self-instruction>``."""
         _guarded(lambda: run_recall(line, cell))
 
     @line_magic
+    @no_var_expand
     def jobs(self, line: str) -> None:
         """The jobs of this notebook as a table (``--all``: every job of the user)."""
         _guarded(lambda: run_jobs(line))
 
     # Tool calls at once (kernel/parallel_magic.py).
     @line_cell_magic
+    @no_var_expand
     def parallel(self, line: str, cell: str | None = None) -> Any:
         """Run tool calls at once: ``%parallel http.get url=... ; filesystem.read path=...``."""
         from jupyter_recall.kernel.parallel_magic import run_parallel_magic

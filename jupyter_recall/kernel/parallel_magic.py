@@ -29,6 +29,8 @@ USAGE = """\
 %parallel [--limit module=n,...] tool key=value ... ; tool key=value ...
 %%parallel [--limit module=n,...]   one call per line, or a JSON list of {"name", "params"}"""
 SUMMARY_WIDTH = 100
+SHOWN = 60
+"""Characters of an unreadable line shown in its error."""
 
 
 class ParallelResults(list[ToolResult]):
@@ -70,7 +72,9 @@ def _tokens(text: str) -> list[str]:
     try:
         return list(lexer)
     except ValueError as error:
-        raise ValidationError("actions", f"cannot read {text!r}: {error}") from None
+        # shlex says "No closing quotation" / "No escaped character"; the line may be long.
+        shown = text if len(text) <= SHOWN else text[:SHOWN] + "..."
+        raise ValidationError("actions", f"cannot read {shown!r}: {error}") from None
 
 
 def _action(words: list[str], index: int) -> dict[str, Any]:

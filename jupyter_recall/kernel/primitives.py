@@ -47,7 +47,7 @@ from jupyter_recall.tools.parallel import (
     check_actions,
     run_actions,
 )
-from jupyter_recall.tools.policy import check_key, check_policies, check_policy
+from jupyter_recall.tools.policy import BLOCK, check_key, check_policies, check_policy
 
 _log = logging.getLogger("jupyter_recall.kernel")
 
@@ -405,7 +405,8 @@ def _show_finished(task: BackgroundTask, text: str) -> None:
 def _notify_finished(task: BackgroundTask) -> None:
     from jupyter_recall.kernel import notifications
 
-    text = notification_text(task)
+    elapsed = task.elapsed_shown  # one value for the field and the text
+    text = notification_text(task, elapsed=elapsed)
     notifications.push(
         {
             "type": "background",
@@ -413,7 +414,7 @@ def _notify_finished(task: BackgroundTask) -> None:
             "tool": task.name,
             "status": task.status,
             "success": bool(task.result and task.result.get("success")),
-            "elapsed": round(task.elapsed, 3),
+            "elapsed": elapsed,
             "text": text,
         }
     )
@@ -446,7 +447,7 @@ def _send_ui_notification(task: BackgroundTask, text: str) -> None:
                 "task_id": task.task_id,
                 "tool": task.name,
                 "status": task.status,
-                "elapsed": round(task.elapsed, 3),
+                "elapsed": task.elapsed_shown,
             },
         )
     except (RecallError, OSError, ValueError) as error:
@@ -457,12 +458,17 @@ def _send_ui_notification(task: BackgroundTask, text: str) -> None:
 def background_run(name: str, params: Mapping[str, Any] | None = None) -> str:
     """Start a tool call in the background; its task id. Its end is queued as a notification
     (``jupyter_recall.notifications``) and shown in this cell's output: a progress card with a
-    Cancel button when ipywidgets is there, a text line otherwise."""
+    Cancel button when ipywidgets is there, a text line otherwise. Unknown tools, bad params
+    and a ``block`` policy are refused here (a ``RecallError``), not in a task."""
     runner = _runner()
     found = runner.registry.get(name)
     checked = dict(params or {})
     found.bind(runner.context(), checked)  # bad params are refused now, not in the task
     _server_layer()
+    decision = runner.decision(found.name)
+    if decision.policy == BLOCK:
+        # run_tool's own refusal, raised now rather than as a task that can only fail.
+        raise RecallError(decision.refusal())
     task = _tasks().start(found.name, checked, before=_show_started)
     return task.task_id
 

@@ -94,5 +94,5 @@ class BackgroundCard:
         detail = short_detail(task.result)
         self.card.set_status(self.label, task.status, detail)
         self.card.log(text + "\n")
-        self.card.finish(task.status, f"in {task.elapsed:.2f}s")
+        self.card.finish(task.status, f"in {task.elapsed_shown:.2f}s")
         self.handle.update(base.bundle(self.card.widget, text), raw=True)

@@ -18,7 +18,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from jupyter_recall.core.errors import ValidationError
+from jupyter_recall.core.errors import NotFoundError, ValidationError
 from jupyter_recall.kernel import client as _client
 from jupyter_recall.kernel.api import Record
 
@@ -42,10 +42,20 @@ __all__ = [
 ]
 
 
-def _path(watcher_id: object, suffix: str = "") -> str:
-    from jupyter_recall.kernel.api import check_job_id
+def _request(method: str, watcher_id: object, suffix: str = "", **kwargs: Any) -> Any:
+    """A request on one watcher; an unknown id is a ``NotFoundError`` naming the watcher (the
+    server looks watchers up as jobs and says "job ... not found")."""
+    from jupyter_recall.kernel.api import JOB_ID
 
-    return f"/api/recall/watchers/{check_job_id(watcher_id, 'watcher_id')}{suffix}"
+    if not isinstance(watcher_id, str) or not JOB_ID.match(watcher_id):
+        raise ValidationError(
+            "watcher_id", f"not a watcher id: {watcher_id!r} (ids look like '3f9c2a1b7d0e')"
+        )
+    path = f"/api/recall/watchers/{watcher_id}{suffix}"
+    try:
+        return _client.get_client().request(method, path, **kwargs)
+    except NotFoundError:
+        raise NotFoundError("watcher", watcher_id) from None
 
 
 class Watcher(Record):
@@ -175,17 +185,17 @@ def watch_start(
 
 def watch_stop(watcher_id: str) -> None:
     """Stop the watcher for good; its state and history are deleted."""
-    _client.get_client().request("DELETE", _path(watcher_id))
+    _request("DELETE", watcher_id)
 
 
 def watch_pause(watcher_id: str) -> Watcher:
     """Stop checking; the state and history are kept."""
-    return Watcher(_client.get_client().request("POST", _path(watcher_id, "/pause")))
+    return Watcher(_request("POST", watcher_id, "/pause"))
 
 
 def watch_resume(watcher_id: str) -> Watcher:
     """Check again from now on."""
-    return Watcher(_client.get_client().request("POST", _path(watcher_id, "/resume")))
+    return Watcher(_request("POST", watcher_id, "/resume"))
 
 
 def _last_n(value: object) -> int:
@@ -197,7 +207,7 @@ def _last_n(value: object) -> int:
 def watch_status(watcher_id: str, last_n: int = DEFAULT_HISTORY) -> Watcher:
     """Counters, configuration, the last result and the ``last_n`` latest checks."""
     query = {"last_n": _last_n(last_n)}
-    return Watcher(_client.get_client().request("GET", _path(watcher_id), query=query))
+    return Watcher(_request("GET", watcher_id, query=query))
 
 
 def watch_history(watcher_id: str, last_n: int = DEFAULT_HISTORY) -> list[dict[str, Any]]:

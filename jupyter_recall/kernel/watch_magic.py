@@ -19,7 +19,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from IPython.core.magic import Magics, line_magic, magics_class
+from IPython.core.magic import Magics, line_magic, magics_class, no_var_expand
 from IPython.display import display
 
 from jupyter_recall.core.errors import RecallError, ValidationError
@@ -221,6 +221,7 @@ class WatchMagics(Magics):
     """``%watch``; registered by ``%load_ext jupyter_recall``."""
 
     @line_magic
+    @no_var_expand  # stored as typed, parsed in linear time (see magics.py)
     def watch(self, line: str) -> None:
         """Watch a tool: ``%watch filesystem.read path=log.txt --every 10``; ``%watch`` for
         help and this notebook's watchers."""

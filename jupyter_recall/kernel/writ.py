@@ -80,37 +80,59 @@ class Command:
 
 
 def _starts_token(text: str, index: int) -> bool:
-    return index == 0 or text[index - 1].isspace()
+    """A quote here opens a value: at a token's start or right after ``key=``."""
+    return index == 0 or text[index - 1].isspace() or text[index - 1] == "="
+
+
+QUOTE_SHOWN = 40
+"""Characters of an unclosed quoted value shown in its error."""
+
+
+def unclosed_quote(text: str, start: int) -> ValidationError:
+    """The error for a quote opened at ``start`` and never closed."""
+    shown = text[start : start + QUOTE_SHOWN]
+    more = "..." if len(text) - start > QUOTE_SHOWN else ""
+    return ValidationError(
+        "quote", f"unclosed {text[start]} in {shown + more!r}: close it, or drop it"
+    )
 
 
 def split_writ(text: str) -> tuple[str, str] | None:
     """``(head, body)`` split at the first ``": "`` (or a final ``":"``) outside quotes that
-    open a token; None when there is no separator."""
+    open a token; None when there is no separator. A quote left open before any separator is
+    an error: everything after it would be read as the quoted value."""
     quote: str | None = None
+    opened = 0
     for index, char in enumerate(text):
         if quote is not None:
             if char == quote:
                 quote = None
             continue
         if char in "\"'" and _starts_token(text, index):
-            quote = char
+            quote, opened = char, index
             continue
         if char == ":" and (index + 1 == len(text) or text[index + 1].isspace()):
             return text[:index], text[index + 1 :].strip()
+    if quote is not None:
+        raise unclosed_quote(text, opened)
     return None
 
 
-_TOKEN = re.compile(r"""\s*("[^"]*"|'[^']*'|\S+)""")
+_TOKEN = re.compile(r"""(?P<key>[^\s"'=]*=)?(?:"(?P<dq>[^"]*)"|'(?P<sq>[^']*)'|(?P<plain>\S+))""")
 
 
 def tokens(text: str) -> list[str]:
-    """Whitespace-separated tokens; a token that opens with a quote runs to the closing one."""
+    """Whitespace-separated tokens. A quote that opens a token, or its value after ``=``
+    (``--label 'build log'``, ``path='my notes.txt'``), runs to the closing one; one that never
+    closes is an error. Linear in the text's length."""
     found = []
     for match in _TOKEN.finditer(text):
-        token = match.group(1)
-        if len(token) >= 2 and token[0] in "\"'" and token[-1] == token[0]:
-            token = token[1:-1]
-        found.append(token)
+        plain = match.group("plain")
+        if plain is not None and plain[0] in "\"'":
+            # The quoted alternatives failed: no closing quote anywhere after this one.
+            raise unclosed_quote(text, match.start("plain"))
+        value = next(v for v in match.group("dq", "sq", "plain") if v is not None)
+        found.append((match.group("key") or "") + value)
     return found
 
 

@@ -33,6 +33,8 @@ HEADINGS = {SUCCEEDED: "COMPLETED", FAILED: "FAILED", CANCELLED: "CANCELLED"}
 DEFAULT_WAIT = 60.0
 MAX_WAIT = 3600.0
 NOTIFICATION_CLIP = 2000
+ELAPSED_DIGITS = 2
+"""Decimals of a task's reported elapsed seconds."""
 """Characters of a result shown in a notification; the rest is a pointer to the full result."""
 CANCEL_WAIT = 5.0
 """Seconds ``cancel`` waits for the task to have stopped (a killed process reaped)."""
@@ -73,6 +75,12 @@ class BackgroundTask:
         end = self._ended if self._ended is not None else time.monotonic()
         return end - self._started
 
+    @property
+    def elapsed_shown(self) -> float:
+        """Seconds, rounded once to what is shown: every field and text that reports a task's
+        time uses this value (rounding the text and a field apart made them disagree)."""
+        return round(self.elapsed, ELAPSED_DIGITS)
+
     def summary(self) -> dict[str, Any]:
         return {
             "task_id": self.task_id,
@@ -81,20 +89,24 @@ class BackgroundTask:
             "status": self.status,
             "started_at": _iso(self.started_at),
             "finished_at": _iso(self.finished_at),
-            "elapsed": round(self.elapsed, 3),
+            "elapsed": self.elapsed_shown,
         }
 
     def with_result(self) -> dict[str, Any]:
         return {**self.summary(), "result": self.result}
 
 
-def notification_text(task: BackgroundTask, clip: int = NOTIFICATION_CLIP) -> str:
+def notification_text(
+    task: BackgroundTask, clip: int = NOTIFICATION_CLIP, *, elapsed: float | None = None
+) -> str:
     """``[BACKGROUND TASK COMPLETED] task_id=..., tool=..., elapsed=...s`` and the result, cut
-    to ``clip`` characters with a pointer to the full result."""
+    to ``clip`` characters with a pointer to the full result. ``elapsed`` is the value the
+    caller reports beside the text (default: the task's ``elapsed_shown``)."""
     heading = HEADINGS.get(task.status, task.status.upper())
+    elapsed = task.elapsed_shown if elapsed is None else elapsed
     head = (
         f"[BACKGROUND TASK {heading}] task_id={task.task_id}, tool={task.name}, "
-        f"elapsed={task.elapsed:.2f}s"
+        f"elapsed={elapsed:.{ELAPSED_DIGITS}f}s"
     )
     body = json.dumps(task.result, ensure_ascii=False, default=repr)
     if len(body) > clip:

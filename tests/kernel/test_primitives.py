@@ -78,6 +78,8 @@ def test_background_lifecycle_and_notification(sleeper):
     assert note["type"] == "background"
     assert note["task_id"] == task_id
     assert note["status"] == "succeeded"
+    # One value, rounded once, for the field, the text and the task's status.
+    assert note["elapsed"] == waited["elapsed"] == jr.background_status(task_id)["elapsed"]
     head, body = note["text"].split("\n", 1)
     assert head == (
         f"[BACKGROUND TASK COMPLETED] task_id={task_id}, tool=demo.sleep, "

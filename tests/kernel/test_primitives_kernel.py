@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -250,3 +251,39 @@ def _running(pid: int) -> bool:
         return False
     stat = Path(f"/proc/{pid}/stat")
     return stat.exists() and stat.read_text().split(")")[-1].split()[0] != "Z"
+
+
+BLOCKED = (
+    "tool http.get is blocked by server config RecallApp.tool_policies['http'] (policy: block)"
+)
+
+
+def test_background_run_refuses_a_blocked_tool_up_front(kernel):
+    out = kernel.run("jupyter_recall.background_run('http.get', {'url': 'http://127.0.0.1:1/'})")
+    assert out.error is not None
+    assert f"RecallError: {BLOCKED}" in re.sub(r"\x1b\[[0-9;]*m", "", out.error)
+    # The agent's dispatch of it answers with run_tool's own error, and no task was started.
+    answer = kernel.json(
+        "print(json.dumps(jupyter_recall.agent.dispatch('background_run', "
+        "{'name': 'http.get', 'params': {'url': 'http://127.0.0.1:1/'}})))"
+    )
+    assert answer == {"ok": False, "error": BLOCKED, "field": None}
+    tasks = kernel.json("print(json.dumps(jupyter_recall.background_list()))")
+    assert "http.get" not in [task["tool"] for task in tasks]
+
+
+def test_tool_policies_in_a_fresh_kernel(policy_server):
+    fresh = Kernel(policy_server, "fresh-policies.ipynb")
+    try:
+        policies = fresh.json(
+            "import json, jupyter_recall\nprint(json.dumps(jupyter_recall.tool_policies()))"
+        )
+        assert policies == {"server": SERVER_POLICIES, "kernel": {}}
+        decision = fresh.json("print(json.dumps(jupyter_recall.tool_policy('shell.run')))")
+        assert decision == {
+            "tool": "shell.run",
+            "policy": "approve",
+            "source": "server config RecallApp.tool_policies['shell.run']",
+        }
+    finally:
+        fresh.close()

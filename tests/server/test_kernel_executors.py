@@ -192,14 +192,17 @@ async def test_error_output_and_outcome(executors: Any, user: Any) -> None:
 
 async def test_exclusive_run_waits_for_the_idle_kernel(executors: Any, user: Any) -> None:
     sent_at = time.monotonic()
+    sent_wall = datetime.now(UTC)
     sleep_id = user.send("import time; time.sleep(2)")
     await anyio.sleep(0.3)
     job = make_job(code("print('exclusive')"), at_path(), exclusive=True)
     outcome, sink, _ = await run_job(executors, job)
-    assert outcome == RunOutcome()
+    assert (outcome.error, outcome.skipped_reason) == (None, None)
     assert sink.text == "exclusive\n"
-    # The run began only once the user's two-second cell was over.
+    # The run began only once the user's two-second cell was over, and says so.
     assert sink.parts[0][0] - sent_at >= 2
+    assert outcome.started_at is not None
+    assert (outcome.started_at - sent_wall).total_seconds() >= 2
     assert (await user.reply(sleep_id))["content"]["status"] == "ok"
 
 

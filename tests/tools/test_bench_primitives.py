@@ -7,9 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "primitives.py"
 
 
+@pytest.mark.slow  # about 12 s: a server, 20 watchers for a second, repeated parallel runs
 def test_primitives_bench_reports_every_figure():
     small = ["--actions", "10", "--seconds", "0.1", "--repeats", "2", "--json"]
     small += ["--watchers", "20", "--watch-seconds", "1"]

@@ -16,6 +16,7 @@ from typing import Any
 import anyio
 from jupyter_core.utils import ensure_async
 
+from jupyter_recall.core.clock import Clock, SystemClock
 from jupyter_recall.core.errors import KernelGone, ValidationError
 from jupyter_recall.core.model import Job, Run
 from jupyter_recall.engine.executors import CollectingSink, OutputSink, RunOutcome
@@ -135,8 +136,15 @@ def _unknown_subshell(execution: Execution) -> bool:
 class LiveKernelExecutor:
     """Executes code and instruction actions in a live kernel named by path or kernel id."""
 
-    def __init__(self, managers: ServerManagers, *, handshake_timeout: float = 60.0) -> None:
+    def __init__(
+        self,
+        managers: ServerManagers,
+        *,
+        handshake_timeout: float = 60.0,
+        clock: Clock | None = None,
+    ) -> None:
         self._managers = managers
+        self._clock: Clock = clock or SystemClock()
         self._handshake_timeout = handshake_timeout
         self._kernels: dict[str, LiveKernel] = {}
         self._connect_locks: dict[str, anyio.Lock] = {}
@@ -319,7 +327,10 @@ class LiveKernelExecutor:
             return RunOutcome(
                 skipped_reason=f"kernel {kernel.label} stayed busy for {timeout:g} s ({reason})"
             )
-        return _outcome(await self._execute(kernel, code, output, subshell_id=None))
+        # The run started when it was queued; its code starts now, once the kernel is idle.
+        began = self._clock.now()
+        execution = await self._execute(kernel, code, output, subshell_id=None)
+        return RunOutcome(error=execution.error, started_at=began)
 
     async def _wait_main_idle(self, kernel: LiveKernel, timeout: float) -> bool:
         """Wait until the main shell has nothing to run.

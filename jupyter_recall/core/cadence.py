@@ -1,0 +1,53 @@
+"""Schedules that start a fresh kernel too often: a warning, never a refusal.
+
+A fresh kernel per run (a ``headless`` target, or a notebook action, which always runs headless)
+costs a process start of a second or more and its memory; fired more often than once a minute,
+runs pile up behind each other and the machine spends its time starting kernels. The schedule is
+still valid (the user may mean it), so the surfaces that create jobs print this warning.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
+from itertools import pairwise
+from typing import Any
+
+FRESH_KERNEL_MIN_GAP = 60.0
+"""Seconds: a schedule whose runs come closer than this gets the warning."""
+
+
+def starts_fresh_kernel(action: Mapping[str, Any], target: Mapping[str, Any] | None) -> bool:
+    """Whether each run of a job with this action and target starts a kernel of its own."""
+    return action.get("type") == "notebook" or (target or {}).get("type") == "headless"
+
+
+def shortest_gap(fire_times: Sequence[datetime]) -> float | None:
+    """Seconds between the two closest consecutive fire times; None with fewer than two."""
+    gaps = [(later - earlier).total_seconds() for earlier, later in pairwise(fire_times)]
+    return min(gaps) if gaps else None
+
+
+def fresh_kernel_warning(fire_times: Sequence[datetime]) -> str | None:
+    """The warning for a job that starts a fresh kernel per run at these fire times, or None."""
+    gap = shortest_gap(fire_times)
+    if gap is None or gap >= FRESH_KERNEL_MIN_GAP:
+        return None
+    return (
+        f"warning: this schedule starts a fresh kernel every {gap:g} s, more often than once a "
+        "minute (each start takes a second or more and its own memory; runs may queue up): "
+        "run it in a live kernel (a notebook's) or less often"
+    )
+
+
+def job_warning(
+    job: Mapping[str, Any], next_fire_times: Callable[[str, str], Sequence[str]]
+) -> str | None:
+    """The warning for a created job (a REST ``Job`` document), or None. ``next_fire_times(when,
+    tz)`` gives its next fire times as ISO text (the server's ``POST /parse``); it is asked only
+    for recurring jobs that start a fresh kernel."""
+    recurring = job.get("schedule_kind") in ("interval", "cron")
+    if not recurring or not starts_fresh_kernel(job.get("action") or {}, job.get("target")):
+        return None
+    times = [datetime.fromisoformat(text) for text in next_fire_times(job["when"], job["tz"])]
+    return fresh_kernel_warning(times)

@@ -1,0 +1,60 @@
+"""What the command says when the user is probably wrong: an unknown subcommand, and a schedule
+that starts a fresh kernel more often than once a minute (real server, real command)."""
+
+from __future__ import annotations
+
+import pytest
+
+from jupyter_recall.cli.app import SUBCOMMANDS
+
+
+@pytest.mark.parametrize(
+    ("typed", "meant"), [("lst", "list"), ("ad", "add"), ("trigerr", "trigger")]
+)
+def test_an_unknown_subcommand_suggests_the_nearest(cli, typed, meant):
+    result = cli(typed)
+    assert result.code == 2
+    assert result.out == ""
+    assert f"unknown subcommand '{typed}': did you mean '{meant}'?" in result.err
+    assert ", ".join(SUBCOMMANDS) in result.err
+
+
+def test_a_word_near_no_subcommand_lists_them_all(app):
+    result = app("xyzzy")
+    assert result.code == 2
+    assert "unknown subcommand 'xyzzy': the subcommands are list, show, add" in result.err
+    assert "did you mean" not in result.err
+
+
+def test_no_subcommand_asks_for_one(app):
+    result = app()
+    assert result.code == 2
+    assert "give a subcommand: list, show, add" in result.err
+
+
+def _added(app, server, *args):
+    """`jupyter recall add ARGS --json`: the result, the job deleted at once (it would fire)."""
+    result = app("add", *args, "--json")
+    assert result.code == 0, result.err
+    server.request("DELETE", f"/api/recall/jobs/{result.json()['id']}")
+    return result
+
+
+def test_a_fresh_kernel_more_than_once_a_minute_is_warned_about(app, server):
+    result = _added(app, server, "every 10s", "x = 1")
+    assert result.json()["target"]["type"] == "headless"
+    assert "warning: this schedule starts a fresh kernel every 10 s" in result.err
+    assert "more often than once a minute" in result.err
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("every minute", "x = 1"),  # once a minute is not more often
+        ("every 10s", "x = 1", "--notebook", "live.ipynb"),  # a live kernel: no start per run
+        ("in 10s", "x = 1"),  # one run
+        ("every 10s", "--notify", "hello"),  # on the server
+    ],
+)
+def test_no_warning_otherwise(app, server, args):
+    assert "warning" not in _added(app, server, *args).err
