@@ -237,6 +237,14 @@ async def test_patch_into_code_is_refused_and_leaves_the_job(jp_fetch):
     start = {"options": {"on_missing_kernel": "start"}}
     refused = await call(jp_fetch, "PATCH", f"api/recall/jobs/{coded['id']}", start, expect=403)
     assert_refused(refused, SESSIONS_WRITE)
+    # Judged as the change leaves the job: a job that opens sessions can no longer be renamed,
+    # but it can be changed into one that does not.
+    Refusals.current = set()
+    opener = await post_job(jp_fetch, {**change, **start}, 201)
+    Refusals.current = {SESSIONS_WRITE}
+    path = f"api/recall/jobs/{opener['id']}"
+    assert_refused(await call(jp_fetch, "PATCH", path, {"name": "n"}, expect=403), SESSIONS_WRITE)
+    assert (await call(jp_fetch, "PATCH", path, {"options": {}}))["options"] == {}
 
 
 async def test_owners_declaration_is_refused_whole(jp_fetch):
