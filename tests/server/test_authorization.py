@@ -77,6 +77,12 @@ def authorizer_class() -> type[Authorizer]:
 
 
 @pytest.fixture
+def recall_config(recall_config: dict) -> dict:
+    # shell.run asks for approval by default, which a server-side job cannot get.
+    return {**recall_config, "tool_policies": {"shell.run": "auto"}}
+
+
+@pytest.fixture
 def jp_server_config(recall_config: dict, authorizer_class: type[Authorizer]) -> Config:
     Refusals.current = set()
     Refusals.calls = []
@@ -289,6 +295,14 @@ def writes(path: Path) -> str:
     return f"open({str(path)!r}, 'w').write('ran')"
 
 
+async def appears(marker: Path, timeout: float = 120.0) -> None:
+    """Wait for the file an allowed run writes (proof that the code would have run)."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not marker.exists():
+        assert asyncio.get_running_loop().time() < deadline, f"{marker} was never written"
+        await asyncio.sleep(0.2)
+
+
 async def revoked_run(jp_fetch: Any, body: dict, revoke: tuple[str, str]) -> dict:
     """Create the job while allowed (due in 2 s), revoke ``revoke``, and return its run."""
     job = await call(jp_fetch, "POST", "api/recall/jobs", {"when": "in 2s", **body}, expect=201)
@@ -308,10 +322,7 @@ async def test_a_revoked_permission_fails_the_run_before_any_code(jp_fetch, tmp_
     Refusals.current = set()
     job_id = run["job_id"]
     await call(jp_fetch, "POST", f"api/recall/jobs/{job_id}/trigger", expect=201)
-    deadline = asyncio.get_running_loop().time() + 120
-    while not marker.exists():
-        assert asyncio.get_running_loop().time() < deadline, "the allowed run never wrote"
-        await asyncio.sleep(0.2)
+    await appears(marker)
 
 
 async def test_a_revoked_session_permission_opens_no_session(jp_fetch, jp_root_dir, tmp_path):
@@ -340,6 +351,19 @@ async def test_a_revoked_notebook_run_leaves_no_executed_copy(jp_fetch, jp_root_
     assert "is not authorized to write on resource: contents" in run["error"]
     assert not marker.exists()
     assert sorted(p.name for p in jp_root_dir.iterdir()) == ["nb.ipynb"]
+
+
+async def test_a_revoked_terminal_permission_runs_no_command(jp_fetch, tmp_path):
+    marker = tmp_path / "ran.txt"
+    action = {"type": "tool", "name": "shell.run", "params": {"command": ["touch", str(marker)]}}
+    run = await revoked_run(jp_fetch, {"action": action}, TERMINALS_EXECUTE)
+    assert run["status"] == "failed", run
+    assert "is not authorized to execute on resource: terminals" in run["error"]
+    assert "the tool shell.run runs a command on the server" in run["error"]
+    assert not marker.exists()
+    Refusals.current = set()
+    await call(jp_fetch, "POST", f"api/recall/jobs/{run['job_id']}/trigger", expect=201)
+    await appears(marker)
 
 
 async def test_notifications_run_whatever_is_revoked(jp_fetch):
