@@ -453,6 +453,8 @@ def _parse_words(normal: str, ctx: _Context) -> ScheduleSpec:
         except ParseError as exc:
             first_error = first_error or exc
     if first_error is not None:
+        if first_error.reason.endswith(_NOT_A_TIME):
+            raise ctx.fail(first_error.reason + _suggestion(normal, ctx))
         raise first_error
     fallback = _parse_natural(normal, ctx)
     if fallback is not None:
@@ -540,12 +542,16 @@ def _parse_natural(normal: str, ctx: _Context) -> ScheduleSpec | None:
 # --------------------------------------------------------------------------------------------
 
 
+_NOT_A_TIME = "(use 17:00, 5pm or 17h30)"
+"""The end of the error for a time of day not understood: the phrase gets a 'did you mean'."""
+
+
 def _parse_time(text: str | None, ctx: _Context) -> time:
     if text is None:
         return DEFAULT_TIME_OF_DAY
     match = TIME_RE.fullmatch(text)
     if match is None:
-        raise ctx.fail(f"{text!r} is not a time of day (use 17:00, 5pm or 17h30)")
+        raise ctx.fail(f"{text!r} is not a time of day {_NOT_A_TIME}")
     if match["word"]:
         return WORD_TIMES[match["word"]]
     if match["fh"]:
@@ -728,8 +734,12 @@ def _macro(match: re.Match[str], ctx: _Context) -> ScheduleSpec:
     return ctx.cron(MACROS[match[0]])
 
 
+_CRON_LETTERS = re.compile(r"(?<![a-z])(?:lw|l)(?![a-z])|(?<=[0-9])[lw](?![a-z])")
+"""``l``, ``lw``, ``5l``, ``15w`` in a lower-cased expression: written upper-case, as cron does."""
+
+
 def _cron(match: re.Match[str], ctx: _Context) -> ScheduleSpec:
-    expression = match[0]
+    expression = _CRON_LETTERS.sub(lambda letters: letters[0].upper(), match[0])
     try:
         parse_cron(expression)
     except ParseError as exc:

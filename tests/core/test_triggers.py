@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -14,6 +14,7 @@ from jupyter_recall.core.triggers.cron import CronTrigger
 from jupyter_recall.core.triggers.interval import IntervalTrigger
 from jupyter_recall.core.triggers.once import OnceTrigger
 from jupyter_recall.core.triggers.wallclock import local_instant, wall_to_instant
+from jupyter_recall.core.triggers.weeks import WeeksTrigger
 from jupyter_recall.core.tz import lookup_tz, normalize_tz, resolve_tz
 
 UTC = timezone.utc
@@ -237,3 +238,46 @@ def test_bad_time_zones_name_the_field_and_the_accepted_forms(text):
     assert caught.value.field == "tz"
     assert any("IANA" in form for form in caught.value.accepted)
     assert any("+HH:MM" in form for form in caught.value.accepted)
+
+
+# --------------------------------------------------------------------------------------------
+# WeeksTrigger: every N weeks on some days, wall clock
+# --------------------------------------------------------------------------------------------
+
+
+def test_weeks_trigger_fires_on_its_days_every_n_weeks():
+    # Mondays and Thursdays at 09:00 in Paris, every 2 weeks from the week of 2026-05-11.
+    trigger = WeeksTrigger(2, (0, 3), 9, 0, date(2026, 5, 11), "Europe/Paris")
+    fires, at = [], iso("2026-05-01T00:00:00+00:00")
+    for _ in range(4):
+        at = trigger.next_after(at)
+        fires.append(at)
+    assert fires == [
+        iso("2026-05-11T07:00:00+00:00"),
+        iso("2026-05-14T07:00:00+00:00"),
+        iso("2026-05-25T07:00:00+00:00"),
+        iso("2026-05-28T07:00:00+00:00"),
+    ]
+    # From inside an off week, the next is in the next on week.
+    assert trigger.next_after(iso("2026-05-19T12:00:00+00:00")) == iso("2026-05-25T07:00:00+00:00")
+    assert WeeksTrigger.from_dict(json.loads(json.dumps(trigger.to_dict()))) == trigger
+
+
+def test_weeks_trigger_dst_rules():
+    # Sunday 02:30 in Paris: skipped on 2026-03-29 (fires at the jump), repeated on 2026-10-25
+    # (fires once, at the first pass).
+    trigger = WeeksTrigger(1, (6,), 2, 30, date(2026, 3, 23), "Europe/Paris")
+    assert trigger.next_after(iso("2026-03-28T12:00:00+00:00")) == iso("2026-03-29T01:00:00+00:00")
+    assert trigger.next_after(iso("2026-10-24T12:00:00+00:00")) == iso("2026-10-25T00:30:00+00:00")
+    assert trigger.next_after(iso("2026-10-25T00:30:00+00:00")) == iso("2026-11-01T01:30:00+00:00")
+
+
+@pytest.mark.parametrize(
+    "change",
+    [{"weeks": 0}, {"days": []}, {"days": [7]}, {"start": "2026-05-12"}, {"hour": 24}],
+)
+def test_weeks_trigger_refuses_bad_payloads(change):
+    payload = {"type": "weeks", "weeks": 2, "days": [0], "hour": 9, "minute": 0}
+    payload |= {"start": "2026-05-11", "tz": "UTC", **change}
+    with pytest.raises(ValueError, match=r"not a valid weeks trigger|hour must be in"):
+        WeeksTrigger.from_dict(payload)
