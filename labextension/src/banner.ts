@@ -13,7 +13,13 @@ import { pendingRecall } from './state';
 export interface INotebookLike extends Widget {
   context: { path: string };
   contentHeader: { addWidget(widget: Widget): void };
-  content?: { activeCell?: { model: { sharedModel: { getSource(): string } } } | null };
+  content?: { activeCell?: ICellLike | null; widgets?: readonly ICellLike[] };
+}
+
+/** What "Schedule this cell…" reads of a cell: its node and its source. */
+export interface ICellLike {
+  node: HTMLElement;
+  model: { sharedModel: { getSource(): string } };
 }
 
 export function isNotebook(widget: Widget | null): widget is INotebookLike {
@@ -32,12 +38,18 @@ export function currentNotebook(shell: { currentWidget: Widget | null }): INoteb
   return isNotebook(widget) ? widget : null;
 }
 
-/** The active cell of the current notebook: its source and its notebook's path. */
-export function currentCell(shell: {
-  currentWidget: Widget | null;
-}): { source: string; path: string } | null {
+/**
+ * A cell of the current notebook, its source and its notebook's path: the cell whose node is
+ * given (the one right-clicked), else the active cell.
+ */
+export function currentCell(
+  shell: { currentWidget: Widget | null },
+  node?: HTMLElement | null
+): { source: string; path: string } | null {
   const notebook = currentNotebook(shell);
-  const cell = notebook?.content?.activeCell;
+  const content = notebook?.content;
+  const clicked = node ? content?.widgets?.find(cell => cell.node === node) : undefined;
+  const cell = clicked ?? content?.activeCell;
   return notebook && cell
     ? { source: cell.model.sharedModel.getSource(), path: notebook.context.path }
     : null;

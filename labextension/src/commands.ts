@@ -62,13 +62,22 @@ function addScheduleCommands(
     isVisible: () => selectedNotebook(files) !== null,
     execute: () => scheduleNotebook(selectedNotebook(files))
   });
+  // From the cell's context menu (args.origin, set in schema/plugin.json) the cell is the one
+  // right-clicked, which JupyterLab does not make active; from the Run menu, the active cell.
+  const cellOf = (args: { origin?: unknown }) =>
+    currentCell(
+      shell,
+      args.origin === 'context-menu'
+        ? app.contextMenuHitTest(node => node.classList.contains('jp-Cell'))
+        : null
+    );
   commands.addCommand(CommandIds.scheduleCell, {
     label: trans.__('Schedule this cell…'),
     caption: trans.__("Schedule this cell's code in this notebook's kernel"),
     icon: recallIcon,
-    isEnabled: () => currentCell(shell) !== null,
-    execute: () => {
-      const cell = currentCell(shell);
+    isEnabled: args => cellOf(args) !== null,
+    execute: args => {
+      const cell = cellOf(args);
       if (cell) {
         shell.activateById(sidebar.id);
         form.scheduleCode(cell.source, cell.path);

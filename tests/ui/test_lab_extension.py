@@ -52,6 +52,9 @@ def test_sidebar_lists_a_job_and_a_failing_run_raises_a_toast(clean, page, scree
 
     toast = page.locator(".Toastify__toast").filter(has_text='Recall job "failing check" failed')
     expect(toast).to_be_visible(timeout=60_000)
+    # A failed one-shot never fires again: hidden by default, shown by its status filter.
+    expect(row).to_be_hidden()
+    sidebar.get_by_role("combobox", name="Filter by status").select_option("failed")
     expect(row.locator(".jp-RecallSidebar-badge")).to_have_text("failed")
     screenshot(page, "lab_failed_run_toast")
 
@@ -127,7 +130,10 @@ def test_a_job_from_the_form_streams_its_output_into_the_open_run(clean, page, s
     expect(run.locator(".jp-RecallSidebar-runTitle")).to_contain_text(re.compile(r"\d\.\d s"))
     lines = [line.strip() for line in output.inner_text().splitlines() if line.strip()]
     assert lines == ["stream line 1", "stream line 2", "stream line 3"]
-    # The job's own change (a finished one-shot is completed) arrives live too.
-    expect(row).to_have_attribute("data-status", "completed", timeout=30_000)
+    # The job's own change (a finished one-shot is completed) arrives live too: it leaves
+    # the list (finished jobs are hidden by default) and shows under its status.
+    expect(row).to_be_hidden(timeout=30_000)
+    sidebar.get_by_role("combobox", name="Filter by status").select_option("completed")
+    expect(row).to_have_attribute("data-status", "completed")
     assert page.evaluate("window.__recallNoReload") is True
     screenshot(page, "lab_form_stream")

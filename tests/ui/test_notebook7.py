@@ -73,7 +73,10 @@ def test_the_banner_of_a_notebook_cancels_its_pending_recall(clean_notebook7, pa
 
     banner.get_by_role("button", name="Cancel").click()
     expect(banner).to_be_hidden()
-    # The panel follows the change event too.
+    # The panel follows the change event too: a cancelled recall leaves the list (finished
+    # jobs are hidden by default) and shows under its status.
+    expect(row).to_be_hidden()
+    sidebar.get_by_role("combobox", name="Filter by status").select_option("cancelled")
     expect(row.locator(".jp-RecallSidebar-badge")).to_have_text("cancelled")
     assert clean_notebook7.request("GET", f"/api/recall/jobs/{recall['id']}")["status"] == (
         "cancelled"
