@@ -83,12 +83,13 @@ class JobAuthorization:
         ``jobs[i]: `` prefixes its reason in a batch."""
         user = handler.current_user
         for index, job in enumerate(jobs):
-            where = f"jobs[{index}]: " if len(jobs) > 1 else ""
             for need in job.requirements():
                 if not await _allowed(handler, user, need):
-                    raise PermissionDeniedError(
-                        need.permission.action, need.permission.resource, where + need.reason
-                    )
+                    reason = need.reason[:1].upper() + need.reason[1:]
+                    if len(jobs) > 1:
+                        reason = f"jobs[{index}]: {need.reason}"
+                    permission = need.permission
+                    raise PermissionDeniedError(permission.action, permission.resource, reason)
         if isinstance(user, User):
             self._identities[owner] = user
 

@@ -409,11 +409,12 @@ async def test_watchers_need_the_permissions_of_their_checks(jp_fetch):
     Refusals.current = {CONTENTS_READ}
     refused = await call(jp_fetch, "POST", "api/recall/watchers", read, expect=403)
     assert_refused(refused, CONTENTS_READ)
-    assert "the tool filesystem.read reads a file" in refused["message"]
+    assert "resource: contents. The tool filesystem.read reads a file" in refused["message"]
     Refusals.current = {KERNELS_EXECUTE}
     refused = await call(jp_fetch, "POST", "api/recall/watchers", in_kernel, expect=403)
     assert_refused(refused, KERNELS_EXECUTE)
-    assert "a watcher of mymod.check runs each check in the notebook's kernel" in refused["message"]
+    reason = "kernels. A watcher of mymod.check runs each check in the notebook's kernel"
+    assert reason in refused["message"]
     assert await job_ids(jp_fetch) == []
     # Each refused one needs nothing else: with everything else refused, both are created.
     Refusals.current = EVERY_PERMISSION - {CONTENTS_READ, KERNELS_EXECUTE}
