@@ -236,7 +236,8 @@ def parse_count(value: str | None, field: str, maximum: int) -> int | None:
     ``maximum``; None when absent."""
     if value is None:
         return None
-    if not value.isdigit() or not 1 <= int(value) <= maximum:
+    # ASCII digits only: str.isdigit() is also true of '¹' and '٣', which int() refuses or reads.
+    if not (value.isascii() and value.isdigit()) or not 1 <= int(value) <= maximum:
         raise ValidationError(field, f"must be a whole number from 1 to {maximum:,}, got {value!r}")
     return int(value)
 

@@ -216,7 +216,7 @@ async def test_runs_keep_the_newest_n_with_limit(jp_fetch):
     assert [r["id"] for r in newest] == [r["id"] for r in every[:2]]
     across = await call(jp_fetch, "GET", "api/recall/runs", job_id=job["id"], limit="1")
     assert [r["id"] for r in across["runs"]] == [every[0]["id"]]
-    for bad in ("0", "-3", "ten", "10001"):
+    for bad in ("0", "-3", "ten", "10001", "\u00b9", "\u0663", "1" * 400):
         error = await call(jp_fetch, "GET", path, limit=bad, expect=400)
         assert error["field"] == "limit"
         assert repr(bad) in error["message"]

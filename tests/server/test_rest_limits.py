@@ -22,6 +22,7 @@ from jupyter_recall.core.limits import (
     SCHEDULE_KINDS,
     TEXT_LIMITS,
 )
+from jupyter_recall.core.model import JobKind, JobStatus, RunStatus
 from jupyter_recall.engine.owners import OWNER_PATTERN
 from jupyter_recall.server.handlers import route_table
 from tests.server.rest import call, openapi
@@ -410,3 +411,21 @@ def test_integer_digit_limit_leaves_room_for_every_numeric_field():
     # Every numeric limit fits in the digits a body may carry, so a field's own range answers.
     assert len(str(MAX_RUNS)) < MAX_INTEGER_DIGITS
     assert len(str(MAX_SECONDS)) < MAX_INTEGER_DIGITS
+
+
+@pytest.mark.parametrize(
+    ("path", "name", "values"),
+    [
+        ("/api/recall/jobs", "status", [s.value for s in JobStatus]),
+        ("/api/recall/jobs", "kind", [k.value for k in JobKind]),
+        ("/api/recall/runs", "status", [s.value for s in RunStatus]),
+    ],
+)
+def test_openapi_list_patterns_accept_exactly_the_codes_values(path, name, values):
+    parameters = {p["name"]: p for p in openapi()["paths"][path]["get"]["parameters"]}
+    pattern = re.compile(parameters[name]["schema"]["pattern"])
+    assert pattern.search(",".join(values))
+    assert all(pattern.search(value) for value in values)
+    assert pattern.search("")
+    assert not pattern.search(f"{values[0]},nope")
+    assert not pattern.search(values[0].upper())
