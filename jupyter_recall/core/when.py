@@ -632,12 +632,17 @@ def _describe_days_of(dom: str, dow: str) -> str | None:
     if sep and day.isdigit() and nth in _NTH_NAMES:
         return f"on the {_NTH_NAMES[nth]} {DAY_NAMES[int(day) % 7].title()} of every month"
     if all(part.isdigit() for part in dow.split(",")):
-        return f"every {describe_days(int(part) % 7 for part in dow.split(',')).title()}"
+        return f"every {_titled(describe_days(int(part) % 7 for part in dow.split(',')))}"
     return None
 
 
+def _titled(days: str) -> str:
+    """``Monday, Wednesday and Friday`` for ``monday, wednesday and friday``."""
+    return " ".join(word if word == "and" else word.title() for word in days.split())
+
+
 def _describe_weeks(trigger: WeeksTrigger) -> str:
-    days = describe_days((day + 1) % 7 for day in trigger.days)
+    days = _titled(describe_days((day + 1) % 7 for day in trigger.days))
     return f"every {trigger.weeks} weeks on {days} at {trigger.hour:02d}:{trigger.minute:02d}"
 
 

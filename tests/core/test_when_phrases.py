@@ -226,7 +226,7 @@ def test_describe_new_forms():
         )
     }
     assert words == {
-        "every 2 weeks on monday": "every 2 weeks on monday at 09:00 (Europe/Paris)",
+        "every 2 weeks on monday": "every 2 weeks on Monday at 09:00 (Europe/Paris)",
         "last day of the month": "on the last day of every month at 09:00 (Europe/Paris)",
         "every first monday of the month": (
             "on the first Monday of every month at 09:00 (Europe/Paris)"
@@ -234,7 +234,7 @@ def test_describe_new_forms():
         "on the 15th of every month": "on day 15 of every month at 09:00 (Europe/Paris)",
         "weekdays at 9": "every weekday at 09:00 (Europe/Paris)",
         "every weekend at 10": "every Saturday and Sunday at 10:00 (Europe/Paris)",
-        "every monday and thursday at 9:00": ("every Monday And Thursday at 09:00 (Europe/Paris)"),
+        "every monday and thursday at 9:00": ("every Monday and Thursday at 09:00 (Europe/Paris)"),
     }
 
 
