@@ -20,10 +20,6 @@ from tests.core.test_when import NOW, PARIS, expand_local
 UTC = "UTC"
 
 
-def fires(text: str, tz: str = PARIS, n: int = 3) -> list[datetime]:
-    return parse_when(text, now=NOW, tz=tz).next_fire_times(n)
-
-
 ONE_SHOTS = [
     # bare noon / midnight: the next one
     ("noon", PARIS, "2026-05-10T12:00:00+02:00"),
@@ -288,6 +284,5 @@ def test_a_rejected_phrase_gets_the_nearest_accepted_form(text, suggestion):
     with pytest.raises(ParseError) as caught:
         parse_when(text, now=NOW, tz=PARIS)
     assert f"(did you mean {suggestion!r}?)" in caught.value.reason
-    if suggestion.startswith(text.split()[0][:2]):
-        parse_when(suggestion, now=NOW, tz=PARIS)
+    parse_when(suggestion, now=NOW, tz=PARIS)  # what is suggested is accepted
     assert "Accepted forms:" in str(caught.value)
