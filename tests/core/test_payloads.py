@@ -1,8 +1,11 @@
 import pytest
 
 from jupyter_recall.core.errors import ValidationError
+from jupyter_recall.core.limits import MAX_RUNS, MAX_SECONDS
 from jupyter_recall.core.payloads import (
     check_action_fits_target,
+    check_policy_bounds,
+    check_text,
     validate_action,
     validate_options,
     validate_target,
@@ -90,6 +93,7 @@ def test_action_target_combinations():
         ({"exclusive": "yes"}, "options.exclusive"),
         ({"exclusive_timeout": 0}, "options.exclusive_timeout"),
         ({"exclusive_timeout": True}, "options.exclusive_timeout"),
+        ({"exclusive_timeout": MAX_SECONDS + 1}, "options.exclusive_timeout"),
         ({"on_missing_kernel": "retry"}, "options.on_missing_kernel"),
     ],
 )
@@ -102,3 +106,35 @@ def test_invalid_options(options, field):
 def test_valid_options_pass_through():
     options = {"exclusive": True, "on_missing_kernel": "start", "output_channel": "log"}
     assert validate_options(options) == options
+
+
+def test_check_text_bounds_length_and_refuses_nul():
+    assert check_text("é" * 10, "name", 10) == "é" * 10
+    with pytest.raises(ValidationError, match="11 characters long; at most 10") as info:
+        check_text("x" * 11, "name", 10)
+    assert info.value.field == "name"
+    with pytest.raises(ValidationError, match="NUL") as info:
+        check_text("a\x00b", "tz", 10)
+    assert info.value.field == "tz"
+
+
+@pytest.mark.parametrize(
+    ("policies", "field"),
+    [
+        ({"max_runs": 0}, "max_runs"),
+        ({"max_runs": MAX_RUNS + 1}, "max_runs"),
+        ({"max_runs": 10**30}, "max_runs"),
+        ({"jitter": -0.5}, "jitter"),
+        ({"jitter": float(MAX_SECONDS) + 1}, "jitter"),
+        ({"catchup_window": MAX_SECONDS * 2}, "catchup_window"),
+    ],
+)
+def test_policy_bounds_name_the_policy_and_range(policies, field):
+    with pytest.raises(ValidationError, match="must be from") as info:
+        check_policy_bounds(policies)
+    assert info.value.field == field
+
+
+def test_policy_bounds_accept_the_ends_and_leave_types_to_policies():
+    check_policy_bounds({"max_runs": 1, "jitter": 0, "catchup_window": MAX_SECONDS})
+    check_policy_bounds({"max_runs": MAX_RUNS, "catchup_window": None, "jitter": "soon"})
