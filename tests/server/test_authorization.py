@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
 import nbformat
 import pytest
-from jupyter_server.auth import Authorizer
+from jupyter_core.utils import ensure_async
+from jupyter_server.auth import Authorizer, IdentityProvider
 from jupyter_server.auth.identity import User
 from jupyter_server.base.handlers import JupyterHandler
 from traitlets.config import Config
@@ -441,6 +443,66 @@ async def test_a_watchers_checks_stop_when_its_permission_is_revoked(jp_fetch, j
         await asyncio.sleep(0.5)
     assert "is not authorized to read on resource: contents" in refused[0]["error"]
     assert "the tool filesystem.read reads a file" in refused[0]["error"]
+
+
+# --- users named by the identity provider (as on JupyterHub) -------------------------------------
+
+ROLES: dict[str, set[str]] = {}
+
+
+@dataclass
+class RoleUser(User):
+    """A user with roles, as JupyterHub's users carry scopes: Authorizers read them."""
+
+    roles: set[str] = field(default_factory=set)
+
+
+class HeaderIdentityProvider(IdentityProvider):
+    """The token still authenticates; the ``X-Test-User`` header (default alice) names who."""
+
+    async def get_user(self, handler: Any) -> User | None:
+        if await ensure_async(super().get_user(handler)) is None:
+            return None
+        name = handler.request.headers.get("X-Test-User", "alice")
+        return RoleUser(username=name, roles=ROLES[name])
+
+
+class RoleAuthorizer(Authorizer):
+    """Kernels and sessions only for users with the 'kernels' role."""
+
+    def is_authorized(self, handler: Any, user: Any, action: str, resource: str) -> bool:
+        return resource not in ("kernels", "sessions") or "kernels" in user.roles
+
+
+@pytest.fixture
+def named_users(jp_server_config: Config) -> Config:
+    ROLES.clear()
+    ROLES.update(alice={"kernels"}, bob=set())
+    jp_server_config.ServerApp.identity_provider_class = HeaderIdentityProvider
+    return jp_server_config
+
+
+@pytest.mark.parametrize("authorizer_class", [RoleAuthorizer])
+async def test_each_run_is_asked_for_its_own_owner(named_users, jp_fetch, tmp_path):
+    marker = tmp_path / "ran.txt"
+    body = {"when": "in 2s", "action": code(writes(marker)), "target": HEADLESS}
+    as_bob = await jp_fetch(
+        "api/recall/jobs",
+        method="POST",
+        body=json.dumps(body),
+        headers={"X-Test-User": "bob"},
+        raise_error=False,
+    )
+    assert as_bob.code == 403
+    assert json.loads(as_bob.body)["permission"] == {"action": "write", "resource": "kernels"}
+    job = await call(jp_fetch, "POST", "api/recall/jobs", body, expect=201)
+    assert job["owner"] == "alice"
+    # Alice loses the role on the User object her provider gave: her run is refused.
+    ROLES["alice"].discard("kernels")
+    run = await finished_run(jp_fetch, job["id"])
+    assert run["status"] == "failed", run
+    assert "user 'alice' is not authorized to write on resource: kernels" in run["error"]
+    assert not marker.exists()
 
 
 # --- the kernel's and the CLI's client ------------------------------------------------------------
