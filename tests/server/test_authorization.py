@@ -22,7 +22,8 @@ from jupyter_server.auth.identity import User
 from jupyter_server.base.handlers import JupyterHandler
 from traitlets.config import Config
 
-from jupyter_recall.core.errors import PermissionDeniedError
+from jupyter_recall.core.errors import PermissionDeniedError, ValidationError
+from jupyter_recall.core.payloads import ACTION_TYPES, TARGET_TYPES, check_action_fits_target
 from jupyter_recall.remote import Client, ServerInfo
 from tests.server.rest import call
 
@@ -170,6 +171,19 @@ CASES: dict[str, tuple[dict, set[tuple[str, str]]]] = {
     "notification-kernel": ({"action": NOTIFY, "target": LIVE}, set()),
     "notification-headless": ({"action": NOTIFY, "target": HEADLESS}, set()),
 }
+
+
+def test_the_cases_cover_every_action_type_on_every_target_it_fits():
+    covered = {
+        (body["action"]["type"], body.get("target", SERVER)["type"]) for body, _ in CASES.values()
+    }
+    for action_type in ACTION_TYPES:
+        for target_type in TARGET_TYPES:
+            try:
+                check_action_fits_target({"type": action_type}, {"type": target_type})
+            except ValidationError:
+                continue
+            assert (action_type, target_type) in covered
 
 
 async def post_job(jp_fetch: Any, body: dict, expect: int) -> Any:
