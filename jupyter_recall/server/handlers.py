@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Mapping
-from typing import Any, cast
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar, cast
 
 from jupyter_server.auth.decorator import authorized
 from jupyter_server.base.handlers import APIHandler
@@ -271,10 +271,19 @@ class RunStopHandler(RecallHandler):
         self.send_json(run_to_json(run))
 
 
+Method = TypeVar("Method", bound=Callable[..., Any])
+
+
+def authorized_to(action: str) -> Callable[[Method], Method]:
+    """jupyter_server's ``@authorized`` for a fixed action, whatever the HTTP method."""
+    decorator: Callable[[Method], Method] = authorized(action)
+    return decorator
+
+
 class ParseHandler(RecallHandler):
     # Parsing changes nothing: whoever may read recall may ask what a phrase means.
     @web.authenticated
-    @authorized("read")
+    @authorized_to("read")
     async def post(self) -> None:
         body = self.json_body()
         when = body.get("when")
