@@ -33,7 +33,7 @@ from jupyter_recall.server.sse import EventHub
 from jupyter_recall.server.watcher_runtime import WatcherExecutor, WatcherRuntime
 from jupyter_recall.server.watchers import WatcherService
 from jupyter_recall.server.wiring import make_server_executor, make_tool_runner
-from jupyter_recall.store.sqlite import SQLiteStore
+from jupyter_recall.store.urls import open_store, sqlite_url, store_kind
 from jupyter_recall.tools.policy import check_key
 
 TOOL_POLICIES = ("auto", "approve", "block")
@@ -49,6 +49,13 @@ class RecallApp(ExtensionApp):
         "",
         config=True,
         help="SQLite file of jobs and runs (default: <jupyter data dir>/jupyter_recall.sqlite).",
+    )
+    db_url = Unicode(
+        "",
+        config=True,
+        help="The store of jobs and runs as a URL: sqlite:///absolute/path or sqlite:///:memory: "
+        "(default: the SQLite file db_path; when both are set, db_url wins). postgresql:// "
+        "comes with the postgres extra in a later release.",
     )
     default_timezone = Unicode(
         "",
@@ -112,6 +119,19 @@ class RecallApp(ExtensionApp):
     @default("db_path")
     def _default_db_path(self) -> str:
         return str(Path(jupyter_data_dir()) / "jupyter_recall.sqlite")
+
+    @default("db_url")
+    def _default_db_url(self) -> str:
+        return sqlite_url(self.db_path)
+
+    @validate("db_url")
+    def _check_db_url(self, proposal: dict[str, Any]) -> str:
+        value = str(proposal["value"])
+        try:
+            store_kind(value)
+        except ValidationError as error:
+            raise TraitError(f"RecallApp.{error}") from None
+        return value
 
     @default("default_timezone")
     def _default_timezone(self) -> str:
@@ -179,9 +199,8 @@ class RecallApp(ExtensionApp):
         return policies
 
     def initialize_settings(self) -> None:
-        Path(self.db_path).parent.mkdir(parents=True, exist_ok=True)
         self._clock = SystemClock()
-        self._store = SQLiteStore(self.db_path)
+        self._store = open_store(self.db_url)
         self._events = EventHub(getattr(self.serverapp, "event_logger", None))
         self.authorization = JobAuthorization()
         self.tool_runner = make_tool_runner(self.serverapp, self)
@@ -225,7 +244,7 @@ class RecallApp(ExtensionApp):
             jupyter_recall_authorization=self.authorization,
         )
         self.log.info(
-            "jupyter_recall: jobs in %s, default zone %s", self.db_path, self.default_timezone
+            "jupyter_recall: jobs in %r, default zone %s", self._store, self.default_timezone
         )
 
     def _make_session_watcher(self) -> SessionWatcher | None:

@@ -47,7 +47,7 @@ class LockedStore(SQLiteStore):
 
 @pytest.fixture
 def locked_database(monkeypatch):
-    monkeypatch.setattr("jupyter_recall.server.app.SQLiteStore", LockedStore)
+    monkeypatch.setattr("jupyter_recall.store.sqlite.SQLiteStore", LockedStore)
 
 
 @pytest.mark.usefixtures("locked_database")
