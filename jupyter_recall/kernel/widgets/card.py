@@ -221,7 +221,7 @@ class JobCard:
             base.enable(self.buttons[name], enabled)
 
     def say(self, text: str, *, error: bool = False) -> None:
-        colour = "#c62828" if error else "#616161"
+        colour = "#c62828" if error else render.MUTED
         self.message.value = f'<span style="color:{colour}">{html.escape(text)}</span>'
 
     # --- state from the server -----------------------------------------------------------

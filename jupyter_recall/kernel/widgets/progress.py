@@ -92,7 +92,7 @@ class ProgressCard:
         detail = f" {html.escape(self.detail)}" if self.detail else ""
         self.header.value = (
             f"<b>{html.escape(self.title)}</b> {render.badge(self.status, colour)} "
-            f'<span style="color:#616161">{render.format_duration(ended - self._started)}'
+            f'<span style="color:{render.MUTED}">{render.format_duration(ended - self._started)}'
             f"</span>{detail}"
         )
         self.bar.max = max(self.total, 1)

@@ -45,6 +45,8 @@ RUN_SYMBOLS = {
     "skipped": "↷",
     "missed": "↷",
 }
+MUTED = "var(--jp-ui-font-color2, #616161)"
+"""Secondary text: the theme's muted colour (readable on dark themes too), grey elsewhere."""
 ENDED_JOB_STATUSES = ("completed", "failed", "cancelled", "deleted")
 STATIC_COUNTDOWN = 86400
 """From this many seconds ahead the countdown is a day count, not a ticking clock."""
@@ -149,10 +151,10 @@ def job_header_html(job: Mapping[str, Any]) -> str:
         '<div class="jupyter-recall-card-header">'
         f"<b>{_esc(job.get('name') or job.get('id'))}</b> "
         f"{badge(status, JOB_COLOURS.get(status, '#616161'))} "
-        f'<span style="color:#616161">{_esc(kind)} {_esc(job.get("id"))}</span><br>'
+        f'<span style="color:{MUTED}">{_esc(kind)} {_esc(job.get("id"))}</span><br>'
         f'<span class="jupyter-recall-schedule">{_esc(job.get("description") or job.get("when"))}'
         "</span>"
-        f' <span style="color:#616161">· {_esc(describe_target(job.get("target")))}</span>'
+        f' <span style="color:{MUTED}">· {_esc(describe_target(job.get("target")))}</span>'
         "</div>"
     )
 
@@ -236,7 +238,7 @@ def run_header_html(run: Mapping[str, Any] | None, zone: tzinfo, now: datetime) 
     status = str(run.get("status") or "?")
     colour = RUN_COLOURS.get(status, "#616161")
     text = f'<span style="color:{colour}"><b>{_esc(run_title(run, zone, now))}</b></span>'
-    text += f' <span style="color:#616161">run {_esc(run.get("id"))}</span>'
+    text += f' <span style="color:{MUTED}">run {_esc(run.get("id"))}</span>'
     if run.get("error"):
         text += f'<br><span style="color:#c62828">{_esc(run["error"])}</span>'
     return f'<div class="jupyter-recall-run" data-status="{_esc(status)}">{text}</div>'
