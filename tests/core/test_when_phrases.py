@@ -7,7 +7,7 @@ canonical form (which parses back to the same schedule), and its errors.
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import datetime, timezone
 
 import pytest
 
@@ -18,6 +18,7 @@ from jupyter_recall.core.when_words import EXAMPLES
 from tests.core.test_when import NOW, PARIS, expand_local
 
 UTC = "UTC"
+UTC_ZONE = timezone.utc
 
 
 ONE_SHOTS = [
@@ -286,3 +287,8 @@ def test_a_rejected_phrase_gets_the_nearest_accepted_form(text, suggestion):
     assert f"(did you mean {suggestion!r}?)" in caught.value.reason
     parse_when(suggestion, now=NOW, tz=PARIS)  # what is suggested is accepted
     assert "Accepted forms:" in str(caught.value)
+
+
+def test_every_n_weeks_at_the_end_of_time_never_fires():
+    with pytest.raises(ParseError, match="never fires"):
+        parse_when("every 2 weeks on monday", now=datetime(9999, 12, 30, tzinfo=UTC_ZONE), tz=UTC)
