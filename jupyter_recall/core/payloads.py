@@ -6,11 +6,12 @@ same message everywhere: the field path and the accepted values.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from jupyter_recall.core.errors import ValidationError
-from jupyter_recall.core.limits import MAX_RUNS, MAX_SECONDS
+from jupyter_recall.core.limits import MAX_RUNS, MAX_SECONDS, TEXT_LIMITS
 
 ACTION_TYPES = ("code", "instruction", "tool", "notebook", "notification")
 TARGET_TYPES = ("kernel", "headless", "server")
@@ -223,3 +224,21 @@ def check_policy_bounds(policies: Mapping[str, Any]) -> None:
             continue
         if not low <= value <= high:
             raise ValidationError(key, f"must be from {low:,} to {high:,}, got {value!r}")
+
+
+def check_short_texts(data: Mapping[str, Any]) -> None:
+    """The short text fields of a job (``TEXT_LIMITS``) that are strings, bounded by name."""
+    for key, limit in TEXT_LIMITS.items():
+        value = data.get(key)
+        if isinstance(value, str):
+            check_text(value, key, limit)
+
+
+@contextmanager
+def within(prefix: str) -> Iterator[None]:
+    """Errors raised inside name their field from ``prefix`` (``jobs[2].when``)."""
+    try:
+        yield
+    except ValidationError as error:
+        field = f"{prefix}.{error.field}" if error.field else prefix
+        raise ValidationError(field, error.message, accepted=error.accepted) from None

@@ -14,14 +14,14 @@ whose scope the jobs live in. Synchronous: the scheduler runs these in its store
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from jupyter_recall.core.errors import ConflictError, NotFoundError, ValidationError
 from jupyter_recall.core.model import Job, JobStatus, Policies
+from jupyter_recall.core.payloads import check_policy_bounds, check_short_texts, within
 from jupyter_recall.core.policy import exhausted_status, schedule_next
 from jupyter_recall.engine import jobs
 from jupyter_recall.engine.jobs import DEFAULT_POLICIES, NewJob, build_job
@@ -54,6 +54,11 @@ class OwnedJob:
         policies = data.get("policies") or {}
         if not isinstance(policies, (dict, Policies)):
             raise ValidationError("policies", f"must be an object, got {policies!r}")
+        check_short_texts(data)
+        if isinstance(policies, dict):
+            with within("policies"):
+                check_policy_bounds(policies)
+                policies = Policies.from_dict(policies)
         return cls(
             key=data.get("key"),  # type: ignore[arg-type]  # checked in check_declaration
             when=data.get("when"),  # type: ignore[arg-type]  # checked by build_job
@@ -61,7 +66,7 @@ class OwnedJob:
             target=data.get("target") or {"type": "server"},
             name=data.get("name"),
             tz=data.get("tz"),
-            policies=policies if isinstance(policies, Policies) else Policies.from_dict(policies),
+            policies=policies,
             options=data.get("options") or {},
         )
 
@@ -98,21 +103,10 @@ def parse_declaration(raw: object) -> list[OwnedJob]:
             continue
         if not isinstance(item, Mapping):
             raise ValidationError(f"jobs[{index}]", f"must be an object, got {item!r}")
-        with _at_index(index):
+        with within(f"jobs[{index}]"):
             specs.append(OwnedJob.from_dict(item))
     check_declaration(specs)
     return specs
-
-
-@contextmanager
-def _at_index(index: int) -> Iterator[None]:
-    """Prefix a ValidationError's field with ``jobs[index].``."""
-    try:
-        yield
-    except ValidationError as error:
-        raise ValidationError(
-            f"jobs[{index}].{error.field}", error.message, accepted=error.accepted
-        ) from error
 
 
 def check_declaration(specs: Sequence[OwnedJob]) -> None:
@@ -160,7 +154,7 @@ def reconcile(
             elif _same(current, new):
                 result.unchanged.append(current)
             else:
-                with _at_index(index):
+                with within(f"jobs[{index}]"):
                     result.updated.append(_updated(current, new, now))
         result.deleted = list(existing.values())
         for job in result.deleted:
@@ -183,7 +177,7 @@ def _build(
         policies=spec.policies,
         options=spec.options,
     )
-    with _at_index(index):
+    with within(f"jobs[{index}]"):
         job = build_job(new, owner=owner, now=now, default_tz=default_tz)
     return job.evolve(plugin_owner=plugin_owner, key=spec.key)
 

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -18,6 +17,7 @@ from jupyter_recall.core.payloads import (
     validate_action,
     validate_options,
     validate_target,
+    within,
 )
 from jupyter_recall.engine.scheduler import NewJob
 from jupyter_recall.server.body import json_type
@@ -106,16 +106,6 @@ def _optional_str(body: Mapping[str, Any], key: str) -> str | None:
     if value is not None and key in TEXT_LIMITS:
         check_text(value, key, TEXT_LIMITS[key])
     return value
-
-
-@contextmanager
-def within(prefix: str) -> Iterator[None]:
-    """Errors raised inside name their field from ``prefix`` (``jobs[2].when``)."""
-    try:
-        yield
-    except ValidationError as error:
-        field = f"{prefix}.{error.field}" if error.field else prefix
-        raise ValidationError(field, error.message, accepted=error.accepted) from None
 
 
 def _policies(body: Mapping[str, Any]) -> Policies | None:

@@ -202,6 +202,22 @@ async def test_a_five_megabyte_name_is_refused_and_a_long_one_kept(jp_fetch):
     assert error["field"] == "name"
 
 
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"name": "n" * (TEXT_LIMITS["name"] + 1)}, "jobs[0].name"),
+        ({"tz": "UTC\x00"}, "jobs[0].tz"),
+        ({"when": "w" * (TEXT_LIMITS["when"] + 1)}, "jobs[0].when"),
+        ({"policies": {"max_runs": 10**30}}, "jobs[0].policies.max_runs"),
+        ({"policies": {"jitter": -1}}, "jobs[0].policies.jitter"),
+    ],
+)
+async def test_owners_declarations_have_the_same_limits(jp_fetch, change, field):
+    spec = {"key": "nightly", "when": "every day at 03:00", "action": NOTIFY, **change}
+    error = await call(jp_fetch, "PUT", "api/recall/owners/acme/jobs", {"jobs": [spec]}, expect=400)
+    assert error["field"] == field
+
+
 async def test_parse_bounds_its_text_too(jp_fetch):
     error = await call(jp_fetch, "POST", "api/recall/parse", {"when": "x" * 10_000}, expect=400)
     assert error["field"] == "when"
@@ -362,7 +378,7 @@ def _schemas():
 
 
 def test_openapi_states_the_text_limits_of_the_code():
-    for schema in ("NewJob", "JobPatch"):
+    for schema in ("NewJob", "JobPatch", "OwnedJobSpec"):
         properties = _schemas()[schema]["properties"]
         for field, limit in TEXT_LIMITS.items():
             if field in properties:
