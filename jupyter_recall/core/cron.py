@@ -94,8 +94,10 @@ class MonthDays:
         found = {day for day in self.days if day <= length}
         if self.last:
             found.add(length)
-        targets = set(self.nearest_weekday) | ({length} if self.last_weekday else set())
-        found.update(_nearest_weekday(n, length, first) for n in targets if n <= length)
+        # A day the month lacks ("31W" in June) is its last day, as croniter read it.
+        targets = {min(n, length) for n in self.nearest_weekday}
+        targets |= {length} if self.last_weekday else set()
+        found.update(_nearest_weekday(n, length, first) for n in targets)
         return found
 
 
@@ -286,8 +288,10 @@ def _item(field: _Field, item: str) -> list[int]:
     high = field.value(high_text, item)
     if low <= high:
         return list(range(low, high + 1, step))
-    # An extension: a range that wraps around the end of the field ("fri-mon", "22-2").
-    return (list(range(low, field.high + 1)) + list(range(field.low, high + 1)))[::step]
+    # An extension: a range that wraps around the end of the field ("fri-mon", "22-2"), the step
+    # counting on through the wrap. Day-of-week wraps after Saturday: 7 is Sunday again.
+    end = 6 if field is _DOW else field.high
+    return (list(range(low, end + 1)) + list(range(field.low, high + 1)))[::step]
 
 
 def _month_days(text: str) -> MonthDays:

@@ -14,6 +14,7 @@ import pytest
 from jupyter_recall.core.cron import parse_cron
 from jupyter_recall.core.errors import ParseError
 from jupyter_recall.core.triggers.cron import CronTrigger
+from jupyter_recall.core.when import ScheduleSpec
 
 
 def at(text: str) -> datetime:
@@ -58,6 +59,9 @@ TABLE = [
     ("0 9 * * 1#5", "2026-05-10T10:00:00+00:00", "2026-06-29T09:00:00+00:00"),
     ("0 9 * * fri-mon", "2026-05-12T10:00:00+00:00", "2026-05-15T09:00:00+00:00"),
     ("0 22-1 * * *", "2026-05-10T23:30:00+00:00", "2026-05-11T00:00:00+00:00"),
+    ("0 9 * * 5-1/2", "2026-05-03T10:00:00+00:00", "2026-05-08T09:00:00+00:00"),
+    ("0 9 * * 7-1", "2026-05-04T10:00:00+00:00", "2026-05-10T09:00:00+00:00"),
+    ("0 9 31W * *", "2026-06-01T00:00:00+00:00", "2026-06-30T09:00:00+00:00"),
     # rare: Feb 29 that is a Monday (AND rule, "*/7" starts with "*")
     ("0 0 */7 2 1", "2026-05-10T10:00:00+00:00", "2027-02-01T00:00:00+00:00"),
     ("0 0 29 2 *", "2026-05-10T10:00:00+00:00", "2028-02-29T00:00:00+00:00"),
@@ -124,3 +128,31 @@ def test_huge_steps_select_the_start_alone():
 
 def test_the_last_minute_of_year_9999_has_no_next():
     assert parse_cron("* * * * *").next_wall_after(datetime(9999, 12, 31, 23, 59)) is None
+
+
+# Schedules stored by earlier versions (croniter read these): they load, and keep their meaning.
+STORED = [
+    ("0 9 * * mon#1", "2026-06-01T09:00:00+00:00"),
+    ("0 9 15w * *", "2026-05-15T09:00:00+00:00"),
+    ("0 9 ? * 1", "2026-05-11T09:00:00+00:00"),
+    ("5/15 * * * *", "2026-05-10T10:05:00+00:00"),
+    ("0 9 * jan/2 *", "2026-05-11T09:00:00+00:00"),
+    ("0 9 l * *", "2026-05-31T09:00:00+00:00"),
+    ("0 9 * * fri-mon", "2026-05-11T09:00:00+00:00"),
+    ("0 9 * * sat,sun", "2026-05-16T09:00:00+00:00"),
+]
+
+
+@pytest.mark.parametrize(("expression", "first"), STORED)
+def test_schedules_stored_by_earlier_versions_still_load(expression, first):
+    payload = {
+        "version": 1,
+        "kind": "cron",
+        "canonical": expression,
+        "tz": "UTC",
+        "anchor": "2026-05-10T10:00:00+00:00",
+        "trigger": {"type": "cron", "expression": expression, "tz": "UTC"},
+    }
+    spec = ScheduleSpec.from_dict(payload)
+    assert spec.first_fire_time() == at(first)
+    assert spec.to_dict() == payload
