@@ -30,13 +30,10 @@ from jupyter_recall.store.watchers import (
     PendingCheck,
     WatcherRecord,
     bounded_result,
+    json_text,
 )
 
 _IN_CHUNK = 500
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str, sort_keys=True)
 
 
 def _marks(fields: Sequence[str]) -> str:
@@ -87,7 +84,7 @@ def _state_row(item: PendingCheck) -> WatcherStateRow:
     return WatcherStateRow(
         job_id=job_id,
         owner=owner,
-        state=_json(state),
+        state=json_text(state),
         checks=int(state.get("checks", check.check)),
         notifications=int(state.get("notifications", 0)),
         last_check_at=at,
@@ -105,7 +102,7 @@ def _result_row(item: PendingCheck) -> WatcherResultRow:
         run_id=check.run_id,
         checked_at=encode_instant(check.checked_at, "checked_at"),
         success=int(check.success),
-        result=_json(bounded_result(check.result)),
+        result=json_text(bounded_result(check.result)),
         notified=int(check.notified),
         reason=check.reason,
     )
@@ -177,7 +174,7 @@ class SQLiteWatcherTables:
         row = WatcherStateRow(
             job_id=job_id,
             owner=owner,
-            state=_json(state),
+            state=json_text(state),
             checks=0,
             notifications=0,
             last_check_at=None,
@@ -240,7 +237,7 @@ class SQLiteWatcherTables:
             owner=owner,
             session=session,
             created_at=encode_instant(now, "now"),
-            notification=_json(notification),
+            notification=json_text(notification),
         )
         expired = encode_instant(now - BUFFER_TTL, "now")
         with self.atomic():

@@ -28,13 +28,15 @@ RESULT_LIMIT = 20_000
 """Characters of a result's JSON kept in the ring buffer; a longer one is kept as clipped text."""
 
 
-def _json(value: Any) -> str:
+def json_text(value: Any) -> str:
+    """How states, results and notifications are stored: JSON, keys sorted, anything else
+    (an instant...) as its ``str``."""
     return json.dumps(value, ensure_ascii=False, default=str, sort_keys=True)
 
 
 def bounded_result(result: Mapping[str, Any]) -> dict[str, Any]:
     """The result as stored: as is, or its JSON text clipped with ``"clipped": true``."""
-    text = _json(result)
+    text = json_text(result)
     if len(text) <= RESULT_LIMIT:
         return dict(result)
     key = "data" if result.get("success") else "error"
