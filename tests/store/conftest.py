@@ -15,7 +15,7 @@ import pytest
 from jupyter_recall.store.base import Store
 from jupyter_recall.store.urls import open_store as open_url
 from jupyter_recall.store.urls import sqlite_url
-from tests.store.factories import OpenStore
+from tests.store.factories import OpenStore, closing_all
 
 STORES = {"sqlite": "sqlite_db_url"}
 """Kind of store -> the fixture giving the URL of a new database."""
@@ -34,16 +34,8 @@ def store_url(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture
 def open_store(store_url: str) -> Iterator[OpenStore]:
-    opened: list[Store] = []
-
-    def open_one() -> Store:
-        store = open_url(store_url)
-        opened.append(store)
-        return store
-
-    yield open_one
-    for store in opened:
-        store.close()
+    with closing_all(lambda: open_url(store_url)) as open_one:
+        yield open_one
 
 
 @pytest.fixture

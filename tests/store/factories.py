@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import Any, TypeVar
 
 from jupyter_recall.core.model import (
     Job,
@@ -23,6 +24,23 @@ T0 = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
 OpenStore = Callable[[], Store]
 """Opens a new store object on the test's database each time it is called (the contract's
 restart and concurrency tests open two)."""
+
+S = TypeVar("S", bound=Store)
+
+
+@contextmanager
+def closing_all(open_one: Callable[[], S]) -> Iterator[Callable[[], S]]:
+    """``open_one``, remembering the stores it opens to close them all at the end."""
+    opened: list[S] = []
+
+    def open_and_remember() -> S:
+        store = open_one()
+        opened.append(store)
+        return store
+
+    yield open_and_remember
+    for store in opened:
+        store.close()
 
 
 class Midway(Exception):

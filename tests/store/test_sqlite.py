@@ -17,7 +17,7 @@ from jupyter_recall.store.base import JOB_STATE_FIELDS
 from jupyter_recall.store.migrations import latest_version
 from jupyter_recall.store.rows import TABLES, JobRow, JobStateRow, RunRow, RunStateRow
 from jupyter_recall.store.sqlite import SQLiteStore, bounded_output, truncation_marker
-from tests.store.factories import T0, OpenStore, make_job, make_run, minutes
+from tests.store.factories import T0, closing_all, make_job, make_run, minutes
 
 
 @pytest.fixture
@@ -26,24 +26,14 @@ def db_path(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def open_sqlite(db_path: Path) -> Iterator[OpenStore]:
-    opened: list[SQLiteStore] = []
-
-    def open_store() -> SQLiteStore:
-        store = SQLiteStore(db_path)
-        opened.append(store)
-        return store
-
-    yield open_store
-    for store in opened:
-        store.close()
+def open_sqlite(db_path: Path) -> Iterator[Callable[[], SQLiteStore]]:
+    with closing_all(lambda: SQLiteStore(db_path)) as open_one:
+        yield open_one
 
 
 @pytest.fixture
-def store(open_sqlite: OpenStore) -> SQLiteStore:
-    store = open_sqlite()
-    assert isinstance(store, SQLiteStore)
-    return store
+def store(open_sqlite: Callable[[], SQLiteStore]) -> SQLiteStore:
+    return open_sqlite()
 
 
 def raw(store: SQLiteStore, sql: str, *params: object) -> list[tuple[object, ...]]:
@@ -80,9 +70,10 @@ def test_an_unopenable_path_is_a_store_error(tmp_path: Path) -> None:
 # --- migrations --------------------------------------------------------------------------------
 
 
-def test_migrations_are_recorded_and_applied_once(open_sqlite: OpenStore, db_path: Path) -> None:
+def test_migrations_are_recorded_and_applied_once(
+    open_sqlite: Callable[[], SQLiteStore], db_path: Path
+) -> None:
     first = open_sqlite()
-    assert isinstance(first, SQLiteStore)
     assert [m.version for m in first.applied_migrations] == list(range(1, latest_version() + 1))
     rows = raw(first, "SELECT version, name, applied_at FROM migrations ORDER BY version")
     assert [row[0] for row in rows] == list(range(1, latest_version() + 1))
@@ -92,7 +83,6 @@ def test_migrations_are_recorded_and_applied_once(open_sqlite: OpenStore, db_pat
     assert {"jobs", "runs", "leases", "migrations"} <= set(first.db.table_names())
 
     second = open_sqlite()
-    assert isinstance(second, SQLiteStore)
     assert second.applied_migrations == []
     assert raw(second, "SELECT version, name, applied_at FROM migrations ORDER BY version") == rows
 
