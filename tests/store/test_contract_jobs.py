@@ -22,7 +22,7 @@ from jupyter_recall.core.model import (
     RunStatus,
     RunTrigger,
 )
-from jupyter_recall.store.base import JobFilter, RunEnd, RunFilter, Store
+from jupyter_recall.store.base import JobFilter, JobState, RunEnd, RunFilter, Store
 from tests.store.factories import (
     T0,
     Midway,
@@ -524,6 +524,83 @@ class TestJobStore:
         store.insert_runs([running, done, elsewhere])
         assert sorted(ids(store.running_runs())) == sorted([running.id, elsewhere.id])
         assert ids(store.running_runs(job_id=job.id)) == [running.id]
+
+
+class TestJobStates:
+    """The engine's hot path: what firing and the end of runs change, without the JSON."""
+
+    def test_states_are_read_by_id_and_unknown_ids_left_out(self, store: Store) -> None:
+        once, every = make_job(when="in 30m"), make_job(when="every 5m", run_count=2)
+        store.insert_jobs([once, every])
+        states = store.get_job_states([every.id, "no-such-job", once.id, every.id])
+        assert states == {once.id: JobState.of(once), every.id: JobState.of(every)}
+        assert (states[once.id].schedule_kind, states[every.id].schedule_kind) == (
+            "once",
+            "interval",
+        )
+        assert store.get_job_states([]) == {}
+
+    def test_a_state_write_changes_the_state_and_leaves_the_definition(
+        self, store: Store, job: Job
+    ) -> None:
+        fired = job.evolve(
+            status=JobStatus.PAUSED,
+            next_occurrence=T0 + minutes(10),
+            next_fire_at=T0 + minutes(10),
+            run_count=3,
+            failure_count=1,
+            last_run_at=T0 + minutes(5),
+            last_run_id="r3",
+            last_status=RunStatus.FAILED,
+            last_error="boom",
+            updated_at=T0 + minutes(5),
+        )
+        # What the state does not carry is not written: the stored definition stays.
+        store.update_job_states([JobState.of(fired.evolve(name="renamed", options={"x": 1}))])
+        assert store.get_job(job.id, owner="alice") == fired
+        assert JobState.of(job).applied_to(job) == job
+        assert JobState.of(fired).applied_to(job) == fired
+
+    def test_a_state_write_of_an_unknown_job_is_refused_whole(self, store: Store, job: Job) -> None:
+        ghost = make_job(id="ghost-job")
+        changed = JobState.of(job.evolve(run_count=7))
+        with pytest.raises(NotFoundError, match="ghost-job"):
+            store.update_job_states([changed, JobState.of(ghost)])
+        assert store.get_job(job.id, owner="alice").run_count == 0
+
+    def test_a_state_write_cannot_make_a_second_pending_recall(self, store: Store) -> None:
+        pending = make_recall("nb.ipynb")
+        spent = make_recall("nb.ipynb", next_occurrence=None, next_fire_at=None)
+        store.insert_jobs([pending, spent])
+        revived = JobState.of(spent.evolve(next_occurrence=T0, next_fire_at=T0))
+        with pytest.raises(ConflictError):
+            store.update_job_states([revived])
+        assert store.get_job(spent.id, owner="alice").next_occurrence is None
+
+    def test_a_run_state_write_changes_what_runs_change_only(self, store: Store, job: Job) -> None:
+        run = make_run(job, T0, engine_id="e1", started_at=None)
+        store.insert_runs([run])
+        store.append_output(run.id, "out\n", limit=100)
+        ended = run.evolve(
+            status=RunStatus.FAILED,
+            started_at=T0,
+            finished_at=T0 + minutes(1),
+            error="boom",
+            engine_id="elsewhere",
+            output="",
+        )
+        store.update_run_states([ended])
+        assert store.get_run(run.id, owner="alice") == ended.evolve(engine_id="e1", output="out\n")
+
+    def test_a_run_state_write_of_an_unknown_run_is_refused_whole(
+        self, store: Store, job: Job
+    ) -> None:
+        run = make_run(job, T0)
+        store.insert_runs([run])
+        done = run.evolve(status=RunStatus.SUCCEEDED, finished_at=T0 + minutes(1))
+        with pytest.raises(NotFoundError, match="no-such-run"):
+            store.update_run_states([done, make_run(job, T0 + minutes(1), id="no-such-run")])
+        assert store.get_run(run.id, owner="alice").status is RunStatus.RUNNING
 
 
 class TestLeaseStore:
