@@ -14,6 +14,7 @@ from typing import Any
 import anyio
 from jupyter_events import EventLogger
 
+from jupyter_recall.core.errors import ConflictError
 from jupyter_recall.core.model import Job, JobKind
 from jupyter_recall.engine.scheduler import Scheduler
 from jupyter_recall.store.base import JobFilter
@@ -74,6 +75,9 @@ class SessionWatcher:
         cancelled = []
         for job in pending:
             if is_orphaned(job, paths, kernel_ids):
-                cancelled.append(await self._scheduler.cancel_job(job.id, owner=job.owner))
+                try:
+                    cancelled.append(await self._scheduler.cancel_job(job.id, owner=job.owner))
+                except ConflictError:
+                    continue  # it ended or was cancelled since the listing: nothing to do
                 log.info("jupyter_recall: session of recall %s is gone; cancelled", job.id)
         return cancelled
