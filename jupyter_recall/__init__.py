@@ -105,6 +105,7 @@ _KERNEL_API = {
     "on_recall": "jupyter_recall.kernel.recall",
     "heartbeat_gate": "jupyter_recall.kernel.heartbeat",
     "RecallConnectionError": "jupyter_recall.kernel.client",
+    "require_server_kernel": "jupyter_recall.kernel.client",
 }
 # Tools, parallel and background calls.
 _KERNEL_API.update(

@@ -183,7 +183,9 @@ def action_payload(
     return {**out, **{key: value for key, value in extras.items() if value is not None}}
 
 
-def _this_kernel(ident: _client.Identity) -> dict[str, Any]:
+def _this_kernel(ident: _client.Identity, what: str = "code") -> dict[str, Any]:
+    if ident.external:
+        raise ValidationError("target", _client.not_the_servers(what), accepted=TARGET_NAMES)
     target = ident.target()
     if target is None:
         raise ValidationError(
@@ -193,6 +195,15 @@ def _this_kernel(ident: _client.Identity) -> dict[str, Any]:
             accepted=TARGET_NAMES,
         )
     return target
+
+
+def _default_target(action: Mapping[str, Any], ident: _client.Identity | None) -> str:
+    """This kernel for code and instructions, else the server; code from a kernel the server
+    did not start (nbconvert, papermill) runs in a fresh headless kernel instead."""
+    if action["type"] not in ("code", "instruction"):
+        return "server"
+    external = (ident or _client.identity()).external
+    return "headless" if external and action["type"] == "code" else "kernel"
 
 
 def target_payload(
@@ -206,7 +217,7 @@ def target_payload(
     if kernel_name is not None and target is None:
         target = "headless"
     if target is None:
-        target = "kernel" if action["type"] in ("code", "instruction") else "server"
+        target = _default_target(action, ident)
     if isinstance(target, Mapping):
         return dict(target)
     if target == "kernel":
@@ -334,7 +345,7 @@ def recall(
     body = job_body(
         when,
         action,
-        dict(target) if target is not None else _this_kernel(ident),
+        dict(target) if target is not None else _this_kernel(ident, "recalls"),
         kind="recall",
         name=name,
         tz=tz,

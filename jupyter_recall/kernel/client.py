@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jupyter_recall.core.errors import RecallConnectionError
+from jupyter_recall.core.errors import NotFoundError, RecallConnectionError
 from jupyter_recall.remote import (
     DEFAULT_TIMEOUT,
     PROBE_TIMEOUT,
@@ -27,9 +28,11 @@ from jupyter_recall.remote import (
     EventStream,
     ServerInfo,
     error_from_response,
+    first_answering,
     open_event_stream,
     path_of,
     read_server_file,
+    running_servers,
     runtime_dir,
     server_files,
 )
@@ -58,6 +61,8 @@ __all__ = [
     "own_kernel_id",
     "path_of",
     "read_server_file",
+    "require_server_kernel",
+    "running_server",
     "runtime_dir",
     "server_files",
     "set_client",
@@ -78,13 +83,21 @@ class Identity:
 
     kernel_id: str | None
     path: str | None
+    external: bool = False
+    """A process the server did not start (a kernel of nbconvert, nbclient, papermill or a
+    console, a script): the server cannot run anything in it, so nothing may target it."""
 
     @property
     def session(self) -> str | None:
-        """The session key of recalls: the notebook path, else the kernel id (as the server)."""
-        return self.path or self.kernel_id
+        """The session key of recalls: the notebook path, else the kernel id (as the server);
+        a process the server did not start and that has no kernel id is its own session."""
+        if self.path or self.kernel_id or not self.external:
+            return self.path or self.kernel_id
+        return f"process-{socket.gethostname()}-{os.getpid()}"
 
     def target(self) -> dict[str, Any] | None:
+        if self.external:
+            return None
         if self.path:
             return {"type": "kernel", "path": self.path}
         if self.kernel_id:
@@ -140,12 +153,31 @@ def discover_server(
             return (
                 info if token is None else ServerInfo(info.url, token, info.source, info.root_dir)
             )
+    running = running_server(directory, token)
+    if running is not None:
+        return running
     raise RecallConnectionError(
         "no Jupyter server found for this kernel: none of its parent processes "
         f"({', '.join(map(str, ancestor_pids(pid))) or 'none'}) has a jpserver-<pid>.json in "
-        f"{directory}. Start the kernel from a Jupyter server (JupyterLab, jupyter server), or "
-        f"set ${URL_VARIABLE} (and ${TOKEN_VARIABLE}) to the server's URL and token."
+        f"{directory}, and no running server there has jupyter_recall. Start one (jupyter lab, "
+        "jupyter server) before running this notebook, also to execute it with nbconvert, "
+        f"nbclient or papermill, or set ${URL_VARIABLE} (and ${TOKEN_VARIABLE}) to the server's "
+        "URL and token."
     )
+
+
+def running_server(directory: Path, token: str | None = None) -> ServerInfo | None:
+    """A kernel started by another program (nbconvert, papermill) uses the most recently
+    started server of the runtime directory that answers as jupyter_recall."""
+    servers = running_servers(directory) if directory.is_dir() else []
+    if token is not None:
+        servers = [ServerInfo(info.url, token, info.source, info.root_dir) for info in servers]
+    client, _ = first_answering(servers, timeout=PROBE_TIMEOUT)
+    if client is None:
+        return None
+    found = client.server
+    source = f"{found.source}, a running server (this kernel is not its child)"
+    return ServerInfo(found.url, found.token, source, found.root_dir)
 
 
 def kernel_id_from_connection_file(path: str | None) -> str | None:
@@ -223,14 +255,56 @@ def identity(client: Client | None = None) -> Identity:
     client.info()
     kernel_id = own_kernel_id()
     path = client.session_path(kernel_id) if kernel_id else None
-    if path is None:
+    # nbclient and papermill give their kernels a temporary connection file: no kernel id.
+    external = path is None and (kernel_id is None or not _has_kernel(client, kernel_id))
+    if path is None and not external:
         path = api_path_from_session_name(
             os.environ.get(SESSION_NAME_VARIABLE), client.server.root_dir
         )
-    found = Identity(kernel_id=kernel_id, path=path)
+    found = Identity(kernel_id=kernel_id, path=path, external=external)
     with _connection.lock:
         _connection.identity = found
     return found
+
+
+def _has_kernel(client: Client, kernel_id: str) -> bool:
+    """Whether the server runs this kernel (one it started without a notebook session, say)."""
+    try:
+        client.request("GET", f"/api/kernels/{kernel_id}", timeout=min(client.timeout, 10.0))
+    except NotFoundError:
+        return False
+    return True
+
+
+NOT_THE_SERVERS = (
+    "this kernel was not started by the Jupyter server at {url} (it was started by another "
+    "program: nbconvert, nbclient, papermill, a console), so the server cannot run {what} in "
+    "it. Open the notebook in JupyterLab (or run it in a kernel the server starts, e.g. a "
+    "session of POST /api/sessions), or give target='headless' to run code in a fresh kernel."
+)
+"""What a kernel the server did not start cannot do, and what to do instead."""
+
+
+def not_the_servers(what: str) -> str:
+    """The message for something that needs a kernel the server started (``what`` it runs)."""
+    return NOT_THE_SERVERS.format(url=get_client().base, what=what)
+
+
+def require_server_kernel(what: str = "this notebook's jobs and recalls") -> None:
+    """Stop here, with what to do, unless the server started this kernel: the first cell of a
+    notebook whose jobs or recalls run in its own kernel calls it, so that nbconvert, nbclient
+    and papermill stop at once with a clear message instead of failing later."""
+    if identity().external:
+        _stop(not_the_servers(what))
+
+
+def _stop(message: str) -> None:
+    """IPython shows its UsageError as one line (no traceback) and fails the cell."""
+    try:
+        from IPython.core.error import UsageError
+    except ImportError:
+        raise RecallConnectionError(message) from None
+    raise UsageError(f"jupyter_recall: {message}")
 
 
 def forget_identity() -> None:

@@ -25,12 +25,26 @@ def load_ipython_extension(ipython: Any) -> None:
     client.forget_identity()
     try:
         client.get_client().info()
-        client.identity()
+        ident = client.identity()
     except RecallError as error:
+        # The cell fails (one line, no traceback), so that a notebook run by nbconvert or
+        # papermill stops here, saying what to do, not at a later cell with a stranger error.
         # The magics stay registered: they repeat the reason until the server is reachable.
-        print(f"jupyter_recall: {error}", file=sys.stderr)
-        return
+        from IPython.core.error import UsageError
+
+        raise UsageError(f"jupyter_recall: {error}") from None
+    if ident.external:
+        print(
+            f"jupyter_recall: {EXTERNAL_NOTE.format(url=client.get_client().base)}", file=sys.stderr
+        )
     notifications.start_in_kernel()
+
+
+EXTERNAL_NOTE = (
+    "this kernel was not started by the Jupyter server at {url}: code is scheduled in a fresh "
+    "headless kernel by default, and recalls or jobs in this kernel need a kernel the server "
+    "starts (open the notebook in JupyterLab)."
+)
 
 
 def unload_ipython_extension(ipython: Any) -> None:

@@ -6,6 +6,7 @@ server's message on stderr, never as a traceback; nothing is scheduled then.
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -130,10 +131,34 @@ def warn_about_cadence(job: api.Job) -> None:
         print(warning, file=sys.stderr)
 
 
+_REFERENCE = re.compile(r"\{(?P<expr>[^{}]+)\}|\$(?P<name>[A-Za-z_][A-Za-z0-9_.]*)")
+
+
+def resolve_reference(argument: str | None) -> str | None:
+    """An id written ``{expr}`` or ``$name`` (IPython's spelling) is that value in the user's
+    namespace. The magics opt out of IPython's expansion so that what they schedule is stored
+    as typed; an id is only looked up, so it may still name a variable."""
+    match = _REFERENCE.fullmatch(argument or "")
+    if argument is None or match is None:
+        return argument
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    if shell is None:
+        return argument
+    try:
+        return str(shell.ev(match["expr"] or match["name"]))
+    except Exception as error:
+        # The user's expression failed: its error, as a message.
+        raise ValidationError(
+            "id", f"cannot evaluate {argument!r}: {type(error).__name__}: {error}"
+        ) from None
+
+
 def _job_command(command: Command) -> None:
     if command.argument is None:
         raise ValidationError(command.name, f"needs a job id: %schedule {command.name} <id>")
-    handle = api.Job({"id": api.check_job_id(command.argument)})
+    handle = api.Job({"id": api.check_job_id(resolve_reference(command.argument))})
     if command.name == "delete":
         handle.delete()
         print(f"deleted job {handle.id} and its history")
@@ -170,7 +195,7 @@ def run_schedule(line: str, cell: str | None) -> None:
 
 def _recall_target(command: Command) -> api.Job:
     if command.argument is not None:
-        return api.Job({"id": api.check_job_id(command.argument)})
+        return api.Job({"id": api.check_job_id(resolve_reference(command.argument))})
     pending = api.pending_recall()
     if pending is None:
         raise ValidationError(

@@ -210,7 +210,9 @@ def run_watch(line: str) -> None:
         words, options = split_options(line, COMMAND_OPTIONS)
         if len(words) > 2:
             raise ValidationError(first, f"unexpected {' '.join(words[2:])!r}")
-        _command(words[0], words[1] if len(words) > 1 else None, options)
+        from jupyter_recall.kernel.magics import resolve_reference
+
+        _command(words[0], resolve_reference(words[1] if len(words) > 1 else None), options)
         return
     words, options = split_options(line, START_OPTIONS)
     start(words, options)

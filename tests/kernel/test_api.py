@@ -85,13 +85,13 @@ def test_domain_errors_keep_field_and_accepted(nb, server):
     bad = nb.json(
         "print(json.dumps(error_of(lambda: jupyter_recall.schedule('in 5m', 'x', overlap='x'))))"
     )
-    assert (bad["type"], bad["field"]) == ("ValidationError", "overlap")
+    assert (bad["type"], bad["field"]) == ("ValidationError", "policies.overlap")
     assert bad["accepted"] == ["skip", "buffer_one", "allow"]
 
     unknown_policy = nb.json(
         "print(json.dumps(error_of(lambda: jupyter_recall.schedule('in 5m', 'x', colour=1))))"
     )
-    assert unknown_policy["field"] == "colour"
+    assert unknown_policy["field"] == "policies.colour"
 
     two = nb.json("print(json.dumps(error_of(lambda: jupyter_recall.schedule('in 5m'))))")
     assert (two["field"], two["type"]) == ("action", "ValidationError")
@@ -116,24 +116,37 @@ def test_domain_errors_keep_field_and_accepted(nb, server):
     assert server.jobs(kind="recall")[0]["action"]["instruction"] == "check"
 
 
-def test_load_ext_without_a_server_says_why(tmp_path):
-    env = {**os.environ, "JUPYTER_RECALL_URL": f"http://127.0.0.1:{free_port()}/"}
-    env["IPYTHONDIR"] = str(tmp_path)
-    code = "%load_ext jupyter_recall\n%schedule in 5m: print(1)\n%jobs\n"
-    script = tmp_path / "session.ipy"
-    script.write_text(code)
-    out = subprocess.run(
-        [sys.executable, "-m", "IPython", "--no-banner", "--quick", str(script)],
+def _ipython(script: str, tmp_path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    path = tmp_path / "session.ipy"
+    path.write_text(script)
+    return subprocess.run(
+        [sys.executable, "-m", "IPython", "--no-banner", "--quick", str(path)],
         capture_output=True,
         text=True,
-        env=env,
+        env={**env, "IPYTHONDIR": str(tmp_path)},
         timeout=60,
         check=False,
     )
-    lines = [line for line in out.stderr.splitlines() if "cannot reach the Jupyter server" in line]
-    assert len(lines) == 3, out.stderr
-    assert lines[0].startswith(
-        "jupyter_recall: cannot reach the Jupyter server at http://127.0.0.1:"
+
+
+def test_load_ext_without_a_server_fails_saying_why(tmp_path):
+    env = {**os.environ, "JUPYTER_RECALL_URL": f"http://127.0.0.1:{free_port()}/"}
+    # %load_ext fails its cell in one line (a notebook run by nbconvert stops there) ...
+    out = _ipython("%load_ext jupyter_recall\nprint('not reached')\n", tmp_path, env)
+    assert out.returncode != 0
+    assert out.stderr.startswith(
+        "UsageError: jupyter_recall: cannot reach the Jupyter server at http://127.0.0.1:"
+    ), out.stderr
+    assert "$JUPYTER_RECALL_URL" in out.stderr
+    assert "not reached" not in out.stdout
+    # ... and the magics stay registered, repeating the reason.
+    script = (
+        "try:\n    get_ipython().run_line_magic('load_ext', 'jupyter_recall')\n"
+        "except Exception as error:\n    print('load:', type(error).__name__)\n"
+        "%schedule in 5m: print(1)\n%jobs\n"
     )
-    assert "$JUPYTER_RECALL_URL" in lines[0]
+    out = _ipython(script, tmp_path, env)
+    assert "load: UsageError" in out.stdout
+    lines = [line for line in out.stderr.splitlines() if "cannot reach the Jupyter server" in line]
+    assert len(lines) == 2, out.stderr
     assert "Traceback" not in out.stderr + out.stdout

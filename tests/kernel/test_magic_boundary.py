@@ -130,3 +130,13 @@ def test_a_fresh_kernel_every_few_seconds_is_warned_about(nb, server):
     live = nb.ok("%schedule every 10s: x = 1")  # this kernel: nothing is started per run
     server.delete_all_jobs()
     assert "warning" not in live.stderr
+
+
+def test_an_id_argument_may_name_a_variable(nb, server):
+    nb.ok("h = jupyter_recall.schedule('in 1h', 'x = 1')")
+    job_id = only_job(server)["id"]
+    assert f"paused job {job_id}: paused" in nb.ok("%schedule pause {h.id}").stdout
+    assert f"resumed job {job_id}: active" in nb.ok("%schedule resume $h.id").stdout
+    missing = nb.ok("%schedule status {no_such_variable}")
+    assert "id: cannot evaluate '{no_such_variable}': NameError" in missing.stderr
+    assert "Traceback" not in missing.text
