@@ -33,7 +33,14 @@ from jupyter_recall.core.model import (
 )
 from jupyter_recall.core.triggers.once import OnceTrigger
 from jupyter_recall.core.when import SPEC_VERSION, ScheduleSpec
-from jupyter_recall.store.rows import JobRow, RunRow
+from jupyter_recall.store.rows import JobRow, RunRow, WatcherResultRow, WatcherStateRow
+from jupyter_recall.store.watchers import (
+    CheckRecord,
+    PendingCheck,
+    WatcherRecord,
+    bounded_result,
+    json_text,
+)
 
 UTC = timezone.utc
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -439,4 +446,67 @@ def _run_from_row(row: RunRow) -> Run:
         output=row.output,
         error=row.error,
         engine_id=row.engine_id,
+    )
+
+
+# --- watchers ---------------------------------------------------------------------------------
+
+
+def watcher_state_row(item: PendingCheck) -> WatcherStateRow:
+    """The watcher's state after a check, as ``watcher_state`` holds it."""
+    job_id, owner, state, check = item
+    at = encode_instant(check.checked_at, "checked_at")
+    return WatcherStateRow(
+        job_id=job_id,
+        owner=owner,
+        state=json_text(state),
+        checks=int(state.get("checks", check.check)),
+        notifications=int(state.get("notifications", 0)),
+        last_check_at=at,
+        last_notified_at=at if check.notified else None,
+        updated_at=at,
+    )
+
+
+def watcher_result_row(item: PendingCheck) -> WatcherResultRow:
+    """A check as the ring ``watcher_results`` holds it (a large result clipped)."""
+    job_id, owner, _, check = item
+    return WatcherResultRow(
+        job_id=job_id,
+        check_number=check.check,
+        owner=owner,
+        run_id=check.run_id,
+        checked_at=encode_instant(check.checked_at, "checked_at"),
+        success=int(check.success),
+        result=json_text(bounded_result(check.result)),
+        notified=int(check.notified),
+        reason=check.reason,
+    )
+
+
+def watcher_from_row(values: Sequence[Any]) -> WatcherRecord:
+    """A watcher from a SELECT of ``WatcherStateRow``'s columns."""
+    row = WatcherStateRow._make(values)
+    return WatcherRecord(
+        job_id=row.job_id,
+        owner=row.owner,
+        state=json.loads(row.state),
+        checks=row.checks,
+        notifications=row.notifications,
+        last_check_at=decode_optional_instant(row.last_check_at),
+        last_notified_at=decode_optional_instant(row.last_notified_at),
+    )
+
+
+def check_from_row(values: Sequence[Any]) -> CheckRecord:
+    """A check from a SELECT of ``WatcherResultRow``'s columns."""
+    row = WatcherResultRow._make(values)
+    return CheckRecord(
+        check=row.check_number,
+        checked_at=decode_instant(row.checked_at),
+        success=bool(row.success),
+        result=json.loads(row.result),
+        notified=bool(row.notified),
+        reason=row.reason,
+        run_id=row.run_id,
     )

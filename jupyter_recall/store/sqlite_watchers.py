@@ -15,7 +15,8 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, Protocol
 
-from jupyter_recall.store.codec import decode_instant, decode_optional_instant, encode_instant
+from jupyter_recall.store import codec
+from jupyter_recall.store.codec import encode_instant
 from jupyter_recall.store.rows import (
     BufferedNotificationRow,
     WatcherResultRow,
@@ -29,7 +30,6 @@ from jupyter_recall.store.watchers import (
     CheckRecord,
     PendingCheck,
     WatcherRecord,
-    bounded_result,
     json_text,
 )
 
@@ -76,62 +76,6 @@ _BUFFER_TRIM = (
     "(SELECT id FROM notification_buffer WHERE owner = ? AND session = ? "
     "ORDER BY created_at DESC, rowid DESC LIMIT ?)"
 )
-
-
-def _state_row(item: PendingCheck) -> WatcherStateRow:
-    job_id, owner, state, check = item
-    at = encode_instant(check.checked_at, "checked_at")
-    return WatcherStateRow(
-        job_id=job_id,
-        owner=owner,
-        state=json_text(state),
-        checks=int(state.get("checks", check.check)),
-        notifications=int(state.get("notifications", 0)),
-        last_check_at=at,
-        last_notified_at=at if check.notified else None,
-        updated_at=at,
-    )
-
-
-def _result_row(item: PendingCheck) -> WatcherResultRow:
-    job_id, owner, _, check = item
-    return WatcherResultRow(
-        job_id=job_id,
-        check_number=check.check,
-        owner=owner,
-        run_id=check.run_id,
-        checked_at=encode_instant(check.checked_at, "checked_at"),
-        success=int(check.success),
-        result=json_text(bounded_result(check.result)),
-        notified=int(check.notified),
-        reason=check.reason,
-    )
-
-
-def _watcher(values: Sequence[Any]) -> WatcherRecord:
-    row = WatcherStateRow._make(values)
-    return WatcherRecord(
-        job_id=row.job_id,
-        owner=row.owner,
-        state=json.loads(row.state),
-        checks=row.checks,
-        notifications=row.notifications,
-        last_check_at=decode_optional_instant(row.last_check_at),
-        last_notified_at=decode_optional_instant(row.last_notified_at),
-    )
-
-
-def _check(values: Sequence[Any]) -> CheckRecord:
-    row = WatcherResultRow._make(values)
-    return CheckRecord(
-        check=row.check_number,
-        checked_at=decode_instant(row.checked_at),
-        success=bool(row.success),
-        result=json.loads(row.result),
-        notified=bool(row.notified),
-        reason=row.reason,
-        run_id=row.run_id,
-    )
 
 
 def _held(owner: str, session: str | None, now: datetime) -> tuple[str, list[Any]]:
@@ -186,7 +130,7 @@ class SQLiteWatcherTables:
 
     def get_watcher(self: _Connected, job_id: str) -> WatcherRecord | None:
         rows = self._rows(f"{_STATE_SELECT} WHERE job_id = ?", (job_id,))
-        return _watcher(rows[0]) if rows else None
+        return codec.watcher_from_row(rows[0]) if rows else None
 
     def get_watchers(self: _Connected, job_ids: Sequence[str]) -> dict[str, WatcherRecord]:
         found: dict[str, WatcherRecord] = {}
@@ -194,7 +138,7 @@ class SQLiteWatcherTables:
             chunk = list(job_ids[start : start + _IN_CHUNK])
             sql = f"{_STATE_SELECT} WHERE job_id IN ({_marks(chunk)})"
             for values in self._rows(sql, chunk):
-                record = _watcher(values)
+                record = codec.watcher_from_row(values)
                 found[record.job_id] = record
         return found
 
@@ -203,8 +147,8 @@ class SQLiteWatcherTables:
             alive = self._existing_ids("jobs", [job_id for job_id, _, _, _ in checks])
             kept = [item for item in checks if item[0] in alive]
             connection = self._conn
-            connection.executemany(_STATE_UPSERT, [_state_row(item) for item in kept])
-            connection.executemany(_RESULT_INSERT, [_result_row(item) for item in kept])
+            connection.executemany(_STATE_UPSERT, list(map(codec.watcher_state_row, kept)))
+            connection.executemany(_RESULT_INSERT, list(map(codec.watcher_result_row, kept)))
             connection.executemany(
                 _TRIM_RESULTS, [(job_id, check.check - RING_SIZE) for job_id, _, _, check in kept]
             )
@@ -220,7 +164,7 @@ class SQLiteWatcherTables:
     def watcher_history(
         self: _Connected, job_id: str, last_n: int = RING_SIZE
     ) -> list[CheckRecord]:
-        return [_check(values) for values in self._rows(_RESULT_SELECT, (job_id, last_n))]
+        return list(map(codec.check_from_row, self._rows(_RESULT_SELECT, (job_id, last_n))))
 
     # --- the notification buffer --------------------------------------------------------------
 
