@@ -160,7 +160,9 @@ def build_notification(
     unknown = sorted(set(data) - set(NOTIFICATION_FIELDS))
     if unknown:
         raise ValidationError(unknown[0], "unknown field", accepted=NOTIFICATION_FIELDS)
-    priority = data.get("priority") or "normal"
+    # Absent means normal; anything given is one of the four (an empty string, null or false
+    # had slipped through as "normal").
+    priority = data.get("priority", "normal")
     if priority not in PRIORITIES:
         raise ValidationError("priority", f"unknown priority {priority!r}", accepted=PRIORITIES)
     session = data.get("session")

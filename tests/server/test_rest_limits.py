@@ -246,16 +246,18 @@ async def test_pending_recalls_false_lists_everything(jp_fetch):
         assert len(listed["jobs"]) == count, flag
 
 
-async def test_notification_priority_outside_the_spec_is_400(jp_fetch):
-    error = await call(
-        jp_fetch,
-        "POST",
-        "api/recall/notifications",
-        {"message": "hi", "priority": "urgent"},
-        expect=400,
-    )
+@pytest.mark.parametrize("priority", ["urgent", "", None, False, 0, [], "HIGH"])
+async def test_notification_priority_outside_the_spec_is_400(jp_fetch, priority):
+    body = {"message": "hi", "channel": "ui", "priority": priority}
+    error = await call(jp_fetch, "POST", "api/recall/notifications", body, expect=400)
     assert error["field"] == "priority"
     assert error["accepted"] == ["low", "normal", "high", "critical"]
+
+
+async def test_notification_priority_defaults_to_normal(jp_fetch):
+    body = {"message": "hi", "channel": "ui"}
+    sent = await call(jp_fetch, "POST", "api/recall/notifications", body, expect=201)
+    assert sent["notification"]["priority"] == "normal"
 
 
 @pytest.mark.parametrize(
