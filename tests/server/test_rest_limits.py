@@ -447,3 +447,28 @@ def test_openapi_list_patterns_accept_exactly_the_codes_values(path, name, value
     assert pattern.search("")
     assert not pattern.search(f"{values[0]},nope")
     assert not pattern.search(values[0].upper())
+
+
+def test_openapi_states_the_limits_kept_beside_their_code():
+    from jupyter_recall.engine import notify
+    from jupyter_recall.server import watcher_runtime
+    from jupyter_recall.server.serialize import MAX_RUNS_LIMIT
+    from jupyter_recall.store.watchers import RING_SIZE
+
+    notification = _schemas()["NewNotification"]["properties"]
+    assert notification["message"]["maxLength"] == notify.MAX_MESSAGE
+    assert notification["title"]["maxLength"] == notify.MAX_TITLE
+    assert notification["tags"]["maxItems"] == notify.MAX_TAGS
+    assert notification["tags"]["items"]["maxLength"] == notify.MAX_TAG
+    assert notification["priority"]["enum"] == list(notify.PRIORITIES)
+    interval = _schemas()["NewWatcher"]["properties"]["interval"]
+    assert (interval["minimum"], interval["maximum"]) == (
+        watcher_runtime.MIN_INTERVAL,
+        watcher_runtime.MAX_INTERVAL,
+    )
+    paths = openapi()["paths"]
+    for path in ("/api/recall/runs", "/api/recall/jobs/{job_id}/runs"):
+        limit = {p["name"]: p for p in paths[path]["get"]["parameters"]}["limit"]["schema"]
+        assert (limit["minimum"], limit["maximum"]) == (1, MAX_RUNS_LIMIT)
+    last_n = paths["/api/recall/watchers/{watcher_id}"]["get"]["parameters"][0]["schema"]
+    assert (last_n["minimum"], last_n["maximum"]) == (1, RING_SIZE)
