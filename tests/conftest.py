@@ -10,7 +10,7 @@ import pytest
 from anyio.pytest_plugin import pytest_pyfunc_call as anyio_pyfunc_call
 from traitlets.config import Config
 
-pytest_plugins = ["pytest_jupyter.jupyter_server"]
+pytest_plugins = ["pytest_jupyter.jupyter_server", "tests.pg_cluster"]
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -1,9 +1,10 @@
 """Open a store from a URL: the one place outside the stores' own modules that names them.
 
 ``sqlite:///absolute/path`` opens (and creates) that SQLite file, creating its directory if
-needed; ``sqlite:///:memory:`` a throwaway in-memory database. Each kind of store is a
-``StoreKind`` in ``KINDS``, under its URL scheme: a PostgreSQL store (``postgresql://``) joins
-by adding its own, whose module imports its driver only when opened.
+needed; ``sqlite:///:memory:`` a throwaway in-memory database; ``postgresql://`` (or
+``postgres://``) a PostgreSQL database, in any URL form libpq reads (``store/postgres.py``, the
+``postgres`` extra). Each kind of store is a ``StoreKind`` in ``KINDS``, under its URL scheme;
+its module (and driver) is imported only when a store of that kind is opened.
 """
 
 from __future__ import annotations
@@ -19,9 +20,6 @@ from jupyter_recall.store.base import Store
 
 FIELD = "db_url"
 MEMORY = ":memory:"
-POSTGRES_LATER = (
-    "postgresql:// comes with the postgres extra (jupyter_recall[postgres]) in a later release"
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +68,45 @@ def _open_sqlite(url: str) -> Store:
 SQLITE = StoreKind(
     "sqlite", ("sqlite:///absolute/path", f"sqlite:///{MEMORY}"), sqlite_path, _open_sqlite
 )
-KINDS: dict[str, StoreKind] = {SQLITE.scheme: SQLITE}
+
+
+def postgres_url(url: str) -> str:
+    """A ``postgresql://`` (or ``postgres://``) URL as libpq reads it; ValidationError naming
+    ``db_url`` when it is not one. The driver is not needed to check it."""
+    parts = urlsplit(url)
+    if parts.scheme.lower() not in ("postgresql", "postgres") or parts.fragment:
+        raise ValidationError(
+            FIELD, "not a PostgreSQL URL (postgresql://...)", accepted=POSTGRESQL.forms
+        )
+    return url
+
+
+def _open_postgres(url: str) -> Store:
+    try:
+        from jupyter_recall.store.postgres import PostgresStore
+    except ImportError as exc:
+        raise ValidationError(
+            FIELD,
+            f"PostgreSQL needs the postgres extra: pip install 'jupyter_recall[postgres]' ({exc})",
+            accepted=SQLITE.forms,
+        ) from None
+    return PostgresStore(url)
+
+
+POSTGRESQL = StoreKind(
+    "postgresql",
+    (
+        "postgresql://user:password@host:port/database",
+        "postgresql://user@/database?host=/socket/directory",
+    ),
+    postgres_url,
+    _open_postgres,
+)
+KINDS: dict[str, StoreKind] = {
+    SQLITE.scheme: SQLITE,
+    POSTGRESQL.scheme: POSTGRESQL,
+    "postgres": POSTGRESQL,
+}
 
 
 def store_kind(url: str) -> StoreKind:
@@ -80,9 +116,7 @@ def store_kind(url: str) -> StoreKind:
     kind = KINDS.get(scheme)
     if kind is None:
         said = f"unknown scheme {scheme!r}" if scheme else "not a URL (scheme://...)"
-        if "postgresql" not in KINDS:
-            said = POSTGRES_LATER if scheme.startswith("postgres") else f"{said}; {POSTGRES_LATER}"
-        forms = [form for known in KINDS.values() for form in known.forms]
+        forms = list(dict.fromkeys(form for known in KINDS.values() for form in known.forms))
         raise ValidationError(FIELD, said, accepted=forms)
     kind.check(url)
     return kind

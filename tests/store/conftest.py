@@ -17,7 +17,7 @@ from jupyter_recall.store.urls import open_store as open_url
 from jupyter_recall.store.urls import sqlite_url
 from tests.store.factories import OpenStore, closing_all
 
-STORES = {"sqlite": "sqlite_db_url"}
+STORES = {"sqlite": "sqlite_db_url", "postgresql": "postgres_db_url"}
 """Kind of store -> the fixture giving the URL of a new database."""
 
 

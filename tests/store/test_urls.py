@@ -8,10 +8,17 @@ import pytest
 
 from jupyter_recall.core.errors import StoreError, ValidationError
 from jupyter_recall.store.sqlite import SQLiteStore
-from jupyter_recall.store.urls import open_store, sqlite_path, sqlite_url, store_kind
+from jupyter_recall.store.urls import (
+    POSTGRESQL,
+    open_store,
+    sqlite_path,
+    sqlite_url,
+    store_kind,
+)
 from tests.store.factories import make_job
 
 ACCEPTED = ("sqlite:///absolute/path", "sqlite:///:memory:")
+ANY_ACCEPTED = (*ACCEPTED, *POSTGRESQL.forms)
 
 
 def test_a_sqlite_url_opens_that_file_creating_its_directory(tmp_path: Path) -> None:
@@ -72,8 +79,7 @@ def test_a_sqlite_url_not_of_an_absolute_path_names_the_field_and_the_forms(url:
         ("mysql://db/recall", "unknown scheme 'mysql'"),
         ("/srv/recall.sqlite", "not a URL"),
         ("", "not a URL"),
-        ("postgresql://recall:s3cret@db/recall", "postgresql:// comes with the postgres extra"),
-        ("postgres://recall:s3cret@db/recall", "postgresql:// comes with the postgres extra"),
+        ("mysql://recall:s3cret@db/recall", "unknown scheme 'mysql'"),
     ],
 )
 def test_an_unknown_scheme_names_the_field_the_schemes_and_not_the_password(
@@ -84,8 +90,24 @@ def test_an_unknown_scheme_names_the_field_the_schemes_and_not_the_password(
     message = str(caught.value)
     assert message.startswith("db_url: ")
     assert said in message
-    assert "postgres extra (jupyter_recall[postgres])" in message
-    assert caught.value.accepted == ACCEPTED
+    assert caught.value.accepted == ANY_ACCEPTED
+    assert "s3cret" not in message
+
+
+@pytest.mark.parametrize(
+    "url", ["postgresql://recall:s3cret@db/recall", "postgres://recall:s3cret@db/recall"]
+)
+def test_both_postgresql_schemes_name_the_postgresql_store(url: str) -> None:
+    assert store_kind(url) is POSTGRESQL
+
+
+def test_an_unreachable_postgresql_is_a_store_error_without_the_password() -> None:
+    url = "postgresql://recall:s3cret@127.0.0.1:1/recall?connect_timeout=2"
+    with pytest.raises(StoreError) as caught:
+        open_store(url)
+    message = str(caught.value)
+    assert "cannot connect to PostgreSQL" in message
+    assert "127.0.0.1" in message
     assert "s3cret" not in message
 
 

@@ -1,0 +1,590 @@
+"""The shared store: PostgreSQL through psycopg 3 (the ``postgres`` extra).
+
+Same contract as the SQLite store (``base.py``), same rows (``rows.py``) and conversions
+(``codec.py``); what differs is how several engines share it. ``due_jobs`` locks the jobs it
+returns with ``FOR UPDATE SKIP LOCKED``: inside the firing transaction (``engine/firing.py``)
+two engines claim disjoint batches without waiting for each other, and the unique
+``(job_id, scheduled_for)`` still makes a second record of an occurrence impossible.
+
+One connection per store object, in autocommit mode: ``atomic()`` opens a transaction
+(``BEGIN``), nested blocks are savepoints, and an ``RLock`` is held for every read and for a
+whole ``atomic()`` block, as in SQLite. A connection that broke (server restart, network cut)
+is replaced at the next call outside a transaction; the call that met the break fails with a
+StoreError naming the cause.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any
+
+import psycopg
+from psycopg import sql as pgsql
+
+from jupyter_recall.core.errors import ConflictError, NotFoundError, StoreError
+from jupyter_recall.core.model import Job, JobKind, Run, RunStatus
+from jupyter_recall.store import codec
+from jupyter_recall.store.base import STATE_FIELDS, JobFilter, JobState, RunEnd, RunFilter
+from jupyter_recall.store.postgres_schema import PostgresMigration, migrate
+from jupyter_recall.store.postgres_watchers import PostgresWatcherTables
+from jupyter_recall.store.rows import (
+    DisabledOwnerRow,
+    JobRow,
+    JobStateRow,
+    LeaseRow,
+    RunRow,
+    RunStateRow,
+    columns,
+)
+from jupyter_recall.store.sqlite import _orphan_reason, _state_from_row, _state_row, bounded_output
+
+_JOB_SELECT = f"SELECT {columns(JobRow._fields)} FROM jobs"
+_RUN_SELECT = f"SELECT {columns(RunRow._fields)} FROM runs"
+_JOB_FIXED = frozenset({"id", "owner", "kind", "created_at"})
+_RUN_FIXED = frozenset({"id", "output", "output_dropped"})
+
+# The Postgres type of each column that a batch statement passes as an array (``unnest``).
+_TYPES = {
+    "bigint": frozenset(
+        {
+            "next_occurrence", "next_fire_at", "run_count", "failure_count", "last_run_at",
+            "created_at", "updated_at", "version", "scheduled_for", "started_at", "finished_at",
+            "output_dropped",
+        }
+    ),
+}  # fmt: skip
+
+
+def _pg_type(name: str) -> str:
+    return "bigint" if name in _TYPES["bigint"] else "text"
+
+
+def _unnest(fields: Sequence[str]) -> str:
+    """A row source of one array parameter per column: a whole batch in one statement."""
+    arrays = ", ".join(f"%s::{_pg_type(name)}[]" for name in fields)
+    return f"unnest({arrays}) AS v ({columns(fields)})"
+
+
+def _columns_of(rows: Sequence[Sequence[Any]], width: int) -> list[list[Any]]:
+    """Rows turned into one list per column (the parameters of ``_unnest``)."""
+    if not rows:
+        return [[] for _ in range(width)]
+    return [list(column) for column in zip(*rows, strict=True)]
+
+
+def _update_from(table: str, fields: Sequence[str], changed: Sequence[str]) -> str:
+    assignments = ", ".join(f"{name} = v.{name}" for name in changed)
+    return f"UPDATE {table} SET {assignments} FROM {_unnest(fields)} WHERE {table}.id = v.id"
+
+
+_INSERT_RUNS = (
+    f"INSERT INTO runs ({columns(RunRow._fields)}) SELECT * FROM {_unnest(RunRow._fields)} "
+    "ON CONFLICT (job_id, scheduled_for) DO NOTHING RETURNING id"
+)
+_UPDATE_JOB = _update_from(
+    "jobs", JobRow._fields, [name for name in JobRow._fields if name not in _JOB_FIXED]
+)
+_UPDATE_JOB_STATE = _update_from("jobs", JobStateRow._fields, STATE_FIELDS)
+_UPDATE_RUN = _update_from(
+    "runs", RunRow._fields, [name for name in RunRow._fields if name not in _RUN_FIXED]
+)
+_UPDATE_RUN_STATE = _update_from("runs", RunStateRow._fields, RunStateRow._fields[1:])
+# Locks the jobs it returns until the transaction ends; another engine's pass skips them.
+_DUE_JOBS = (
+    f"{_JOB_SELECT} WHERE status = 'active' AND next_fire_at <= %s "
+    "ORDER BY next_fire_at, id LIMIT %s FOR UPDATE SKIP LOCKED"
+)
+_SETTLE_JOB_STATE = (
+    "UPDATE jobs SET last_status = %(status)s, last_error = %(error)s, updated_at = %(at)s, "
+    "failure_count = failure_count + %(failed)s, "
+    "status = CASE WHEN status IN ('active', 'paused') AND next_occurrence IS NULL "
+    "AND %(others)s = 0 "
+    "THEN CASE WHEN schedule_kind IN ('interval', 'cron') THEN %(recurring)s ELSE %(once)s END "
+    "ELSE status END "
+    "WHERE id = %(id)s"
+)
+_SELECT_JOB_STATE = f"SELECT {columns(JobStateRow._fields)} FROM jobs WHERE id = ANY(%s)"
+_NEXT_FIRE_AT = (
+    "SELECT next_fire_at FROM jobs WHERE status = 'active' AND next_fire_at > %s "
+    "ORDER BY next_fire_at LIMIT 1"
+)
+_LONG_AGO = -(2**62)
+_PENDING_RECALL = (
+    "kind = 'recall' AND status IN ('active', 'paused') AND next_occurrence IS NOT NULL"
+)
+_PUT_DISABLED_OWNER = (
+    f"INSERT INTO disabled_owners ({columns(DisabledOwnerRow._fields)}) "
+    "VALUES (%s, %s, %s, %s) "
+    "ON CONFLICT (owner, plugin_owner) DO UPDATE SET held_jobs = excluded.held_jobs"
+)
+_RENEW_LEASE = (
+    f"INSERT INTO leases ({columns(LeaseRow._fields)}) VALUES (%s, %s, %s) "
+    "ON CONFLICT (engine_id) DO UPDATE SET until = excluded.until"
+)
+_RUNNING_WITH_LEASES = (
+    f"SELECT {columns(RunRow._fields, prefix='runs.')}, leases.until "
+    "FROM runs LEFT JOIN leases ON leases.engine_id = runs.engine_id "
+    "WHERE runs.status = 'running' FOR UPDATE OF runs"
+)
+_ANY_JOB = JobFilter()
+_ANY_RUN = RunFilter()
+
+
+def _redacted(url: str) -> str:
+    """The URL without its password, for messages and ``repr``."""
+    try:
+        info = psycopg.conninfo.conninfo_to_dict(url)
+    except psycopg.ProgrammingError:
+        return "postgresql://(unparsable URL)"
+    info.pop("password", None)
+    return " ".join(f"{key}={value}" for key, value in info.items())
+
+
+class PostgresStore(PostgresWatcherTables):
+    """The Store protocol on a PostgreSQL database (``postgresql://`` URL, libpq's forms)."""
+
+    def __init__(self, url: str, *, connect_timeout: float = 10.0) -> None:
+        self.url = url
+        self.connect_timeout = connect_timeout
+        self.where = _redacted(url)
+        self._lock = threading.RLock()
+        self._conn = self._connect()
+        try:
+            with self._errors():
+                self.applied_migrations: list[PostgresMigration] = migrate(self._fetch, self.atomic)
+        except BaseException:
+            self._conn.close()
+            raise
+
+    def _connect(self) -> psycopg.Connection[tuple[Any, ...]]:
+        try:
+            return psycopg.connect(
+                self.url, autocommit=True, connect_timeout=max(1, round(self.connect_timeout))
+            )
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot connect to PostgreSQL ({self.where}): {exc}") from exc
+
+    def __repr__(self) -> str:
+        return f"PostgresStore({self.where!r})"
+
+    # --- transactions and statements --------------------------------------------------------
+
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
+        """Hold the lock; reconnect a broken connection first; report failures as StoreError."""
+        with self._lock:
+            if self._conn.broken and self._conn.info.transaction_status.name == "UNKNOWN":
+                self._conn = self._connect()
+            try:
+                yield
+            except psycopg.Error as exc:
+                raise StoreError(f"PostgreSQL store ({self.where}): {exc}") from exc
+
+    @contextmanager
+    def atomic(self) -> Iterator[None]:
+        with self._errors(), self._conn.transaction():
+            yield
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def _fetch(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        # Without parameters, a statement goes as a simple query (several may be sent at once).
+        cursor = self._conn.execute(sql.encode(), params or None)
+        return cursor.fetchall() if cursor.description is not None else []
+
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        with self._errors():
+            return self._fetch(sql, params)
+
+    def _write(self, sql: str, params: Sequence[Any] = ()) -> int:
+        with self._errors():
+            return self._conn.execute(sql.encode(), params).rowcount
+
+    def _write_many(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        batch = list(rows)
+        if batch:
+            with self._errors(), self._conn.cursor() as cursor:
+                cursor.executemany(sql.encode(), batch)
+
+    def _jobs(self, sql: str, params: Sequence[Any] = ()) -> list[Job]:
+        return list(map(codec.job_from_row, map(JobRow._make, self._rows(sql, params))))
+
+    def _runs(self, sql: str, params: Sequence[Any] = ()) -> list[Run]:
+        return list(map(codec.run_from_row, map(RunRow._make, self._rows(sql, params))))
+
+    def _existing_ids(self, table: str, ids: Iterable[str]) -> set[str]:
+        found = self._rows(f"SELECT id FROM {table} WHERE id = ANY(%s)", (list(set(ids)),))
+        return {ident for (ident,) in found}
+
+    def _missing_one(self, table: str, ids: Sequence[str], what: str) -> NotFoundError:
+        existing = self._existing_ids(table, ids)
+        return NotFoundError(what, next(i for i in ids if i not in existing))
+
+    # --- jobs ---------------------------------------------------------------------------
+
+    def insert_jobs(self, jobs: Sequence[Job]) -> None:
+        if not jobs:
+            return
+        rows = codec.job_rows(jobs)
+        copy_sql = pgsql.SQL(f"COPY jobs ({columns(JobRow._fields)}) FROM STDIN")
+        with self.atomic():
+            try:
+                with self.atomic(), self._conn.cursor() as cursor, cursor.copy(copy_sql) as copy:
+                    for row in rows:
+                        copy.write_row(row)
+            except StoreError as exc:
+                raise self._job_conflict(jobs, exc, inserting=True) from None
+
+    def update_jobs(self, jobs: Sequence[Job]) -> None:
+        if not jobs:
+            return
+        rows = codec.job_rows(jobs)
+        with self.atomic():
+            try:
+                with self.atomic():
+                    changed = self._write(_UPDATE_JOB, _columns_of(rows, len(JobRow._fields)))
+                    if changed != len({job.id for job in jobs}):
+                        raise self._missing_one("jobs", [job.id for job in jobs], "job")
+            except StoreError as exc:
+                raise self._job_conflict(jobs, exc, inserting=False) from None
+
+    def _job_conflict(self, jobs: Sequence[Job], exc: StoreError, *, inserting: bool) -> Exception:
+        """Name what a refused job batch clashed with (the batch is already rolled back)."""
+        if not isinstance(exc.__cause__, psycopg.errors.IntegrityError):
+            return exc
+        ids = [job.id for job in jobs]
+        twice = [ident for ident, count in Counter(ids).items() if count > 1]
+        if twice:
+            return ConflictError(f"job id {twice[0]!r} appears twice in one batch")
+        if inserting:
+            existing = self._existing_ids("jobs", ids)
+            if existing:
+                return ConflictError(f"job {sorted(existing)[0]!r} already exists")
+        return self._recall_conflict(jobs) or exc
+
+    def _recall_conflict(self, jobs: Sequence[Job]) -> ConflictError | None:
+        batch_ids = {job.id for job in jobs}
+        seen: dict[tuple[str, str], str] = {}
+        for job in jobs:
+            if job.kind is not JobKind.RECALL or not job.is_pending or job.session is None:
+                continue
+            key = (job.owner, job.session)
+            other = seen.get(key) or self._pending_recall(job.owner, job.session, batch_ids)
+            if other is not None:
+                return ConflictError(
+                    f"session {job.session!r} already has a pending recall {other}; cancel it "
+                    f"first (`%recall cancel {other}` or manage_recall action=cancel)"
+                )
+            seen[key] = job.id
+        return None
+
+    def _pending_recall(self, owner: str, session: str, exclude: set[str]) -> str | None:
+        sql = f"SELECT id FROM jobs WHERE owner = %s AND session = %s AND {_PENDING_RECALL}"
+        for (ident,) in self._rows(sql, (owner, session)):
+            if ident not in exclude:
+                return str(ident)
+        return None
+
+    def get_job_states(self, job_ids: Sequence[str]) -> dict[str, JobState]:
+        rows = self._rows(_SELECT_JOB_STATE, (list(set(job_ids)),))
+        states = (_state_from_row(JobStateRow._make(values)) for values in rows)
+        return {state.id: state for state in states}
+
+    def settle_job_states(self, ends: Sequence[RunEnd], *, now: datetime) -> None:
+        if not ends:
+            return
+        at = codec.encode_instant(now, "now")
+        rows = [
+            {
+                "status": end.status._value_,
+                "error": end.error,
+                "at": at,
+                "failed": int(end.failed),
+                "others": end.others_in_flight,
+                "recurring": end.recurring_end._value_,
+                "once": end.one_shot_end._value_,
+                "id": end.job_id,
+            }
+            for end in ends
+        ]
+        with self.atomic(), self._conn.cursor() as cursor:
+            cursor.executemany(_SETTLE_JOB_STATE.encode(), rows)
+
+    def update_job_states(self, states: Sequence[JobState]) -> None:
+        if not states:
+            return
+        rows = [_state_row(state) for state in states]
+        with self.atomic():
+            try:
+                with self.atomic():
+                    params = _columns_of(rows, len(JobStateRow._fields))
+                    changed = self._write(_UPDATE_JOB_STATE, params)
+            except StoreError as exc:
+                if isinstance(exc.__cause__, psycopg.errors.IntegrityError):
+                    raise ConflictError(
+                        "a job state change would make a second pending recall in a session"
+                    ) from None
+                raise
+            if changed != len({state.id for state in states}):
+                raise self._missing_one("jobs", [state.id for state in states], "job")
+
+    def get_job(self, job_id: str, *, owner: str | None) -> Job:
+        sql, params = _scoped(f"{_JOB_SELECT} WHERE id = %s", [job_id], owner)
+        jobs = self._jobs(sql, params)
+        if not jobs:
+            raise NotFoundError("job", job_id)
+        return jobs[0]
+
+    def list_jobs(self, *, owner: str | None, where: JobFilter = _ANY_JOB) -> list[Job]:
+        clauses, params = _job_clauses(where)
+        sql, params = _scoped(f"{_JOB_SELECT} WHERE {' AND '.join(clauses)}", params, owner)
+        sql += " ORDER BY created_at DESC, id DESC"
+        if where.limit is not None:
+            sql += " LIMIT %s"
+            params.append(where.limit)
+        return self._jobs(sql, params)
+
+    def delete_job(self, job_id: str, *, owner: str | None) -> None:
+        sql, params = _scoped("DELETE FROM jobs WHERE id = %s", [job_id], owner)
+        with self.atomic():
+            if self._write(sql, params) == 0:
+                raise NotFoundError("job", job_id)
+
+    def due_jobs(self, now: datetime, *, limit: int) -> list[Job]:
+        return self._jobs(_DUE_JOBS, (codec.encode_instant(now, "now"), limit))
+
+    def next_fire_at(self, *, after: datetime | None = None) -> datetime | None:
+        bound = _LONG_AGO if after is None else codec.encode_instant(after, "after")
+        rows = self._rows(_NEXT_FIRE_AT, (bound,))
+        return codec.decode_instant(rows[0][0]) if rows else None
+
+    def count_jobs(self, *, owner: str | None) -> int:
+        sql, params = _scoped("SELECT count(*) FROM jobs WHERE TRUE", [], owner)
+        return int(self._rows(sql, params)[0][0])
+
+    # --- runs ---------------------------------------------------------------------------
+
+    def insert_runs(self, runs: Sequence[Run]) -> list[Run]:
+        if not runs:
+            return []
+        rows = [codec.run_row(run) for run in runs]
+        with self.atomic():
+            try:
+                with self.atomic():
+                    self._check_run_batch(runs)
+                    found = self._rows(_INSERT_RUNS, _columns_of(rows, len(RunRow._fields)))
+            except StoreError as exc:
+                raise self._run_conflict(runs, exc) from None
+        inserted = {ident for (ident,) in found}
+        return [run for run in runs if run.id in inserted]
+
+    def _check_run_batch(self, runs: Sequence[Run]) -> None:
+        twice = [ident for ident, count in Counter(run.id for run in runs).items() if count > 1]
+        if twice:
+            raise ConflictError(f"run id {twice[0]!r} appears twice in one batch")
+
+    def _run_conflict(self, runs: Sequence[Run], exc: StoreError) -> Exception:
+        if not isinstance(exc.__cause__, psycopg.errors.IntegrityError):
+            return exc
+        ids = [run.id for run in runs]
+        existing = self._existing_ids("runs", ids)
+        if existing:
+            return ConflictError(f"run {sorted(existing)[0]!r} already exists")
+        job_ids = {run.job_id for run in runs}
+        missing = sorted(job_ids - self._existing_ids("jobs", job_ids))
+        if missing:
+            return NotFoundError("job", missing[0])
+        return exc
+
+    def delete_runs(self, run_ids: Sequence[str]) -> None:
+        with self.atomic():
+            self._write("DELETE FROM runs WHERE id = ANY(%s)", (list(run_ids),))
+
+    def update_runs(self, runs: Sequence[Run]) -> None:
+        if not runs:
+            return
+        rows = [codec.run_row(run) for run in runs]
+        with self.atomic():
+            changed = self._write(_UPDATE_RUN, _columns_of(rows, len(RunRow._fields)))
+            if changed != len({run.id for run in runs}):
+                raise self._missing_one("runs", [run.id for run in runs], "run")
+
+    def update_run_states(self, runs: Sequence[Run]) -> None:
+        if not runs:
+            return
+        encode = codec.encode_optional_instant
+        rows = [
+            RunStateRow(
+                id=run.id,
+                status=run.status._value_,
+                started_at=encode(run.started_at, "started_at"),
+                finished_at=encode(run.finished_at, "finished_at"),
+                error=run.error,
+            )
+            for run in runs
+        ]
+        with self.atomic():
+            changed = self._write(_UPDATE_RUN_STATE, _columns_of(rows, len(RunStateRow._fields)))
+            if changed != len({run.id for run in runs}):
+                raise self._missing_one("runs", [run.id for run in runs], "run")
+
+    def append_output(self, run_id: str, text: str, *, limit: int) -> None:
+        if not text:
+            return
+        with self.atomic():
+            rows = self._rows(
+                "SELECT output, output_dropped FROM runs WHERE id = %s FOR UPDATE", (run_id,)
+            )
+            if not rows:
+                raise NotFoundError("run", run_id)
+            stored, dropped = rows[0]
+            output, dropped = bounded_output(stored, dropped, text, limit)
+            self._write(
+                "UPDATE runs SET output = %s, output_dropped = %s WHERE id = %s",
+                (output, dropped, run_id),
+            )
+
+    def get_run(self, run_id: str, *, owner: str | None) -> Run:
+        sql, params = _scoped(f"{_RUN_SELECT} WHERE id = %s", [run_id], owner)
+        runs = self._runs(sql, params)
+        if not runs:
+            raise NotFoundError("run", run_id)
+        return runs[0]
+
+    def list_runs(self, *, owner: str | None, where: RunFilter = _ANY_RUN) -> list[Run]:
+        clauses, params = _run_clauses(where)
+        sql, params = _scoped(f"{_RUN_SELECT} WHERE {' AND '.join(clauses)}", params, owner)
+        sql += " ORDER BY scheduled_for DESC, created_at DESC, id DESC"
+        if where.limit is not None:
+            sql += " LIMIT %s"
+            params.append(where.limit)
+        return self._runs(sql, params)
+
+    def running_runs(self, *, job_id: str | None = None) -> list[Run]:
+        sql = f"{_RUN_SELECT} WHERE status = 'running'"
+        params: list[Any] = []
+        if job_id is not None:
+            sql += " AND job_id = %s"
+            params.append(job_id)
+        return self._runs(sql, params)
+
+    # --- owners switched off ---------------------------------------------------------------
+
+    def get_disabled_owner(self, owner: str, plugin_owner: str) -> list[str] | None:
+        rows = self._rows(
+            "SELECT held_jobs FROM disabled_owners WHERE owner = %s AND plugin_owner = %s",
+            (owner, plugin_owner),
+        )
+        return [str(ident) for ident in json.loads(rows[0][0])] if rows else None
+
+    def put_disabled_owner(
+        self, owner: str, plugin_owner: str, held_jobs: Sequence[str], *, now: datetime
+    ) -> None:
+        row = DisabledOwnerRow(
+            owner=owner,
+            plugin_owner=plugin_owner,
+            disabled_at=codec.encode_instant(now, "now"),
+            held_jobs=json.dumps(list(held_jobs)),
+        )
+        with self.atomic():
+            self._write(_PUT_DISABLED_OWNER, row)
+
+    def delete_disabled_owner(self, owner: str, plugin_owner: str) -> None:
+        with self.atomic():
+            self._write(
+                "DELETE FROM disabled_owners WHERE owner = %s AND plugin_owner = %s",
+                (owner, plugin_owner),
+            )
+
+    def disabled_owners(self, owner: str | None) -> list[tuple[str, str]]:
+        sql, params = _scoped(
+            "SELECT owner, plugin_owner FROM disabled_owners WHERE TRUE", [], owner
+        )
+        rows = self._rows(sql + " ORDER BY owner, plugin_owner", params)
+        return [(user, plugin_owner) for user, plugin_owner in rows]
+
+    # --- engine leases ------------------------------------------------------------------
+
+    def renew_lease(self, engine_id: str, *, now: datetime, until: datetime) -> None:
+        row = LeaseRow(
+            engine_id=engine_id,
+            acquired_at=codec.encode_instant(now, "now"),
+            until=codec.encode_instant(until, "until"),
+        )
+        with self.atomic():
+            self._write(_RENEW_LEASE, row)
+
+    def release_lease(self, engine_id: str) -> None:
+        with self.atomic():
+            self._write("DELETE FROM leases WHERE engine_id = %s", (engine_id,))
+
+    def interrupt_orphaned_runs(self, *, now: datetime, engine_id: str) -> list[Run]:
+        stamp = codec.encode_instant(now, "now")
+        with self.atomic():
+            orphans: list[Run] = []
+            for *values, until in self._rows(_RUNNING_WITH_LEASES):
+                row = RunRow._make(values)
+                reason = _orphan_reason(row.engine_id, until, stamp, engine_id)
+                if reason is not None:
+                    run = codec.run_from_row(row)
+                    orphans.append(
+                        run.evolve(status=RunStatus.INTERRUPTED, finished_at=now, error=reason)
+                    )
+            self._write_many(
+                "UPDATE runs SET status = 'interrupted', finished_at = %s, error = %s "
+                "WHERE id = %s",
+                [(stamp, run.error, run.id) for run in orphans],
+            )
+        return orphans
+
+
+def _scoped(sql: str, params: list[Any], owner: str | None) -> tuple[str, list[Any]]:
+    if owner is None:
+        return sql, params
+    return f"{sql} AND owner = %s", [*params, owner]
+
+
+def _job_clauses(where: JobFilter) -> tuple[list[str], list[Any]]:
+    clauses = ["TRUE"]
+    params: list[Any] = []
+    if where.status:
+        clauses.append("status = ANY(%s)")
+        params.append([status.value for status in where.status])
+    if where.kind:
+        clauses.append("kind = ANY(%s)")
+        params.append([kind.value for kind in where.kind])
+    if where.session is not None:
+        clauses.append("session = %s")
+        params.append(where.session)
+    if where.schedule_kind is not None:
+        clauses.append("schedule_kind = %s")
+        params.append(where.schedule_kind)
+    if where.pending_recalls_only:
+        clauses.append(_PENDING_RECALL)
+    if where.plugin_owner is not None:
+        clauses.append("plugin_owner = %s")
+        params.append(where.plugin_owner)
+    return clauses, params
+
+
+def _run_clauses(where: RunFilter) -> tuple[list[str], list[Any]]:
+    clauses = ["TRUE"]
+    params: list[Any] = []
+    if where.job_id is not None:
+        clauses.append("job_id = %s")
+        params.append(where.job_id)
+    if where.status:
+        clauses.append("status = ANY(%s)")
+        params.append([status.value for status in where.status])
+    if where.since is not None:
+        since = codec.encode_instant(where.since, "since")
+        clauses.append("(created_at >= %s OR finished_at >= %s)")
+        params.extend((since, since))
+    return clauses, params
