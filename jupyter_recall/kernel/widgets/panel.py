@@ -44,7 +44,7 @@ def job_label(job: Mapping[str, Any], now: datetime) -> str:
     name = " ".join(str(job.get("name") or "").split())
     name = name if len(name) <= LABEL_WIDTH else name[: LABEL_WIDTH - 1] + "…"
     upcoming = job.get("next_fire_at")
-    if upcoming and job.get("status") == "active":
+    if upcoming and job.get("status") in ("active", "paused"):
         when = f"next {render.local_time(upcoming, now=now)}"
     else:
         when = f"last {job.get('last_status') or '-'}"
