@@ -19,6 +19,9 @@ from jupyter_recall.engine import process
 from jupyter_recall.engine.process import ProcessSettings
 from jupyter_recall.engine.scheduler import Scheduler
 from jupyter_recall.server.authorization import AuthorizedExecutor, JobAuthorization
+from jupyter_recall.server.executors.fresh import FreshKernels
+from jupyter_recall.server.executors.kernel_pool import KernelPool
+from jupyter_recall.server.executors.launcher import ManagedKernelLauncher
 from jupyter_recall.server.handlers import route_table
 from jupyter_recall.server.kernels import KernelExecutors
 from jupyter_recall.server.localzone import local_zone_name
@@ -37,6 +40,7 @@ from jupyter_recall.store.urls import open_store, sqlite_url, store_kind
 from jupyter_recall.tools.policy import check_key
 
 TOOL_POLICIES = ("auto", "approve", "block")
+MAX_POOL_SIZE = 32
 
 
 class RecallApp(ExtensionApp):
@@ -109,6 +113,15 @@ class RecallApp(ExtensionApp):
         "where every caller is the server's OS user.",
     )
 
+    kernel_pool = Dict(
+        key_trait=Unicode(),
+        value_trait=Integer(),
+        config=True,
+        help="Warm kernels kept started per kernel spec for headless runs and notebooks, "
+        "{kernel spec name: how many}, e.g. {'python3': 2}; each serves one run, then a "
+        "replacement starts. Python kernel specs only. Default {}: every run starts its kernel.",
+    )
+
     disabled_owners = List(
         Unicode(),
         config=True,
@@ -173,6 +186,19 @@ class RecallApp(ExtensionApp):
             return ProcessSettings(switch_interval=float(proposal["value"])).switch_interval
         except ValidationError as error:
             raise TraitError(f"RecallApp.gil_switch_interval: {error}") from None
+
+    @validate("kernel_pool")
+    def _check_kernel_pool(self, proposal: dict[str, Any]) -> dict[str, int]:
+        sizes = dict(proposal["value"])
+        for name, size in sizes.items():
+            if not name:
+                raise TraitError("RecallApp.kernel_pool: a kernel spec name is empty")
+            if not 0 <= size <= MAX_POOL_SIZE:
+                raise TraitError(
+                    f"RecallApp.kernel_pool[{name!r}] must be 0..{MAX_POOL_SIZE} kernels, "
+                    f"got {size}"
+                )
+        return sizes
 
     @validate("notification_channels")
     def _check_channels(self, proposal: dict[str, Any]) -> dict[str, Any]:
@@ -265,7 +291,16 @@ class RecallApp(ExtensionApp):
             return bool(self.scope_by_user)
         return names_users(getattr(self.serverapp, "identity_provider", None))
 
+    def _make_fresh_kernels(self) -> FreshKernels:
+        serverapp: Any = self.serverapp
+        launcher = ManagedKernelLauncher(serverapp.kernel_manager, serverapp.kernel_spec_manager)
+        pool = None
+        if any(self.kernel_pool.values()):
+            pool = KernelPool(launcher, self.kernel_pool, cwd=str(serverapp.root_dir))
+        return FreshKernels(launcher, pool)
+
     def _make_executor(self) -> AuthorizedExecutor:
+        self.fresh_kernels = self._make_fresh_kernels()
         kernels: KernelExecutors = make_server_executor(self.serverapp, self)
         self._watcher_runtime = WatcherRuntime(
             self._store,
@@ -288,6 +323,8 @@ class RecallApp(ExtensionApp):
     async def _start_jupyter_server_extension(self, serverapp: Any) -> None:
         # Every extension is loaded by now: what the process holds will live as long as it.
         process.apply(ProcessSettings(self.gil_switch_interval, self.freeze_gc_at_start))
+        if self.fresh_kernels.pool is not None:
+            await self.fresh_kernels.pool.start()
         started = asyncio.Event()
         self._runner = asyncio.create_task(self._run_scheduler(started))
         waiting = asyncio.ensure_future(started.wait())
@@ -327,6 +364,7 @@ class RecallApp(ExtensionApp):
         that fails is logged, and the following ones still run."""
         for step in (
             self._stop_scheduler,
+            self._close_kernel_pool,
             self._executor.aclose,
             self.notifications.aclose,
             self.tool_runner.close,
@@ -336,6 +374,10 @@ class RecallApp(ExtensionApp):
                 await ensure_async(step())
             except Exception:
                 self.log.exception("jupyter_recall: %s failed while stopping", step.__qualname__)
+
+    async def _close_kernel_pool(self) -> None:
+        if self.fresh_kernels.pool is not None:
+            await self.fresh_kernels.pool.aclose()
 
     async def _stop_scheduler(self) -> None:
         if self._session_watcher is not None:

@@ -18,6 +18,8 @@ from jupyter_recall.server.executors import (
     ServerManagers,
     TargetRouter,
 )
+from jupyter_recall.server.executors.fresh import FreshKernels
+from jupyter_recall.server.executors.launcher import ManagedKernelLauncher
 
 __all__ = ["KernelExecutors", "ServerManagers"]
 
@@ -29,18 +31,25 @@ class KernelExecutors:
         self,
         managers: ServerManagers,
         *,
+        fresh: FreshKernels | None = None,
         handshake_timeout: float = 60.0,
         startup_timeout: float = 60.0,
     ) -> None:
         self.managers = managers
         self.live = LiveKernelExecutor(managers, handshake_timeout=handshake_timeout)
-        self.headless = HeadlessExecutor(managers, startup_timeout=startup_timeout)
+        # Fresh kernels come from the server's own kernel manager unless told otherwise.
+        fresh = fresh or FreshKernels(
+            ManagedKernelLauncher(managers.kernel_manager, managers.kernel_spec_manager)
+        )
+        self.headless = HeadlessExecutor(managers, fresh, startup_timeout=startup_timeout)
         self.server = ServerActionExecutor()
         self.router = TargetRouter(kernel=self.live, headless=self.headless, server=self.server)
 
     @classmethod
-    def from_serverapp(cls, serverapp: Any, **options: float) -> KernelExecutors:
-        return cls(ServerManagers.from_serverapp(serverapp), **options)
+    def from_serverapp(
+        cls, serverapp: Any, *, fresh: FreshKernels | None = None, **options: float
+    ) -> KernelExecutors:
+        return cls(ServerManagers.from_serverapp(serverapp), fresh=fresh, **options)
 
     def concurrency_key(self, job: Job) -> str:
         return self.router.concurrency_key(job)

@@ -12,7 +12,7 @@ SERVER_POLICY_LABEL = "server config RecallApp.tool_policies"
 
 def make_server_executor(serverapp: Any, app: Any) -> KernelExecutors:
     """Live kernels, fresh kernels and server-side actions, routed by each job's target."""
-    executors = KernelExecutors.from_serverapp(serverapp)
+    executors = KernelExecutors.from_serverapp(serverapp, fresh=getattr(app, "fresh_kernels", None))
     runner = getattr(app, "tool_runner", None)
     if runner is not None:
         executors.server.tools = runner

@@ -1,61 +1,91 @@
-"""A kernel of a run's own: started for it, shut down after it, invisible to the server.
+"""A kernel of a run's own: taken from the pool or started for it, shut down after it.
 
-The kernel is not in the server's kernel list, so the server never culls or restarts it, and it
-is shut down when the run ends or is stopped (stopping a headless run is shutting it down).
-Nothing here installs signal handlers: the server keeps its own.
+Kernels come from a ``KernelLauncher`` (in the server: the server's kernel manager, so they are
+in ``/api/kernels`` while they run and follow its kernel specs, provisioners and gateway). A
+kernel is shut down when its run ends or is stopped (stopping a headless run is shutting its
+kernel down) and never serves a second run. Nothing here installs signal handlers: the server
+keeps its own.
 """
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import anyio
-from jupyter_client.ioloop.manager import AsyncIOLoopKernelManager
 
+from jupyter_recall.core.errors import KernelGone
 from jupyter_recall.core.model import Job, Run
-from jupyter_recall.server.executors.context import ServerManagers
-
-log = logging.getLogger(__name__)
-
-
-def run_environment(job: Job, run: Run) -> dict[str, str]:
-    """The kernel's environment: the server's, plus which job and run it serves."""
-    return {**os.environ, "JUPYTER_RECALL_JOB_ID": job.id, "JUPYTER_RECALL_RUN_ID": run.id}
+from jupyter_recall.server.executors.iopub import Execution, collect, execute_message
+from jupyter_recall.server.executors.kernel_pool import KernelPool
+from jupyter_recall.server.executors.launcher import KernelLauncher, LaunchedKernel
 
 
-@asynccontextmanager
-async def fresh_kernel(
-    managers: ServerManagers,
-    kernel_name: str | None,
-    *,
-    cwd: str,
-    env: dict[str, str],
-    startup_timeout: float,
-) -> AsyncIterator[AsyncIOLoopKernelManager]:
-    """A kernel of our own for the duration of the block, shut down however the block ends."""
-    spec_manager = managers.kernel_spec_manager
-    name = kernel_name or spec_manager.default_kernel_name
-    manager = AsyncIOLoopKernelManager(
-        kernel_name=name, kernel_spec_manager=spec_manager, autorestart=False
-    )
-    try:
-        with anyio.fail_after(startup_timeout):
-            await manager.start_kernel(cwd=cwd, env=env)
-        yield manager
-    finally:
-        with anyio.CancelScope(shield=True):
-            await _shutdown(manager)
+def run_variables(job: Job, run: Run) -> dict[str, str]:
+    """The environment variables that tell a kernel which job and run it serves."""
+    return {"JUPYTER_RECALL_JOB_ID": job.id, "JUPYTER_RECALL_RUN_ID": run.id}
 
 
-async def _shutdown(manager: AsyncIOLoopKernelManager) -> None:
-    if not manager.has_kernel:
-        manager.cleanup_resources()
-        return
-    try:
-        # The kernel holds nothing worth a graceful exit: the run is over or was stopped.
-        await manager.shutdown_kernel(now=True)
-    except Exception:
-        log.exception("could not shut down headless kernel %s", manager.kernel_name)
+def settle_code(cwd: str | None, variables: dict[str, str]) -> str:
+    """Python that gives a started kernel the run's variables (and cwd), leaving no names."""
+    code = f"__import__('os').environ.update({variables!r})"
+    if cwd is not None:
+        code += f"; __import__('os').chdir({cwd!r})"
+    return code
+
+
+class _Discard:
+    def write(self, text: str) -> None:
+        """The settling code prints nothing worth keeping."""
+
+
+class FreshKernels:
+    """Fresh kernels for headless runs and notebooks."""
+
+    def __init__(self, launcher: KernelLauncher, pool: KernelPool | None = None) -> None:
+        self.launcher = launcher
+        self.pool = pool
+
+    @asynccontextmanager
+    async def kernel(
+        self,
+        kernel_name: str | None,
+        *,
+        cwd: str,
+        variables: dict[str, str],
+        startup_timeout: float,
+    ) -> AsyncIterator[LaunchedKernel]:
+        """A kernel for the duration of the block, shut down however the block ends."""
+        kernel = await self.pool.take(kernel_name) if self.pool is not None else None
+        if kernel is None:
+            kernel = await self.launcher.start(
+                kernel_name, cwd=cwd, env={**os.environ, **variables}, timeout=startup_timeout
+            )
+        try:
+            if not kernel.settled:
+                await self._settle(kernel, cwd, variables, timeout=startup_timeout)
+            yield kernel
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self.launcher.shutdown(kernel)
+
+    async def _settle(
+        self, kernel: LaunchedKernel, cwd: str, variables: dict[str, str], *, timeout: float
+    ) -> None:
+        """Give a pooled or remote kernel the run's cwd and variables before its code runs.
+
+        Only Python kernels can be told; the pool holds Python kernels only, and a remote
+        kernel of another language gets what its gateway passes (``KERNEL_*`` variables)."""
+        connection = kernel.connection
+        if connection.language != "python":
+            return
+        # A remote kernel's filesystem is not ours: its gateway placed it (KERNEL_WORKING_DIR).
+        code = settle_code(None if self.launcher.remote else cwd, variables)
+        msg = execute_message(connection, code)
+        execution = Execution(msg["header"]["msg_id"])
+        with connection.track(msg) as inbox, anyio.fail_after(timeout):
+            connection.send("shell", msg)
+            await collect(inbox, execution, _Discard(), label=connection.label)
+        if execution.error is not None:
+            raise KernelGone(f"{connection.label} could not take the run's cwd: {execution.error}")

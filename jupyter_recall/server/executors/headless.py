@@ -2,22 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import anyio
 
 from jupyter_recall.core.errors import KernelGone, ValidationError
 from jupyter_recall.core.model import Job, Run
 from jupyter_recall.engine.executors import OutputSink, RunOutcome
 from jupyter_recall.server.executors.context import ServerManagers
-from jupyter_recall.server.executors.fresh import fresh_kernel, run_environment
+from jupyter_recall.server.executors.fresh import FreshKernels, run_variables
 from jupyter_recall.server.executors.instruction import kernel_code
-from jupyter_recall.server.executors.iopub import (
-    Execution,
-    KernelConnection,
-    collect,
-    execute_message,
-)
+from jupyter_recall.server.executors.iopub import Execution, collect, execute_message
+from jupyter_recall.server.executors.launcher import KernelLauncher, LaunchedKernel
 from jupyter_recall.server.executors.notebook import run_notebook
 from jupyter_recall.server.executors.payloads import (
     CodeAction,
@@ -32,8 +26,11 @@ from jupyter_recall.server.executors.payloads import (
 class HeadlessExecutor:
     """Executes code, instruction and notebook actions in a fresh kernel per run."""
 
-    def __init__(self, managers: ServerManagers, *, startup_timeout: float = 60.0) -> None:
+    def __init__(
+        self, managers: ServerManagers, fresh: FreshKernels, *, startup_timeout: float = 60.0
+    ) -> None:
         self._managers = managers
+        self.fresh = fresh
         self._startup_timeout = startup_timeout
 
     def concurrency_key(self, job: Job) -> str:
@@ -48,7 +45,8 @@ class HeadlessExecutor:
                 target if isinstance(target, HeadlessTarget) else HeadlessTarget(),
                 run,
                 output,
-                env=run_environment(job, run),
+                fresh=self.fresh,
+                variables=run_variables(job, run),
                 startup_timeout=self._startup_timeout,
             )
         if not isinstance(target, HeadlessTarget):
@@ -61,7 +59,7 @@ class HeadlessExecutor:
             )
         code = kernel_code(action, job, run)
         try:
-            return await self._run_code(target, code, output, env=run_environment(job, run))
+            return await self._run_code(target, code, output, run_variables(job, run))
         except KernelGone as gone:
             return RunOutcome(error=str(gone))
         except TimeoutError:
@@ -70,36 +68,32 @@ class HeadlessExecutor:
             )
 
     async def _run_code(
-        self, target: HeadlessTarget, code: str, output: OutputSink, *, env: dict[str, str]
+        self, target: HeadlessTarget, code: str, output: OutputSink, variables: dict[str, str]
     ) -> RunOutcome:
-        async with fresh_kernel(
-            self._managers,
+        async with self.fresh.kernel(
             target.kernel_name,
             cwd=resolve_under(self._managers.root_dir, target.cwd, "target.cwd"),
-            env=env,
+            variables=variables,
             startup_timeout=self._startup_timeout,
-        ) as manager:
-            connection = KernelConnection(manager, label=f"headless {manager.kernel_name}")
+        ) as kernel:
             try:
-                await connection.handshake(timeout=self._startup_timeout)
-                execution = await _execute(connection, manager, code, output)
+                execution = await _execute(self.fresh.launcher, kernel, code, output)
             except anyio.get_cancelled_exc_class():
                 output.write("[recall] run stopped: its headless kernel is shut down\n")
                 raise
-            finally:
-                connection.close()
         return RunOutcome(error=execution.error)
 
 
 async def _execute(
-    connection: KernelConnection, manager: Any, code: str, output: OutputSink
+    launcher: KernelLauncher, kernel: LaunchedKernel, code: str, output: OutputSink
 ) -> Execution:
+    connection = kernel.connection
     msg = execute_message(connection, code)
     execution = Execution(msg["header"]["msg_id"])
 
     async def liveness() -> None:
-        if not await manager.is_alive():
-            raise KernelGone(f"headless kernel {manager.kernel_name} died during the run")
+        if not await launcher.is_alive(kernel):
+            raise KernelGone(f"headless kernel {kernel.kernel_name} died during the run")
 
     with connection.track(msg) as inbox:
         connection.send("shell", msg)

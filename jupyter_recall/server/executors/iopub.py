@@ -47,23 +47,17 @@ def _as_stream(socket: Any) -> ZMQStream:
     return ZMQStream(zmq.Socket.shadow(socket.underlying))
 
 
-class KernelConnection:
-    """Shell, control and IOPub streams to one kernel, plus a router of replies by parent id."""
+class ChannelRouter:
+    """A router of a kernel's replies and IOPub messages by parent id, whatever carries them.
 
-    def __init__(self, kernel_manager: Any, *, label: str) -> None:
+    Subclasses carry the messages: ZMQ sockets here, a kernel gateway's websocket in
+    ``gateway_channels.py``. They call ``_route`` for each message received and implement
+    ``send``.
+    """
+
+    def __init__(self, session: Session, *, label: str) -> None:
         self.label = label
-        source: Session = kernel_manager.session
-        # Our own session id: the kernel answers to us alone, and we never read others' replies.
-        self.session = Session(
-            key=source.key, signature_scheme=source.signature_scheme, username="jupyter_recall"
-        )
-        self._streams = {
-            "shell": _as_stream(kernel_manager.connect_shell()),
-            "control": _as_stream(kernel_manager.connect_control()),
-            "iopub": _as_stream(kernel_manager.connect_iopub()),
-        }
-        for name, stream in self._streams.items():
-            stream.on_recv(self._receiver(name), copy=False)
+        self.session = session
         self._inboxes: dict[str, MemoryObjectSendStream[Envelope]] = {}
         self.closed = False
         self.kernel_info: Message | None = None
@@ -81,18 +75,6 @@ class KernelConnection:
         if self.kernel_info is None:
             return ""
         return str(self.kernel_info.get("language_info", {}).get("name", ""))
-
-    def _receiver(self, channel: str) -> Any:
-        def on_recv(frames: list[Any]) -> None:
-            try:
-                _, parts = self.session.feed_identities(frames, copy=False)
-                msg = self.session.deserialize(parts, content=True, copy=False)
-            except Exception:
-                log.warning("dropping an unreadable %s message from %s", channel, self.label)
-                return
-            self._route(channel, msg)
-
-        return on_recv
 
     def _route(self, channel: str, msg: Message) -> None:
         if _is_fresh_start(channel, msg):
@@ -130,7 +112,7 @@ class KernelConnection:
             receive.close()
 
     def send(self, channel: str, msg: Message) -> None:
-        self.session.send(self._streams[channel], msg)
+        raise NotImplementedError
 
     async def request(
         self, channel: str, msg_type: str, content: dict[str, Any], *, timeout: float
@@ -185,6 +167,45 @@ class KernelConnection:
         for inbox in list(self._inboxes.values()):
             inbox.close()
         self._inboxes.clear()
+
+
+class KernelConnection(ChannelRouter):
+    """Shell, control and IOPub ZMQ streams to one kernel of this machine."""
+
+    def __init__(self, kernel_manager: Any, *, label: str) -> None:
+        source: Session = kernel_manager.session
+        # Our own session id: the kernel answers to us alone, and we never read others' replies.
+        super().__init__(
+            Session(
+                key=source.key, signature_scheme=source.signature_scheme, username="jupyter_recall"
+            ),
+            label=label,
+        )
+        self._streams = {
+            "shell": _as_stream(kernel_manager.connect_shell()),
+            "control": _as_stream(kernel_manager.connect_control()),
+            "iopub": _as_stream(kernel_manager.connect_iopub()),
+        }
+        for name, stream in self._streams.items():
+            stream.on_recv(self._receiver(name), copy=False)
+
+    def _receiver(self, channel: str) -> Any:
+        def on_recv(frames: list[Any]) -> None:
+            try:
+                _, parts = self.session.feed_identities(frames, copy=False)
+                msg = self.session.deserialize(parts, content=True, copy=False)
+            except Exception:
+                log.warning("dropping an unreadable %s message from %s", channel, self.label)
+                return
+            self._route(channel, msg)
+
+        return on_recv
+
+    def send(self, channel: str, msg: Message) -> None:
+        self.session.send(self._streams[channel], msg)
+
+    def close(self) -> None:
+        super().close()
         for stream in self._streams.values():
             if not stream.closed():
                 stream.close(linger=0)
@@ -257,7 +278,7 @@ REPLY_IDLE_GRACE = 10.0
 
 
 def execute_message(
-    connection: KernelConnection, code: str, *, subshell_id: str | None = None
+    connection: ChannelRouter, code: str, *, subshell_id: str | None = None
 ) -> Message:
     return connection.new_message(
         "execute_request",

@@ -19,10 +19,11 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 from nbformat import NotebookNode
 
+from jupyter_recall.core.errors import KernelGone
 from jupyter_recall.core.model import Run
 from jupyter_recall.engine.executors import OutputSink, RunOutcome
 from jupyter_recall.server.executors.context import ServerManagers
-from jupyter_recall.server.executors.fresh import fresh_kernel
+from jupyter_recall.server.executors.fresh import FreshKernels
 from jupyter_recall.server.executors.iopub import error_summary, strip_ansi
 from jupyter_recall.server.executors.payloads import (
     HeadlessTarget,
@@ -105,7 +106,8 @@ async def run_notebook(
     run: Run,
     output: OutputSink,
     *,
-    env: dict[str, str],
+    fresh: FreshKernels,
+    variables: dict[str, str],
     startup_timeout: float,
 ) -> RunOutcome:
     try:
@@ -120,12 +122,19 @@ async def run_notebook(
     output.write(f"[recall] executing {action.path} ({len(nb.cells)} cells)\n")
     error: str | None = None
     try:
-        async with fresh_kernel(
-            managers, _kernel_name(nb, target), cwd=cwd, env=env, startup_timeout=startup_timeout
-        ) as manager:
-            error = await _execute_cells(nb, manager, output, startup_timeout=startup_timeout)
+        async with fresh.kernel(
+            _kernel_name(nb, target),
+            cwd=cwd,
+            variables=variables,
+            startup_timeout=startup_timeout,
+        ) as kernel:
+            error = await _execute_cells(
+                nb, kernel.manager, output, startup_timeout=startup_timeout
+            )
     except TimeoutError:
         error = f"headless kernel did not start within {startup_timeout:g} s"
+    except KernelGone as gone:
+        error = str(gone)
     finally:
         # Saved also when the run fails or is stopped: the partial outputs show where it was.
         with anyio.CancelScope(shield=True):
@@ -137,10 +146,15 @@ async def run_notebook(
 async def _execute_cells(
     nb: NotebookNode, manager: Any, output: OutputSink, *, startup_timeout: float
 ) -> str | None:
-    """Execute every cell in order; the error of the first failing cell, or None."""
+    """Execute every cell in order; the error of the first failing cell, or None.
+
+    ``manager`` is the kernel's own manager from the launcher's multi-kernel manager: a local
+    kernel's gives a ZMQ client, a ``GatewayKernelManager`` a websocket client to the gateway.
+    """
     client = manager.client()
     client.allow_stdin = False
-    client.start_channels()
+    # A gateway client connects in an awaitable; a local client's start is synchronous.
+    await ensure_async(client.start_channels())
     try:
         await client.wait_for_ready(timeout=startup_timeout)
 

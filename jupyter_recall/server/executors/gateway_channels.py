@@ -1,0 +1,82 @@
+"""Our own connection to a kernel on a Jupyter Kernel (or Enterprise) Gateway: its websocket.
+
+A gateway kernel has no ZMQ sockets we can reach; the gateway serves its channels as JSON
+messages on ``<gateway>/api/kernels/<id>/channels``, the same protocol the server itself proxies
+for the browser (``GatewayClient``'s URL, headers and certificates are used). Messages are routed
+by parent id exactly as for local kernels (``iopub.ChannelRouter``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from jupyter_client.jsonutil import json_default
+from jupyter_client.session import Session
+from jupyter_server.gateway.gateway_client import GatewayClient
+from jupyter_server.utils import url_path_join
+from tornado.escape import url_escape
+from tornado.httpclient import HTTPRequest
+from tornado.websocket import WebSocketClientConnection, WebSocketClosedError, websocket_connect
+
+from jupyter_recall.core.errors import KernelGone
+from jupyter_recall.server.executors.iopub import ChannelRouter, Message
+
+log = logging.getLogger(__name__)
+
+
+def channels_url(kernel_id: str) -> str:
+    client = GatewayClient.instance()
+    return url_path_join(
+        client.ws_url or "", client.kernels_endpoint, url_escape(kernel_id), "channels"
+    )
+
+
+class GatewayConnection(ChannelRouter):
+    """Shell, control and IOPub of one gateway kernel, over one websocket."""
+
+    def __init__(self, websocket: WebSocketClientConnection, *, label: str) -> None:
+        # The gateway signs what it forwards to the kernel: our messages need no key.
+        super().__init__(Session(username="jupyter_recall"), label=label)
+        self._websocket = websocket
+        self._reader = asyncio.ensure_future(self._read())
+
+    @classmethod
+    async def open(cls, kernel_id: str, *, label: str) -> GatewayConnection:
+        # Headers (the gateway's token), timeouts and certificates, as the server's own proxy.
+        connection_args: Callable[[], dict[str, Any]] = (
+            GatewayClient.instance().load_connection_args
+        )
+        request = HTTPRequest(channels_url(kernel_id), **connection_args())
+        return cls(await websocket_connect(request), label=label)
+
+    async def _read(self) -> None:
+        while True:
+            raw = await self._websocket.read_message()
+            if raw is None:
+                break
+            try:
+                msg = json.loads(raw)
+                channel = str(msg.pop("channel"))
+            except (ValueError, KeyError, TypeError):
+                log.warning("dropping an unreadable message from %s", self.label)
+                continue
+            self._route(channel, msg)
+        # The gateway closed the socket: the runs waiting on it learn it from their inboxes.
+        super().close()
+
+    def send(self, channel: str, msg: Message) -> None:
+        try:
+            self._websocket.write_message(
+                json.dumps({**msg, "channel": channel}, default=json_default)
+            )
+        except WebSocketClosedError:
+            raise KernelGone(f"the gateway closed the connection to kernel {self.label}") from None
+
+    def close(self) -> None:
+        super().close()
+        self._reader.cancel()
+        self._websocket.close()

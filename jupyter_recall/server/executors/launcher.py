@@ -1,0 +1,156 @@
+"""Where fresh kernels come from: a Jupyter multi-kernel manager, behind a small protocol.
+
+In the server the manager is the server's own (``serverapp.kernel_manager``): fresh kernels then
+follow its configuration (kernel specs, provisioners, ``--gateway-url``, which makes it a
+``GatewayMappingKernelManager``) and are listed in ``/api/kernels`` while they run. A process
+without a Jupyter server can hand ``ManagedKernelLauncher`` a plain ``AsyncMultiKernelManager``,
+or implement ``KernelLauncher`` itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import anyio
+from jupyter_core.utils import ensure_async
+from jupyter_server.gateway.managers import GatewayMappingKernelManager
+
+from jupyter_recall.server.executors.gateway_channels import GatewayConnection
+from jupyter_recall.server.executors.iopub import ChannelRouter, KernelConnection
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class LaunchedKernel:
+    """A started kernel with our connection to it, handshake done."""
+
+    kernel_id: str
+    kernel_name: str
+    manager: Any
+    """This kernel's own ``KernelManager`` (what nbclient takes as ``km``)."""
+    connection: ChannelRouter
+    settled: bool
+    """Started with the run's cwd and environment (else the run applies them itself)."""
+
+
+class KernelLauncher(Protocol):
+    """Starts and shuts down fresh kernels."""
+
+    @property
+    def remote(self) -> bool:
+        """Kernels run elsewhere (a gateway): paths of this machine mean nothing to them."""
+
+    @property
+    def default_kernel_name(self) -> str: ...
+
+    async def start(
+        self, kernel_name: str | None, *, cwd: str, env: dict[str, str], timeout: float
+    ) -> LaunchedKernel: ...
+
+    async def is_alive(self, kernel: LaunchedKernel) -> bool: ...
+
+    async def shutdown(self, kernel: LaunchedKernel) -> None: ...
+
+    async def spec_language(self, kernel_name: str) -> str:
+        """The language of a kernel spec; KeyError if there is no such spec."""
+
+
+class ManagedKernelLauncher:
+    """Fresh kernels from a Jupyter ``MultiKernelManager`` (the server's, or one of our own)."""
+
+    def __init__(self, kernel_manager: Any, kernel_spec_manager: Any = None) -> None:
+        self._manager = kernel_manager
+        self._specs = kernel_spec_manager or kernel_manager.kernel_spec_manager
+        self._closing: set[asyncio.Task[None]] = set()
+
+    @property
+    def remote(self) -> bool:
+        return isinstance(self._manager, GatewayMappingKernelManager)
+
+    @property
+    def default_kernel_name(self) -> str:
+        return str(self._manager.default_kernel_name)
+
+    async def spec_language(self, kernel_name: str) -> str:
+        spec = await ensure_async(self._specs.get_kernel_spec(kernel_name))
+        if isinstance(spec, dict):  # a gateway answers with the JSON model
+            return str(spec.get("spec", {}).get("language", ""))
+        return str(spec.language)
+
+    async def start(
+        self, kernel_name: str | None, *, cwd: str, env: dict[str, str], timeout: float
+    ) -> LaunchedKernel:
+        # Shielded: a kernel whose start is cancelled half-way would be left running unseen.
+        starting = asyncio.ensure_future(self._start_kernel(kernel_name, cwd, env))
+        try:
+            with anyio.fail_after(timeout):
+                kernel_id = await asyncio.shield(starting)
+        except BaseException:
+            starting.add_done_callback(self._shutdown_started)
+            raise
+        try:
+            with anyio.fail_after(timeout):
+                return await self._connect(kernel_id)
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await self._shutdown_id(kernel_id)
+            raise
+
+    async def _start_kernel(self, kernel_name: str | None, cwd: str, env: dict[str, str]) -> str:
+        started = self._manager.start_kernel(kernel_name=kernel_name, cwd=cwd, env=env)
+        kernel_id = str(await ensure_async(started))
+        manager = self._manager.get_kernel(kernel_id)
+        ready = getattr(manager, "ready", None)
+        if isinstance(ready, Awaitable):  # use_pending_kernels: started, not yet ready
+            await ready
+        # A run's kernel that dies fails the run; restarting it would lose the run's request.
+        manager.stop_restarter()
+        manager.autorestart = False
+        return kernel_id
+
+    async def _connect(self, kernel_id: str) -> LaunchedKernel:
+        manager = self._manager.get_kernel(kernel_id)
+        label = f"fresh kernel {kernel_id}"
+        connection: ChannelRouter
+        if self.remote:
+            connection = await GatewayConnection.open(kernel_id, label=label)
+        else:
+            connection = KernelConnection(manager, label=label)
+        try:
+            await connection.handshake(timeout=float("inf"))
+        except BaseException:
+            connection.close()
+            raise
+        return LaunchedKernel(
+            kernel_id, str(manager.kernel_name), manager, connection, settled=not self.remote
+        )
+
+    def _shutdown_started(self, starting: asyncio.Future[str]) -> None:
+        if starting.cancelled() or starting.exception() is not None:
+            return
+        task = asyncio.ensure_future(self._shutdown_id(starting.result()))
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+
+    async def is_alive(self, kernel: LaunchedKernel) -> bool:
+        if kernel.kernel_id not in self._manager:
+            return False
+        return bool(await ensure_async(kernel.manager.is_alive()))
+
+    async def shutdown(self, kernel: LaunchedKernel) -> None:
+        kernel.connection.close()
+        await self._shutdown_id(kernel.kernel_id)
+
+    async def _shutdown_id(self, kernel_id: str) -> None:
+        if kernel_id not in self._manager:
+            return  # culled or shut down by someone else already
+        try:
+            # The kernel holds nothing worth a graceful exit: its run is over or was stopped.
+            await ensure_async(self._manager.shutdown_kernel(kernel_id, now=True))
+        except Exception:
+            log.exception("could not shut down fresh kernel %s", kernel_id)
