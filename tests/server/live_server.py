@@ -46,7 +46,10 @@ class LiveServer:
         *,
         port: int | None = None,
         env: dict[str, str] | None = None,
+        args: tuple[str, ...] = (),
     ) -> None:
+        self.args = args
+        """More command-line options of the server."""
         self.root = root
         self.db_path = db_path
         self.port = port or free_port()
@@ -73,6 +76,7 @@ class LiveServer:
             "--RecallApp.default_timezone=UTC",
             # Enabled here, not through the installed config file: an editable install may lack it.
             "--ServerApp.jpserver_extensions=jupyter_recall=True",
+            *self.args,
         ]
         env = {**os.environ, "JUPYTER_PLATFORM_DIRS": "1", **self.env}
         with self.log.open("ab") as log:
