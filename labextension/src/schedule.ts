@@ -65,8 +65,10 @@ export class SchedulePreview {
       }
       const now = new Date();
       this.preview.className = 'jp-RecallForm-preview';
+      // A one-shot's description is its instant in the server's zone: the list below shows it.
+      const words = checked.kind === 'once' ? this.model.trans.__('once') : checked.description;
       this.preview.replaceChildren(
-        h('div', {}, this.model.trans.__('%1 (schedule zone %2)', checked.description, checked.tz)),
+        h('div', {}, words),
         h(
           'ul',
           { 'aria-label': this.model.trans.__('Next fire times') },

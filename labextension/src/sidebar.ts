@@ -260,7 +260,11 @@ export class RecallSidebar extends Widget {
         job.kind !== 'job' ? h('span', { class: 'jp-RecallSidebar-kindTag' }, job.kind) : null,
         h('span', { class: `jp-RecallSidebar-badge jp-mod-${job.status}` }, job.status)
       ),
-      h('div', { class: 'jp-RecallSidebar-description' }, job.description),
+      // A one-shot's description is its instant in the server's zone; the next line shows
+      // that instant as every time is shown (time.ts), so the description would repeat it.
+      job.schedule_kind === 'once' && job.next_fire_at
+        ? null
+        : h('div', { class: 'jp-RecallSidebar-description' }, job.description),
       this._notebookLine(job, pending),
       h(
         'div',

@@ -286,6 +286,15 @@ def page(browser: Any) -> Iterator[Any]:
     context.close()
 
 
+def screenshot_of(locator: Any, name: str) -> Path:
+    """A screenshot of one element (the sidebar, a menu, a form) under artifacts/ui/: the small
+    pictures docs/img/ takes."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    locator.screenshot(path=str(path))
+    return path
+
+
 @pytest.fixture
 def screenshot(request: pytest.FixtureRequest, capsys: pytest.CaptureFixture[str]) -> Any:
     """``screenshot(page, name)``: saved under artifacts/ui/, its path printed."""

@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from tests.server.live_server import TOKEN
-from tests.ui.conftest import NEEDS_LABEXTENSION, Lab, open_sidebar
+from tests.ui.conftest import NEEDS_LABEXTENSION, Lab, open_sidebar, screenshot_of
 
 pytestmark = NEEDS_LABEXTENSION
 
@@ -26,13 +26,28 @@ def open_lab(page: Any, lab: Lab) -> None:
     expect(page.locator(SIDEBAR_TAB)).to_be_visible()
 
 
+def open_palette(page: Any) -> Any:
+    """The command palette, opened with its shortcut (pressed again if a key press was lost
+    while Lab was still starting)."""
+    from playwright.sync_api import expect
+
+    palette = page.locator(".lm-CommandPalette")
+    for _ in range(5):
+        page.keyboard.press("Control+Shift+C")
+        try:
+            expect(palette).to_be_visible(timeout=5_000)
+            return palette
+        except AssertionError:
+            continue
+    expect(palette).to_be_visible()
+    return palette
+
+
 def palette_run(page: Any, label: str) -> None:
     """Run a command from the command palette by its label."""
     from playwright.sync_api import expect
 
-    page.keyboard.press("Control+Shift+C")
-    palette = page.locator(".lm-CommandPalette")
-    expect(palette).to_be_visible()
+    palette = open_palette(page)
     palette.locator(".lm-CommandPalette-input").fill(label)
     item = palette.locator(".lm-CommandPalette-item", has_text=label).first
     expect(item).to_be_visible()
@@ -57,21 +72,17 @@ def test_show_scheduled_jobs_from_palette_menu_and_shortcut(clean, page, screens
     sidebar = recall_sidebar(page)
     expect(sidebar).to_be_hidden()
 
-    page.keyboard.press("Control+Shift+C")
-    palette = page.locator(".lm-CommandPalette")
+    palette = open_palette(page)
     palette.locator(".lm-CommandPalette-input").fill("Recall")
     # Every command is in the palette, under its category.
-    labels = (
-        "Show scheduled jobs",
-        "Run job now",
-        "Schedule this notebook…",
-        "Schedule this cell…",
-    )
     items = palette.locator(".lm-CommandPalette-item")
-    expect(items.first).to_be_visible()
-    shown = items.all_inner_texts()
-    for label in labels:
-        assert any(label in text for text in shown), (label, shown)
+    expect(items.filter(has_text="Show scheduled jobs")).to_be_visible()
+    # The others apply to a selected job or an open notebook: there, but disabled (JupyterLab's
+    # palette leaves disabled commands out of sight).
+    for label in ("Run job now", "Schedule this notebook…", "Schedule this cell…"):
+        item = items.filter(has_text=label)
+        expect(item).to_have_count(1)
+        expect(item).to_have_class(re.compile("lm-mod-disabled"))
     screenshot(page, "lab_palette_commands")
     page.keyboard.press("Escape")
 
@@ -135,6 +146,7 @@ def test_schedule_this_notebook_from_the_file_browser(clean, page, screenshot):
     entry = page.get_by_role("menuitem", name="Schedule this notebook…")
     expect(entry).to_be_visible()
     screenshot(page, "lab_filebrowser_context_menu")
+    screenshot_of(page.locator(".lm-Menu").last, "lab_filebrowser_menu")
     entry.click()
 
     form = recall_sidebar(page).get_by_role("form", name="New job")
@@ -190,6 +202,7 @@ def test_schedule_this_cell_prefills_its_code_for_the_notebooks_kernel(clean, pa
     entry = page.get_by_role("menuitem", name="Schedule this cell…")
     expect(entry).to_be_visible()
     screenshot(page, "lab_cell_context_menu")
+    screenshot_of(page.locator(".lm-Menu").last, "lab_cell_menu")
     entry.click()
 
     form = recall_sidebar(page).get_by_role("form", name="New job")

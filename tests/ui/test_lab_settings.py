@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.server.live_server import TOKEN
-from tests.ui.conftest import NEEDS_LABEXTENSION, Lab, open_sidebar
+from tests.ui.conftest import NEEDS_LABEXTENSION, Lab, open_sidebar, screenshot_of
 
 pytestmark = NEEDS_LABEXTENSION
 
@@ -78,8 +78,13 @@ def test_settings_editor_changes_apply_live(defaults_again, gb_page, screenshot)
 
     form = open_recall_settings(page)
     screenshot(page, "lab_settings_editor")
+    screenshot_of(form, "lab_settings_form")
     form.get_by_label("Hide finished jobs").uncheck()
-    form.get_by_label("How times are shown").select_option("absolute")
+    # The form's select of a oneOf has no label of its own: found by its choices.
+    time_format = form.get_by_role("combobox").filter(
+        has=page.get_by_role("option", name="Date and time only")
+    )
+    time_format.select_option(label="Date and time only")
     # Back in the sidebar (the Settings Editor saved; nothing was reloaded).
     page.locator('.jp-SideBar [role="tab"][title="Recall: scheduled jobs"]').click()
     expect(sidebar.locator(f'[data-job-id="{done["id"]}"]')).to_be_visible()
@@ -125,6 +130,7 @@ def test_status_bar_counts_running_and_pending_jobs_and_opens_the_sidebar(clean,
     clean.request("POST", f"/api/recall/jobs/{slow['id']}/trigger")
     expect(item).to_have_text("Recall: 1 running, 1 pending", timeout=60_000)
     screenshot(page, "lab_status_bar")
+    screenshot_of(page.locator(".jp-StatusBar-Widget"), "lab_status_bar_item")
     expect(item).to_have_text("Recall: 0 running, 2 pending", timeout=90_000)
 
     sidebar = page.get_by_role("region", name="Recall jobs")
