@@ -185,7 +185,8 @@ def action_payload(
 
 def _this_kernel(ident: _client.Identity, what: str = "code") -> dict[str, Any]:
     if ident.external:
-        raise ValidationError("target", _client.not_the_servers(what), accepted=TARGET_NAMES)
+        message = _client.not_the_servers(what, code=what == "code")
+        raise ValidationError("target", message, accepted=TARGET_NAMES)
     target = ident.target()
     if target is None:
         raise ValidationError(

@@ -280,14 +280,17 @@ NOT_THE_SERVERS = (
     "this kernel was not started by the Jupyter server at {url} (it was started by another "
     "program: nbconvert, nbclient, papermill, a console), so the server cannot run {what} in "
     "it. Open the notebook in JupyterLab (or run it in a kernel the server starts, e.g. a "
-    "session of POST /api/sessions), or give target='headless' to run code in a fresh kernel."
+    "session of POST /api/sessions){instead}."
 )
 """What a kernel the server did not start cannot do, and what to do instead."""
+HEADLESS_INSTEAD = ", or give target='headless' to run the code in a fresh kernel"
 
 
-def not_the_servers(what: str) -> str:
-    """The message for something that needs a kernel the server started (``what`` it runs)."""
-    return NOT_THE_SERVERS.format(url=get_client().base, what=what)
+def not_the_servers(what: str, *, code: bool = False) -> str:
+    """The message for something that needs a kernel the server started (``what`` it runs;
+    ``code``: code, which may run headless instead)."""
+    instead = HEADLESS_INSTEAD if code else ""
+    return NOT_THE_SERVERS.format(url=get_client().base, what=what, instead=instead)
 
 
 def require_server_kernel(what: str = "this notebook's jobs and recalls") -> None:

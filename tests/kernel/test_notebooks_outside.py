@@ -133,7 +133,7 @@ def test_nbclient_stops_a_notebook_that_needs_the_servers_kernel(
 ):
     nb = with_nbclient(name, tmp_path, _environment(server.runtime), monkeypatch)
     error = assert_stopped_in_the_first_cell(nb, NOT_THE_SERVERS, server.url, "JupyterLab")
-    assert "headless" in error
+    assert "run it in a kernel the server starts" in error
 
 
 def test_papermill_stops_a_notebook_that_needs_the_servers_kernel(server, tmp_path):
@@ -162,17 +162,25 @@ def test_code_from_an_outside_kernel_runs_headless_and_recalls_are_refused(
     notebook.cells = [
         nbformat.v4.new_code_cell("%load_ext jupyter_recall\nimport jupyter_recall"),
         nbformat.v4.new_code_cell("%schedule --name outside in 1h: print('x')"),
-        nbformat.v4.new_code_cell("jupyter_recall.recall('in 1h', 'check')"),
+        nbformat.v4.new_code_cell(
+            "for refused in (lambda: jupyter_recall.schedule('in 1h', 'x', target='kernel'),\n"
+            "                lambda: jupyter_recall.recall('in 1h', 'check')):\n"
+            "    try:\n        refused()\n"
+            "    except jupyter_recall.ValidationError as error:\n        print(error)"
+        ),
     ]
     nbformat.write(notebook, tmp_path / "outside.ipynb")
     try:
         nb = run_nbclient(tmp_path / "outside.ipynb", _environment(server.runtime), monkeypatch)
+        assert errors_of(nb) == []
         (job,) = [job for job in server.jobs() if job["name"] == "outside"]
         assert job["target"] == {"type": "headless", "kernel_name": "python3"}
-        index, error = stopped_at(nb)
-        assert index == 2
-        assert f"target: {NOT_THE_SERVERS}" in error
-        assert "cannot run recalls in it" in error
+        code, recall = nb.cells[2].outputs[0]["text"].splitlines()
+        assert code.startswith(f"target: {NOT_THE_SERVERS}")
+        assert "cannot run code in it" in code
+        assert "give target='headless' to run the code in a fresh kernel" in code
+        assert "cannot run recalls in it" in recall
+        assert "run the code in a fresh kernel" not in recall
         assert server.jobs(kind="recall") == []
     finally:
         server.delete_all_jobs()
