@@ -110,6 +110,9 @@ class KernelPool:
                     await asyncio.sleep(delay)
                     continue
                 failures = 0
+                # Started for no run in particular: the run that takes it gives it its cwd and
+                # variables.
+                kernel.settled = False
                 self._ready[name].append(kernel)
 
     async def _discard(self, kernel: LaunchedKernel) -> None:

@@ -1,0 +1,242 @@
+"""Fresh kernels come from the server's kernel manager, warm ones from the pool (real kernels)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from traitlets import TraitError
+from traitlets.config import Config
+
+from jupyter_recall.engine.executors import RunOutcome
+from jupyter_recall.server.app import RecallApp
+from jupyter_recall.server.executors.fresh import FreshKernels
+from jupyter_recall.server.executors.kernel_pool import KernelPool
+from jupyter_recall.server.executors.launcher import ManagedKernelLauncher
+from jupyter_recall.server.kernels import KernelExecutors
+from tests.server.live_server import LiveServer
+from tests.server.test_kernel_executors import Sink, code, make_job, make_run, run_job
+
+WAIT_FOR_GO = (
+    "import os, time\n"
+    "print(os.getpid(), flush=True)\n"
+    "deadline = time.time() + 120\n"
+    "while not os.path.exists('go') and time.time() < deadline:\n"
+    "    time.sleep(0.05)\n"
+    "print('done')"
+)
+
+
+@pytest.fixture
+def jp_server_config() -> Config:
+    # The executors and the pool on the server's own managers, without the extension's engine.
+    return Config({"ServerApp": {"allow_root": True}})
+
+
+@pytest.fixture
+def launcher(jp_serverapp: Any) -> ManagedKernelLauncher:
+    return ManagedKernelLauncher(jp_serverapp.kernel_manager, jp_serverapp.kernel_spec_manager)
+
+
+async def eventually(condition: Callable[[], bool], timeout: float = 60.0) -> None:
+    with anyio.fail_after(timeout):
+        while not condition():
+            await anyio.sleep(0.05)
+
+
+def kernel_pid(serverapp: Any, kernel_id: str) -> int:
+    return int(serverapp.kernel_manager.get_kernel(kernel_id).provisioner.pid)
+
+
+def process_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+async def test_a_fresh_kernel_is_a_server_kernel_while_its_run_lasts(
+    jp_serverapp: Any, jp_fetch: Any, jp_root_dir: Path
+) -> None:
+    executors = KernelExecutors.from_serverapp(jp_serverapp)
+    job = make_job(code(WAIT_FOR_GO), {"type": "headless", "kernel_name": "python3"})
+    sink = Sink()
+    outcome: list[RunOutcome] = []
+
+    async def run() -> None:
+        outcome.append(await executors.execute(job, make_run(job), sink))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(run)
+        await eventually(lambda: "\n" in sink.text)
+        listed = json.loads((await jp_fetch("api", "kernels")).body)
+        assert [kernel["name"] for kernel in listed] == ["python3"]
+        # The kernel listed is the one running the code.
+        assert kernel_pid(jp_serverapp, listed[0]["id"]) == int(sink.text.split()[0])
+        (jp_root_dir / "go").touch()
+    assert outcome == [RunOutcome()]
+    assert sink.text.endswith("done\n")
+    assert json.loads((await jp_fetch("api", "kernels")).body) == []
+    assert not process_exists(int(sink.text.split()[0]))
+
+
+async def test_a_fresh_kernel_that_dies_fails_its_run(jp_serverapp: Any) -> None:
+    executors = KernelExecutors.from_serverapp(jp_serverapp)
+    job = make_job(code("import os\nos._exit(3)"), {"type": "headless"})
+    outcome, _, _ = await run_job(executors, job)
+    assert outcome.error is not None
+    assert "died during the run" in outcome.error
+    assert jp_serverapp.kernel_manager.list_kernel_ids() == []
+
+
+async def test_the_pool_hands_out_each_warm_kernel_once_and_refills(
+    jp_serverapp: Any, launcher: ManagedKernelLauncher, jp_root_dir: Path
+) -> None:
+    pool = KernelPool(launcher, {"python3": 2}, cwd=str(jp_root_dir))
+    await pool.start()
+    await eventually(lambda: len(pool.ready_ids("python3")) == 2)
+    executors = KernelExecutors.from_serverapp(jp_serverapp, fresh=FreshKernels(launcher, pool))
+    (jp_root_dir / "sub").mkdir()
+    job = make_job(
+        code("import os\nprint(os.getpid(), os.getcwd(), os.environ['JUPYTER_RECALL_RUN_ID'])"),
+        {"type": "headless", "cwd": "sub"},
+    )
+    used: list[str] = []
+    try:
+        for _ in range(3):
+            pids = {kid: kernel_pid(jp_serverapp, kid) for kid in pool.ready_ids("python3")}
+            next_id = pool.ready_ids("python3")[0]
+            outcome, sink, run = await run_job(executors, job)
+            assert outcome == RunOutcome()
+            pid, cwd, run_id = sink.text.split()
+            # The run had the oldest warm kernel, moved to its cwd and told its run id.
+            assert int(pid) == pids[next_id]
+            assert (cwd, run_id) == (str(jp_root_dir / "sub"), run.id)
+            used.append(next_id)
+            # Shut down after the run, and a replacement comes: never the same kernel again.
+            assert next_id not in jp_serverapp.kernel_manager
+            await eventually(lambda: len(pool.ready_ids("python3")) == 2)
+            assert not set(used) & set(pool.ready_ids("python3"))
+        assert len(set(used)) == 3
+    finally:
+        waiting = pool.ready_ids("python3")
+        await pool.aclose()
+    assert waiting
+    assert jp_serverapp.kernel_manager.list_kernel_ids() == []
+
+
+async def test_a_notebook_runs_in_a_warm_kernel(
+    jp_serverapp: Any, launcher: ManagedKernelLauncher, jp_root_dir: Path
+) -> None:
+    import nbformat
+
+    pool = KernelPool(launcher, {"python3": 1}, cwd=str(jp_root_dir))
+    await pool.start()
+    await eventually(lambda: len(pool.ready_ids("python3")) == 1)
+    warm_id = pool.ready_ids("python3")[0]
+    warm_pid = kernel_pid(jp_serverapp, warm_id)
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("import os\nprint(os.getpid(), os.getcwd())")]
+    (jp_root_dir / "reports").mkdir()
+    nbformat.write(nb, jp_root_dir / "reports" / "nb.ipynb")
+    executors = KernelExecutors.from_serverapp(jp_serverapp, fresh=FreshKernels(launcher, pool))
+    try:
+        job = make_job({"type": "notebook", "path": "reports/nb.ipynb"}, {"type": "headless"})
+        outcome, sink, _ = await run_job(executors, job)
+        assert outcome == RunOutcome()
+        assert f"{warm_pid} {jp_root_dir / 'reports'}\n" in sink.text
+        assert warm_id not in jp_serverapp.kernel_manager
+    finally:
+        await pool.aclose()
+
+
+async def test_pool_entries_that_cannot_be_pooled_are_refused_naming_them(
+    launcher: ManagedKernelLauncher, jp_serverapp: Any, jp_root_dir: Path
+) -> None:
+    pool = KernelPool(launcher, {"no-such-spec": 1}, cwd=str(jp_root_dir))
+    await pool.start()
+    assert pool.problems == [
+        "RecallApp.kernel_pool['no-such-spec']: no such kernel spec; not pooled"
+    ]
+    assert not pool.pooled("no-such-spec")
+    assert await pool.take("no-such-spec") is None
+    await pool.aclose()
+    assert jp_serverapp.kernel_manager.list_kernel_ids() == []
+
+
+def test_kernel_pool_sizes_are_checked_naming_the_option() -> None:
+    assert RecallApp().kernel_pool == {}
+    assert RecallApp(kernel_pool={"python3": 2}).kernel_pool == {"python3": 2}
+    with pytest.raises(TraitError, match=r"RecallApp\.kernel_pool\['python3'\] must be 0\.\.32"):
+        RecallApp(kernel_pool={"python3": 33})
+    with pytest.raises(TraitError, match=r"RecallApp\.kernel_pool: a kernel spec name is empty"):
+        RecallApp(kernel_pool={"": 1})
+    with pytest.raises(TraitError):
+        RecallApp(kernel_pool={"python3": "two"})
+
+
+def kernel_children(server_pid: int) -> set[int]:
+    """Pids of the kernels a server process started (its children running ipykernel)."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            command = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        parent = int(stat.rsplit(")", 1)[1].split()[1])
+        if parent == server_pid and b"ipykernel" in command:
+            found.add(int(entry.name))
+    return found
+
+
+@pytest.mark.slow
+def test_a_server_with_a_pool_keeps_warm_kernels_and_shuts_them_down_at_stop(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    server = LiveServer(
+        root, tmp_path / "recall.sqlite", args=("--RecallApp.kernel_pool=python3=1",)
+    ).start()
+    try:
+        assert server.process is not None
+        server_pid = server.process.pid
+        warm = server.wait_for(lambda: server.request("GET", "/api/kernels"), timeout=60)
+        assert [kernel["name"] for kernel in warm] == ["python3"]
+        job = server.request(
+            "POST",
+            "/api/recall/jobs",
+            {
+                "when": (datetime.now(UTC) + timedelta(seconds=1)).isoformat(),
+                "action": code("print('hi')"),
+                "target": {"type": "headless"},
+            },
+        )
+
+        def finished() -> list[dict[str, Any]]:
+            runs = server.request("GET", f"/api/recall/jobs/{job['id']}/runs")["runs"]
+            return [run for run in runs if run["status"] == "succeeded"]
+
+        server.wait_for(finished, timeout=60)
+        # The warm kernel served the run and is gone; its replacement is warming or warm.
+        warm_id = warm[0]["id"]
+        replaced = server.wait_for(
+            lambda: [k["id"] for k in server.request("GET", "/api/kernels") if k["id"] != warm_id],
+            timeout=60,
+        )
+        assert warm_id not in replaced
+        assert [run["output"] for run in finished()] == ["hi\n"]
+        kernels = server.wait_for(lambda: kernel_children(server_pid), timeout=30)
+    finally:
+        server.stop()
+    assert not {pid for pid in kernels if process_exists(pid)}
