@@ -17,7 +17,6 @@ from jupyter_recall.cli.base import (
     with_aliases,
     with_flags,
 )
-from jupyter_recall.core.cadence import job_warning
 from jupyter_recall.core.errors import RecallConnectionError, UsageError, ValidationError
 
 ACTIVE_STATUSES = "active,paused"
@@ -153,19 +152,9 @@ jupyter recall add "tomorrow at 17:00" --notify "send the report" --name report
             self.print_json(job)
         else:
             print("created " + render.job_line(job))
-        warning = self.cadence_warning(job)
-        if warning is not None:
+        for warning in job.get("warnings") or ():
             print(f"{self.name}: {warning}", file=sys.stderr)
         return EXIT_OK
-
-    def cadence_warning(self, job: dict[str, Any]) -> str | None:
-        """The warning for a recurring job that starts a fresh kernel more than once a minute."""
-
-        def next_fire_times(when: str, tz: str) -> list[str]:
-            parsed = self.request("POST", "/api/recall/parse", body={"when": when, "tz": tz})
-            return list(parsed["next_fire_times"])
-
-        return job_warning(job, next_fire_times)
 
     def job_body(self) -> dict[str, Any]:
         args = self.positional(1, 2)

@@ -8,10 +8,12 @@ still valid (the user may mean it), so the surfaces that create jobs print this 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from itertools import pairwise
 from typing import Any
+
+from jupyter_recall.core.model import Job
 
 FRESH_KERNEL_MIN_GAP = 60.0
 """Seconds: a schedule whose runs come closer than this gets the warning."""
@@ -40,14 +42,12 @@ def fresh_kernel_warning(fire_times: Sequence[datetime]) -> str | None:
     )
 
 
-def job_warning(
-    job: Mapping[str, Any], next_fire_times: Callable[[str, str], Sequence[str]]
-) -> str | None:
-    """The warning for a created job (a REST ``Job`` document), or None. ``next_fire_times(when,
-    tz)`` gives its next fire times as ISO text (the server's ``POST /parse``); it is asked only
-    for recurring jobs that start a fresh kernel."""
-    recurring = job.get("schedule_kind") in ("interval", "cron")
-    if not recurring or not starts_fresh_kernel(job.get("action") or {}, job.get("target")):
-        return None
-    times = [datetime.fromisoformat(text) for text in next_fire_times(job["when"], job["tz"])]
-    return fresh_kernel_warning(times)
+def created_warnings(job: Job, count: int = 5) -> list[str]:
+    """What to tell whoever created ``job`` (the REST answer's ``warnings``): a recurring job
+    that starts a fresh kernel more than once a minute. ``count`` fire times are looked at."""
+    if not job.schedule.is_recurring:
+        return []
+    if not starts_fresh_kernel(job.action, job.target):
+        return []
+    warning = fresh_kernel_warning(job.schedule.next_fire_times(count))
+    return [warning] if warning is not None else []

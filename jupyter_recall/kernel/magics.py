@@ -20,7 +20,6 @@ from IPython.core.magic import (
 )
 from IPython.display import display
 
-from jupyter_recall.core.cadence import job_warning
 from jupyter_recall.core.errors import RecallError, ValidationError
 from jupyter_recall.kernel import api, tables
 from jupyter_recall.kernel import client as _client
@@ -121,13 +120,9 @@ def show_info() -> None:
 
 
 def warn_about_cadence(job: api.Job) -> None:
-    """On stderr: a fresh kernel started more often than once a minute (core/cadence.py)."""
-
-    def next_fire_times(when: str, tz: str) -> list[str]:
-        return list(api.parse(when, tz)["next_fire_times"])
-
-    warning = job_warning(dict(job), next_fire_times)
-    if warning is not None:
+    """On stderr: the server's warnings about a new job (a fresh kernel started more often
+    than once a minute, core/cadence.py)."""
+    for warning in job.get("warnings") or ():
         print(warning, file=sys.stderr)
 
 

@@ -17,6 +17,7 @@ from jupyter_server.base.handlers import APIHandler
 from jupyter_server.extension.handler import ExtensionHandlerMixin
 from tornado import web
 
+from jupyter_recall.core.cadence import created_warnings
 from jupyter_recall.core.errors import ConflictError, NotFoundError, RecallError, ValidationError
 from jupyter_recall.core.limits import FLAGS, ID_PATTERN, SCHEDULE_KINDS, TEXT_LIMITS
 from jupyter_recall.core.model import Job, JobKind, JobStatus, RunStatus
@@ -154,12 +155,22 @@ class JobsHandler(RecallHandler):
             news = new_jobs_from_json(body)
             await authorize_jobs(self, self.owner, [shape_of(new) for new in news])
             jobs = await self.scheduler.add_jobs(news, owner=self.owner)
-            self.send_json({"jobs": [job_to_json(job) for job in jobs]}, status=201)
+            self.send_json({"jobs": [created_job_json(job) for job in jobs]}, status=201)
             return
         new = new_job_from_json(body)
         await authorize_jobs(self, self.owner, [shape_of(new)])
         job = await self.scheduler.add_job(new, owner=self.owner)
-        self.send_json(job_to_json(job), status=201)
+        self.send_json(created_job_json(job), status=201)
+
+
+def created_job_json(job: Job) -> dict[str, Any]:
+    """A new job, with ``warnings`` when it is valid but probably not what was meant
+    (core/cadence.py); every surface that creates jobs shows them."""
+    document = job_to_json(job)
+    warnings = created_warnings(job)
+    if warnings:
+        document["warnings"] = warnings
+    return document
 
 
 async def keep_recall_session(

@@ -45,6 +45,24 @@ def test_a_fresh_kernel_more_than_once_a_minute_is_warned_about(app, server):
     assert result.json()["target"]["type"] == "headless"
     assert "warning: this schedule starts a fresh kernel every 10 s" in result.err
     assert "more often than once a minute" in result.err
+    # The warning is the server's: in its answer, for any client.
+    (warning,) = result.json()["warnings"]
+    assert f"jupyter recall add: {warning}" in result.err
+
+
+def test_the_rest_answer_carries_the_warning_for_each_new_job(server):
+    fresh = {"when": "every 20s", "action": {"type": "code", "code": "x = 1"}}
+    fresh["target"] = {"type": "headless"}
+    batch = {"jobs": [fresh, {**fresh, "when": "every 2m"}]}
+    quick, slow = server.request("POST", "/api/recall/jobs", batch)["jobs"]
+    read_back = server.request("GET", f"/api/recall/jobs/{quick['id']}")
+    for job in (quick, slow):
+        server.request("DELETE", f"/api/recall/jobs/{job['id']}")
+    assert quick["warnings"][0].startswith(
+        "warning: this schedule starts a fresh kernel every 20 s"
+    )
+    assert "warnings" not in slow
+    assert "warnings" not in read_back  # said once, to whoever created it
 
 
 @pytest.mark.parametrize(
@@ -57,4 +75,6 @@ def test_a_fresh_kernel_more_than_once_a_minute_is_warned_about(app, server):
     ],
 )
 def test_no_warning_otherwise(app, server, args):
-    assert "warning" not in _added(app, server, *args).err
+    result = _added(app, server, *args)
+    assert "warning" not in result.err
+    assert "warnings" not in result.json()
