@@ -42,6 +42,7 @@ from jupyter_recall.engine.jobs import JobChanges, NewJob
 from jupyter_recall.engine.runner import DELETED, SHUTDOWN, STOPPED, Runner
 from jupyter_recall.engine.writer import FiringGate, RunWriter
 from jupyter_recall.store.base import JobFilter, RunFilter, Store
+from jupyter_recall.store.changes import ChangeFeed, ChangeListener
 
 __all__ = ["Event", "NewJob", "Scheduler"]
 
@@ -130,6 +131,8 @@ class Scheduler:
             await stack.aclose()
             raise
         self._stack = stack
+        if isinstance(self.store, ChangeFeed):
+            stack.callback(self.store.listen_for_changes(self._heard()))
         # Made here, not in the task: a stop that comes before the task starts still cancels.
         self._loops = anyio.CancelScope()
         self._announce_recovery(recovered)
@@ -247,6 +250,25 @@ class Scheduler:
             self._bus.job(JOB_UPDATED, job)
 
     # --- the firing loop -----------------------------------------------------------------------
+
+    def _heard(self) -> ChangeListener:
+        """What the store calls, from its thread, when a job changed through any store object
+        on the database (another server's included): a wake-up, in the event loop."""
+        token = anyio.lowlevel.current_token()
+
+        def heard(fire_at: datetime | None) -> None:
+            try:
+                anyio.from_thread.run_sync(self._changed_elsewhere, fire_at, token=token)
+            except RuntimeError:  # the event loop is gone: nothing left to wake
+                return
+
+        return heard
+
+    def _changed_elsewhere(self, fire_at: datetime | None) -> None:
+        if fire_at is None:
+            self._wake.set()
+        else:
+            self._poke(fire_at)
 
     def _poke(self, fire_at: datetime | None) -> None:
         """Wake the loop if ``fire_at`` needs a pass earlier than the one it sleeps towards."""

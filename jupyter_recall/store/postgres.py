@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import threading
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
@@ -30,6 +30,8 @@ from jupyter_recall.core.errors import ConflictError, NotFoundError, StoreError
 from jupyter_recall.core.model import Job, JobKind, Run, RunStatus
 from jupyter_recall.store import codec
 from jupyter_recall.store.base import STATE_FIELDS, JobFilter, JobState, RunEnd, RunFilter
+from jupyter_recall.store.changes import ChangeListener
+from jupyter_recall.store.postgres_listen import NOTIFY, Listener, payload
 from jupyter_recall.store.postgres_schema import PostgresMigration, migrate
 from jupyter_recall.store.postgres_watchers import PostgresWatcherTables
 from jupyter_recall.store.rows import (
@@ -153,6 +155,7 @@ class PostgresStore(PostgresWatcherTables):
         self.connect_timeout = connect_timeout
         self.where = _redacted(url)
         self._lock = threading.RLock()
+        self._listener: Listener | None = None
         self._conn = self._connect()
         try:
             with self._errors():
@@ -191,8 +194,29 @@ class PostgresStore(PostgresWatcherTables):
             yield
 
     def close(self) -> None:
+        if self._listener is not None:
+            self._listener.close()
         with self._lock:
             self._conn.close()
+
+    # --- changes to jobs, heard by every store object on the database ----------------------
+
+    def listen_for_changes(self, listener: ChangeListener) -> Callable[[], None]:
+        """``ChangeFeed``: LISTEN on a dedicated connection, in a thread (``postgres_listen``)."""
+        with self._lock:
+            if self._listener is None:
+                self._listener = Listener(self.url, self.where)
+            return self._listener.add(listener)
+
+    def _announce(self, rows: Iterable[JobRow | JobStateRow]) -> None:
+        """NOTIFY the earliest fire instant of active jobs among ``rows`` (sent at commit)."""
+        instants = [
+            row.next_fire_at
+            for row in rows
+            if row.next_fire_at is not None and row.status == "active"
+        ]
+        if instants:
+            self._fetch(NOTIFY, (payload(min(instants)),))
 
     def _fetch(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         # Without parameters, a statement goes as a simple query (several may be sent at once).
@@ -241,6 +265,7 @@ class PostgresStore(PostgresWatcherTables):
                         copy.write_row(row)
             except StoreError as exc:
                 raise self._job_conflict(jobs, exc, inserting=True) from None
+            self._announce(rows)
 
     def update_jobs(self, jobs: Sequence[Job]) -> None:
         if not jobs:
@@ -254,6 +279,7 @@ class PostgresStore(PostgresWatcherTables):
                         raise self._missing_one("jobs", [job.id for job in jobs], "job")
             except StoreError as exc:
                 raise self._job_conflict(jobs, exc, inserting=False) from None
+            self._announce(rows)
 
     def _job_conflict(self, jobs: Sequence[Job], exc: StoreError, *, inserting: bool) -> Exception:
         """Name what a refused job batch clashed with (the batch is already rolled back)."""
@@ -334,6 +360,7 @@ class PostgresStore(PostgresWatcherTables):
                 raise
             if changed != len({state.id for state in states}):
                 raise self._missing_one("jobs", [state.id for state in states], "job")
+            self._announce(rows)
 
     def get_job(self, job_id: str, *, owner: str | None) -> Job:
         sql, params = _scoped(f"{_JOB_SELECT} WHERE id = %s", [job_id], owner)

@@ -1,4 +1,4 @@
-"""Real time and real concurrency: bounded runs, two engines on one file, firing on time with
+"""Real time and real concurrency: bounded runs, two engines on one database, firing on time with
 the system clock, wake-ups for new jobs, and noticing a jump of the wall clock."""
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from jupyter_recall.core.model import Job, Run, RunStatus
 from jupyter_recall.engine.executors import CallableExecutor, OutputSink
 from jupyter_recall.engine.scheduler import NewJob, Scheduler
 from jupyter_recall.store.sqlite import SQLiteStore
+from jupyter_recall.store.urls import open_store, sqlite_url
 from tests.engine.support import OWNER, UTC, Script, eventually, wait_runs
 
 pytestmark = pytest.mark.anyio
@@ -71,12 +72,22 @@ async def test_runs_are_bounded_globally_and_per_target(
 
 
 async def test_two_engines_on_one_file_fire_each_occurrence_exactly_once(db: Path) -> None:
+    await two_engines_fire_each_occurrence_exactly_once(sqlite_url(db))
+
+
+async def test_two_engines_on_one_postgresql_database_fire_each_occurrence_exactly_once(
+    postgres_db_url: str,
+) -> None:
+    await two_engines_fire_each_occurrence_exactly_once(postgres_db_url)
+
+
+async def two_engines_fire_each_occurrence_exactly_once(url: str) -> None:
     executed: list[tuple[str, str, datetime]] = []
 
     async def record(job: Job, run: Run, output: OutputSink) -> None:
         executed.append((run.id, job.id, run.scheduled_for))
 
-    stores = [SQLiteStore(db), SQLiteStore(db)]
+    stores = [open_store(url), open_store(url)]
     engines = [
         Scheduler(store, CallableExecutor(record), clock=SystemClock(), batch_size=25)
         for store in stores
