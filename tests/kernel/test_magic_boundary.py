@@ -88,25 +88,6 @@ def test_a_long_line_is_parsed_in_linear_time(y, server):
     assert full < 4 * half + 2, f"100 KB: {half:.2f} s, 200 KB: {full:.2f} s"
 
 
-@pytest.mark.parametrize(
-    ("magic", "words"),
-    [
-        ("%schedule --name 'nightly in 1h: print(1)", "quote: unclosed ' in \"'nightly in 1h"),
-        ('%recall --name "x in 1h: go', "quote: unclosed \" in '\"x in 1h: go'"),
-        ("%watch filesystem.read path='a b", "quote: unclosed ' in \"'a b\""),
-        ("%parallel filesystem.read path='a b", "No closing quotation"),
-        ("%watch status nope", "watcher 'nope' not found"),
-        ("%watch stop no/such", "watcher_id: not a watcher id: 'no/such'"),
-    ],
-)
-def test_bad_input_says_what_is_wrong(nb, server, magic, words):
-    out = nb.ok(magic)
-    assert words in out.stderr
-    assert "Traceback" not in out.text
-    assert "job" not in out.stderr
-    assert server.jobs() == []
-
-
 def test_an_exclusive_runs_started_at_is_when_its_code_started(nb, server):
     code = "import datetime; print(datetime.datetime.now(datetime.UTC).isoformat())"
     nb.ok(f"%schedule --exclusive in 3s: {code}")

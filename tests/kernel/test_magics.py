@@ -153,6 +153,14 @@ def test_parse_error_shows_accepted_forms_and_schedules_nothing(nb, server):
         ("%schedule status no/such", "not a job id"),
         ("%recall --headless in 5m: check", "unknown option"),
         ("%jobs everything", "accepted: --all"),
+        # Unclosed quotes are named, in every magic.
+        ("%schedule --name 'nightly in 1h: print(1)", "quote: unclosed ' in \"'nightly in 1h"),
+        ('%recall --name "x in 1h: go', "quote: unclosed \" in '\"x in 1h: go'"),
+        ("%watch filesystem.read path='a b", "quote: unclosed ' in \"'a b\""),
+        ("%parallel filesystem.read path='a b", "No closing quotation"),
+        # A watcher that is not found is called a watcher.
+        ("%watch status nope", "watcher 'nope' not found"),
+        ("%watch stop no/such", "watcher_id: not a watcher id: 'no/such'"),
     ],
 )
 def test_domain_errors_are_messages_not_tracebacks(nb, server, magic, words):
