@@ -85,8 +85,8 @@ def test_settings_editor_changes_apply_live(defaults_again, gb_page, screenshot)
         has=page.get_by_role("option", name="Date and time only")
     )
     time_format.select_option(label="Date and time only")
-    # Back in the sidebar (the Settings Editor saved; nothing was reloaded).
-    page.locator('.jp-SideBar [role="tab"][title="Recall: scheduled jobs"]').click()
+    # The sidebar, open beside the Settings Editor, follows (nothing was reloaded).
+    expect(sidebar).to_be_visible()
     expect(sidebar.locator(f'[data-job-id="{done["id"]}"]')).to_be_visible()
     expect(next_line).to_have_text(ABSOLUTE)
     saved = json.loads(lab.request("GET", SETTINGS)["raw"])
