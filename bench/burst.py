@@ -11,6 +11,12 @@ APScheduler side has a time limit; ``fired`` reports honestly how many jobs ran 
 
     python bench/burst.py --jobs 20000 --window 5 --json
 
+``--store postgresql --engines N`` measures the shared store instead: N engine processes on one
+PostgreSQL database (``--db-url``, or a throwaway cluster the bench starts and removes itself,
+``tests/pg_cluster.py``), the first of which creates the jobs; ``duplicates`` counts the jobs
+executed more than once over all engines. (The APScheduler 4 side of that comparison is not
+measured yet: its key is ``null``.)
+
 Figures are printed, never asserted.
 """
 
@@ -176,15 +182,136 @@ async def run_apscheduler(args: argparse.Namespace, workdir: Path) -> dict[str, 
     return summary(create_per_s, list(APS_LAGS))
 
 
+# --- jupyter_recall on PostgreSQL, several engine processes ---------------------------------------
+
+
+async def run_pg_engine(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
+    """One engine process on the shared database: the creator (``--role create``) calibrates,
+    creates every job and says when the burst is over (a file); the others fire until then."""
+    from jupyter_recall.core.clock import SystemClock
+    from jupyter_recall.core.model import Job, Run
+    from jupyter_recall.engine import process
+    from jupyter_recall.engine.executors import CallableExecutor, OutputSink
+    from jupyter_recall.engine.scheduler import NewJob, Scheduler
+    from jupyter_recall.store.urls import open_store
+
+    process.apply(process.ProcessSettings())
+    lags: list[float] = []
+    executed: list[str] = []
+
+    async def record(job: Job, run: Run, output: OutputSink) -> None:
+        lags.append(time.time() - run.scheduled_for.timestamp())
+        executed.append(job.id)
+
+    def news(offsets: list[float], base: float) -> list[NewJob]:
+        action = {"type": "notification", "message": "burst"}
+        return [
+            NewJob(when=datetime.fromtimestamp(base + o, UTC).isoformat(), action=action)
+            for o in offsets
+        ]
+
+    done = Path(args.done_file)
+    store = open_store(args.db_url)
+    result: dict[str, Any] = {}
+    async with Scheduler(store, CallableExecutor(record), clock=SystemClock()) as scheduler:
+        if args.role == "create":
+            started = time.perf_counter()
+            calibration = news(due_offsets(CALIBRATION_JOBS, 1.0, args.seed), time.time() + 86400)
+            await scheduler.add_jobs(calibration, owner="calibration")
+            rate = CALIBRATION_JOBS / (time.perf_counter() - started)
+            base = window_start(args.jobs, rate, args.lead)
+            batch = news(due_offsets(args.jobs, args.window, args.seed), base)
+            started = time.perf_counter()
+            await scheduler.add_jobs(batch, owner="bench")
+            result["create_per_s"] = args.jobs / (time.perf_counter() - started)
+            del batch
+            check_head_start("recall", base)
+            await wait_for(lambda: _finished(store) >= args.jobs, base + args.window + args.timeout)
+            done.write_text("done")
+        else:
+            await wait_for(done.exists, time.time() + 3600)
+    store.close()
+    return {**result, "lags": lags, "executed": executed}
+
+
+def _finished(store: Any) -> int:
+    from jupyter_recall.core.model import RunStatus
+    from jupyter_recall.store.base import RunFilter
+
+    final = [status for status in RunStatus if status.is_final]
+    return len(store.list_runs(owner="bench", where=RunFilter(status=final)))
+
+
+def pg_command(args: argparse.Namespace, role: str, url: str, done: Path) -> list[str]:
+    return [
+        sys.executable,
+        __file__,
+        "--side",
+        "recall-pg",
+        *("--role", role, "--db-url", url, "--done-file", str(done)),
+        *("--jobs", str(args.jobs), "--window", str(args.window)),
+        *("--lead", str(args.lead), "--timeout", str(args.timeout), "--seed", str(args.seed)),
+    ]
+
+
+def run_postgres(args: argparse.Namespace) -> dict[str, Any]:
+    """The recall side on PostgreSQL with ``--engines`` processes; its summary."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from tests.pg_cluster import Cluster, binaries
+
+    cluster = None
+    url = args.db_url
+    if url is None:
+        bin_dir = binaries()
+        if bin_dir is None:
+            raise SystemExit("PostgreSQL's binaries are not installed: give --db-url")
+        cluster = Cluster(bin_dir).start()
+        url = cluster.url(cluster.create_database())
+    try:
+        with tempfile.TemporaryDirectory(prefix="burst-") as tmp:
+            done = Path(tmp) / "done"
+            roles = ["create"] + ["fire"] * (args.engines - 1)
+            procs = [
+                subprocess.Popen(
+                    pg_command(args, role, url, done), stdout=subprocess.PIPE, text=True
+                )
+                for role in reversed(roles)  # the creator last: the others are up by then
+            ]
+            outputs = [json.loads(proc.communicate()[0].strip().splitlines()[-1]) for proc in procs]
+    finally:
+        if cluster is not None:
+            cluster.stop()
+    lags = [lag for out in outputs for lag in out["lags"]]
+    executed = [job for out in outputs for job in out["executed"]]
+    creator = outputs[-1]
+    result = summary(creator["create_per_s"], lags)
+    result["fired"] = len(set(executed))
+    result["duplicates"] = len(executed) - len(set(executed))
+    result["per_engine"] = [len(out["executed"]) for out in outputs]
+    return result
+
+
 # --- driver -----------------------------------------------------------------------------------
 
 SIDES = {"recall": run_recall, "apscheduler": run_apscheduler}
+SHARED_SIDES = {"recall-pg": run_pg_engine}
 
 
 def run_side(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory(prefix="burst-") as tmp:
         result = asyncio.run(SIDES[args.side](args, Path(tmp)))
     print(json.dumps(result))
+
+
+def run_shared(args: argparse.Namespace) -> None:
+    results = {
+        "jobs": args.jobs,
+        "store": "postgresql",
+        "engines": args.engines,
+        "recall": run_postgres(args),
+        "apscheduler4": None,
+    }
+    print(json.dumps(results) if args.json else json.dumps(results, indent=2))
 
 
 def run_both(args: argparse.Namespace) -> None:
@@ -232,10 +359,20 @@ def main() -> None:
     )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("--side", choices=sorted(SIDES), help=argparse.SUPPRESS)
+    parser.add_argument("--store", choices=["sqlite", "postgresql"], default="sqlite")
+    parser.add_argument("--engines", type=int, default=1, help="engine processes (postgresql)")
+    parser.add_argument("--db-url", help="a PostgreSQL database (default: a throwaway cluster)")
+    parser.add_argument("--side", choices=sorted({*SIDES, *SHARED_SIDES}), help=argparse.SUPPRESS)
+    parser.add_argument("--role", choices=["create", "fire"], help=argparse.SUPPRESS)
+    parser.add_argument("--done-file", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.side:
+    if args.side in SHARED_SIDES:
+        with tempfile.TemporaryDirectory(prefix="burst-") as tmp:
+            print(json.dumps(asyncio.run(SHARED_SIDES[args.side](args, Path(tmp)))))
+    elif args.side:
         run_side(args)
+    elif args.store == "postgresql":
+        run_shared(args)
     else:
         run_both(args)
 

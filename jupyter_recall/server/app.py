@@ -57,9 +57,9 @@ class RecallApp(ExtensionApp):
     db_url = Unicode(
         "",
         config=True,
-        help="The store of jobs and runs as a URL: sqlite:///absolute/path or sqlite:///:memory: "
-        "(default: the SQLite file db_path; when both are set, db_url wins). postgresql:// "
-        "comes with the postgres extra in a later release.",
+        help="The store of jobs and runs as a URL: sqlite:///absolute/path, sqlite:///:memory: "
+        "or postgresql://user:password@host:port/database (the postgres extra) "
+        "(default: the SQLite file db_path; when both are set, db_url wins).",
     )
     default_timezone = Unicode(
         "",
