@@ -286,6 +286,19 @@ def page(browser: Any) -> Iterator[Any]:
     context.close()
 
 
+@pytest.fixture
+def gb_page(browser: Any) -> Iterator[Any]:
+    """A page in British English in Paris: dates read '24 Nov 2026, 17:34' whatever the
+    machine, and times must show in the browser's zone, not the server's UTC."""
+    context = browser.new_context(
+        viewport={"width": 1280, "height": 900}, locale="en-GB", timezone_id="Europe/Paris"
+    )
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    yield page
+    context.close()
+
+
 def screenshot_of(locator: Any, name: str) -> Path:
     """A screenshot of one element (the sidebar, a menu, a form) under artifacts/ui/: the small
     pictures docs/img/ takes."""

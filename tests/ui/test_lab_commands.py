@@ -59,6 +59,21 @@ def menu_item(page: Any, menu: str, label: str) -> Any:
     return page.get_by_role("menuitem", name=re.compile(re.escape(label)))
 
 
+def from_context_menu(page: Any, target: Any, label: str, shot: str, screenshot: Any) -> Any:
+    """Right-click ``target``, pick ``label`` (screenshots of the page and of the menu); the
+    New job form it opens."""
+    from playwright.sync_api import expect
+
+    expect(target).to_be_visible()
+    target.click(button="right")
+    entry = page.get_by_role("menuitem", name=label)
+    expect(entry).to_be_visible()
+    screenshot(page, f"{shot}_context_menu")
+    screenshot_of(page.locator(".lm-Menu").last, f"{shot}_menu")
+    entry.click()
+    return recall_sidebar(page).get_by_role("form", name="New job")
+
+
 def created_job(lab: Lab, name: str) -> dict[str, Any]:
     jobs = [job for job in lab.request("GET", "/api/recall/jobs")["jobs"] if job["name"] == name]
     assert len(jobs) == 1, jobs
@@ -141,15 +156,7 @@ def test_schedule_this_notebook_from_the_file_browser(clean, page, screenshot):
     clean.notebook("report.ipynb", "print('report')")
     open_lab(page, clean)
     item = page.locator('.jp-DirListing-item[data-file-type="notebook"]', has_text="report.ipynb")
-    expect(item).to_be_visible()
-    item.click(button="right")
-    entry = page.get_by_role("menuitem", name="Schedule this notebook…")
-    expect(entry).to_be_visible()
-    screenshot(page, "lab_filebrowser_context_menu")
-    screenshot_of(page.locator(".lm-Menu").last, "lab_filebrowser_menu")
-    entry.click()
-
-    form = recall_sidebar(page).get_by_role("form", name="New job")
+    form = from_context_menu(page, item, "Schedule this notebook…", "lab_filebrowser", screenshot)
     expect(form).to_be_visible()
     expect(form).to_contain_text("Runs report.ipynb in a fresh kernel")
     expect(form.get_by_role("textbox", name="Code")).to_be_hidden()
@@ -198,14 +205,7 @@ def test_schedule_this_cell_prefills_its_code_for_the_notebooks_kernel(clean, pa
     page.goto(url)
     cell = page.locator(".jp-NotebookPanel:visible .jp-Cell").nth(1)
     expect(cell).to_contain_text("total = sum")
-    cell.click(button="right")
-    entry = page.get_by_role("menuitem", name="Schedule this cell…")
-    expect(entry).to_be_visible()
-    screenshot(page, "lab_cell_context_menu")
-    screenshot_of(page.locator(".lm-Menu").last, "lab_cell_menu")
-    entry.click()
-
-    form = recall_sidebar(page).get_by_role("form", name="New job")
+    form = from_context_menu(page, cell, "Schedule this cell…", "lab_cell", screenshot)
     expect(form.get_by_role("textbox", name="Code")).to_have_value(CELL_CODE)
     expect(form.get_by_role("combobox", name="Runs in")).to_have_value("kernel")
     expect(form).to_contain_text("For cells.ipynb")

@@ -23,18 +23,6 @@ BUTTON_ORDER = ["run_now", "skip", "pause", "resume", "cancel"]
 LONG_NAME = "a job with a rather long name that has to wrap over several lines in the sidebar"
 
 
-@pytest.fixture
-def gb_page(browser: Any) -> Iterator[Any]:
-    """British English in Paris: times must show in the browser's zone, not the server's UTC."""
-    context = browser.new_context(
-        viewport={"width": 1280, "height": 900}, locale="en-GB", timezone_id="Europe/Paris"
-    )
-    page = context.new_page()
-    page.set_default_timeout(60_000)
-    yield page
-    context.close()
-
-
 def set_theme(lab: Lab, theme: str) -> None:
     lab.request("PUT", THEMES_SETTINGS, {"raw": json.dumps({"theme": theme})})
 

@@ -28,18 +28,6 @@ def defaults_again(clean: Lab) -> Iterator[Lab]:
     clean.request("PUT", SETTINGS, {"raw": "{}"})
 
 
-@pytest.fixture
-def gb_page(browser: Any) -> Iterator[Any]:
-    """A page in British English, so dates read '24 Nov 2026, 17:34' whatever the machine."""
-    context = browser.new_context(
-        viewport={"width": 1280, "height": 900}, locale="en-GB", timezone_id="Europe/Paris"
-    )
-    page = context.new_page()
-    page.set_default_timeout(60_000)
-    yield page
-    context.close()
-
-
 def code_job(lab: Lab, name: str, when: str, code: str = "1") -> dict[str, Any]:
     body = {
         "when": when,
