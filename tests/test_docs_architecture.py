@@ -47,7 +47,13 @@ def unnamed_modules(package: Path, doc: str) -> list[str]:
 
 
 def test_every_module_is_named_in_the_architecture_page() -> None:
-    assert unnamed_modules(PACKAGE, ARCHITECTURE.read_text()) == []
+    missing = unnamed_modules(PACKAGE, ARCHITECTURE.read_text())
+    assert not missing, (
+        "docs/architecture.md names no module "
+        + ", ".join(missing)
+        + ": name each by its path (`store/rows.py`), or by its path in its layer in that "
+        "layer's section (`rows.py` under `### store`), with what it is for"
+    )
 
 
 def test_a_module_named_only_in_another_layer_or_as_its_directory_is_unnamed(
