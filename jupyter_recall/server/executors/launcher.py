@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -105,9 +104,8 @@ class ManagedKernelLauncher:
         started = self._manager.start_kernel(kernel_name=kernel_name, cwd=cwd, env=env)
         kernel_id = str(await ensure_async(started))
         manager = self._manager.get_kernel(kernel_id)
-        ready = getattr(manager, "ready", None)
-        if isinstance(ready, Awaitable):  # use_pending_kernels: started, not yet ready
-            await ready
+        if getattr(self._manager, "use_pending_kernels", False):
+            await manager.ready  # started, not yet ready
         # A run's kernel that dies fails the run; restarting it would lose the run's request.
         manager.stop_restarter()
         manager.autorestart = False

@@ -1,0 +1,150 @@
+"""Fresh kernels on a real Jupyter Kernel Gateway, for a server started with --gateway-url."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+
+from tests.server.live_server import LiveServer, answers, free_port
+
+
+class KernelGateway:
+    """A `jupyter kernelgateway` process on loopback that lists its kernels."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.port = free_port()
+        self.log = workdir / "gateway.log"
+        with self.log.open("ab") as log:
+            self.process = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "kernel_gateway",
+                    "--KernelGatewayApp.ip=127.0.0.1",
+                    f"--KernelGatewayApp.port={self.port}",
+                    "--JupyterWebsocketPersonality.list_kernels=True",
+                ],
+                stdout=log,
+                stderr=log,
+                cwd=workdir,
+            )
+        deadline = time.monotonic() + 60
+        while not answers(self.kernels):
+            if time.monotonic() > deadline:
+                self.stop()
+                raise AssertionError(f"gateway did not start:\n{self.log.read_text()[-3000:]}")
+            time.sleep(0.2)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def kernels(self) -> list[dict[str, Any]]:
+        with urllib.request.urlopen(f"{self.url}/api/kernels", timeout=30) as response:
+            return list(json.loads(response.read()))
+
+    def stop(self) -> None:
+        self.process.send_signal(signal.SIGTERM)
+        self.process.wait(60)
+
+
+@pytest.fixture
+def gateway(tmp_path: Path) -> Iterator[KernelGateway]:
+    workdir = tmp_path / "gateway"
+    workdir.mkdir()
+    started = KernelGateway(workdir)
+    yield started
+    started.stop()
+
+
+@pytest.fixture
+def server(tmp_path: Path, gateway: KernelGateway) -> Iterator[LiveServer]:
+    root = tmp_path / "root"
+    root.mkdir()
+    live = LiveServer(
+        root, tmp_path / "recall.sqlite", args=(f"--gateway-url={gateway.url}",)
+    ).start()
+    yield live
+    live.stop()
+
+
+def soon() -> str:
+    return (datetime.now(UTC) + timedelta(seconds=1)).isoformat()
+
+
+def finished_run(server: LiveServer, job_id: str) -> dict[str, Any]:
+    def done() -> dict[str, Any] | None:
+        runs = server.request("GET", f"/api/recall/jobs/{job_id}/runs")["runs"]
+        ended = [run for run in runs if run["status"] not in ("pending", "running")]
+        return ended[0] if ended else None
+
+    return dict(server.wait_for(done, timeout=90))
+
+
+@pytest.mark.slow
+def test_a_headless_run_has_its_kernel_on_the_gateway(
+    server: LiveServer, gateway: KernelGateway, tmp_path: Path
+) -> None:
+    report, go = tmp_path / "kernel.json", tmp_path / "go"
+    source = (
+        "import json, os, time\n"
+        f"facts = {{'ppid': os.getppid(), 'run': os.environ.get('JUPYTER_RECALL_RUN_ID')}}\n"
+        f"open({str(report)!r}, 'w').write(json.dumps(facts))\n"
+        f"while not os.path.exists({str(go)!r}): time.sleep(0.05)\n"
+        "print('done')"
+    )
+    job = server.request(
+        "POST",
+        "/api/recall/jobs",
+        {
+            "when": soon(),
+            "action": {"type": "code", "code": source},
+            "target": {"type": "headless"},
+        },
+    )
+    server.wait_for(report.exists, timeout=90)
+    facts = json.loads(report.read_text())
+    # The kernel is the gateway's child, listed by the gateway (and so by the server).
+    assert facts["ppid"] == gateway.process.pid
+    on_gateway = [kernel["id"] for kernel in gateway.kernels()]
+    assert len(on_gateway) == 1
+    assert [kernel["id"] for kernel in server.request("GET", "/api/kernels")] == on_gateway
+    go.touch()
+    run = finished_run(server, job["id"])
+    assert (run["status"], run["output"]) == ("succeeded", "done\n")
+    # The run's variables reach a gateway kernel too (the gateway passes only KERNEL_*).
+    assert facts["run"] == run["id"]
+    server.wait_for(lambda: gateway.kernels() == [], timeout=30)
+
+
+@pytest.mark.slow
+def test_a_notebook_runs_in_a_gateway_kernel(server: LiveServer, gateway: KernelGateway) -> None:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("import os\nprint('parent', os.getppid())")]
+    nbformat.write(nb, server.root / "report.ipynb")
+    job = server.request(
+        "POST",
+        "/api/recall/jobs",
+        {
+            "when": soon(),
+            "action": {"type": "notebook", "path": "report.ipynb"},
+            "target": {"type": "headless"},
+        },
+    )
+    run = finished_run(server, job["id"])
+    assert run["status"] == "succeeded", run
+    assert f"parent {gateway.process.pid}\n" in run["output"]
+    executed = nbformat.read(server.root / f"report.recall-{run['id']}.ipynb", as_version=4)
+    assert executed.cells[0].outputs[0]["text"] == f"parent {gateway.process.pid}\n"
+    server.wait_for(lambda: gateway.kernels() == [], timeout=30)
