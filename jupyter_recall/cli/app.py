@@ -16,6 +16,7 @@ from jupyter_core.application import JupyterApp
 from jupyter_recall._version import __version__
 from jupyter_recall.cli import commands
 from jupyter_recall.cli.base import EXIT_FAILED, EXIT_USAGE, RecallCommand
+from jupyter_recall.cli.mcp_command import McpCommand
 
 SUBCOMMANDS: dict[str, tuple[type[RecallCommand], str]] = {
     "list": (commands.ListCommand, "List your jobs (--status, --kind, --path, --all)."),
@@ -29,6 +30,7 @@ SUBCOMMANDS: dict[str, tuple[type[RecallCommand], str]] = {
     "runs": (commands.RunsCommand, "List your runs (--since, --job, --status)."),
     "logs": (commands.LogsCommand, "Print a run's output (--follow to stream it)."),
     "parse": (commands.ParseCommand, "Check a time expression and preview its fire times."),
+    "mcp": (McpCommand, "Serve the MCP tools and resources over stdio (the mcp extra)."),
 }
 
 

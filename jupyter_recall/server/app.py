@@ -83,6 +83,13 @@ class RecallApp(ExtensionApp):
         "to execute at the instant: a burst of jobs then starts on time. 0 records each run "
         "at its instant.",
     )
+    fire_owner = Unicode(
+        "",
+        config=True,
+        help="Fire only the jobs of this user (default: every user's). Set it to the server's "
+        "user when several users' servers share one store (JupyterHub on one PostgreSQL "
+        "database), so that no server runs another user's jobs.",
+    )
     gil_switch_interval = Float(
         0.001,
         config=True,
@@ -243,6 +250,7 @@ class RecallApp(ExtensionApp):
             output_limit=self.output_limit,
             max_sleep=self.max_sleep,
             fire_ahead=self.fire_ahead,
+            fire_owner=self.fire_owner or None,
             engine_id=self._engine_id(),
         )
         self._events.attach(self.scheduler)
@@ -318,6 +326,11 @@ class RecallApp(ExtensionApp):
         return self._executor
 
     def initialize_handlers(self) -> None:
+        from jupyter_recall.mcp.http import McpEndpoint, mcp_routes
+
+        # Before route_table(), whose last route answers every other /api/recall/ path.
+        self.mcp = McpEndpoint()
+        self.handlers.extend(mcp_routes(self.mcp))
         self.handlers.extend(route_table())
 
     async def _start_jupyter_server_extension(self, serverapp: Any) -> None:
@@ -363,6 +376,7 @@ class RecallApp(ExtensionApp):
         stopped, so an exception here would leave the process running after SIGTERM. A step
         that fails is logged, and the following ones still run."""
         for step in (
+            self._stop_mcp,
             self._stop_scheduler,
             self._close_kernel_pool,
             self._executor.aclose,
@@ -374,6 +388,10 @@ class RecallApp(ExtensionApp):
                 await ensure_async(step())
             except Exception:
                 self.log.exception("jupyter_recall: %s failed while stopping", step.__qualname__)
+
+    async def _stop_mcp(self) -> None:
+        if hasattr(self, "mcp"):
+            await self.mcp.aclose()
 
     async def _close_kernel_pool(self) -> None:
         if self.fresh_kernels.pool is not None:

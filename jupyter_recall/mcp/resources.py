@@ -1,0 +1,96 @@
+"""``recall://`` resources: a job, its runs, a run's output; read through the REST API.
+
+``recall://jobs/{job_id}`` (the job, JSON), ``recall://jobs/{job_id}/runs`` (its latest runs,
+JSON) and ``recall://runs/{run_id}/output`` (the run's output as text).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from jupyter_recall.core.errors import ValidationError
+from jupyter_recall.core.limits import ID_PATTERN
+from jupyter_recall.mcp.backend import Backend
+
+SCHEME = "recall://"
+JSON = "application/json"
+TEXT = "text/plain"
+LISTED_JOBS = 50
+RUNS_SHOWN = 20
+
+
+@dataclass(frozen=True)
+class Template:
+    uri_template: str
+    name: str
+    description: str
+    mime_type: str
+    pattern: re.Pattern[str]
+
+
+TEMPLATES = (
+    Template(
+        "recall://jobs/{job_id}",
+        "job",
+        "A scheduled job: its schedule, action, target, state and counts.",
+        JSON,
+        re.compile(rf"recall://jobs/(?P<id>{ID_PATTERN})"),
+    ),
+    Template(
+        "recall://jobs/{job_id}/runs",
+        "job runs",
+        f"The latest {RUNS_SHOWN} runs of a job, newest first.",
+        JSON,
+        re.compile(rf"recall://jobs/(?P<id>{ID_PATTERN})/runs"),
+    ),
+    Template(
+        "recall://runs/{run_id}/output",
+        "run output",
+        "The output of a run (subscribe to follow it while it runs).",
+        TEXT,
+        re.compile(rf"recall://runs/(?P<id>{ID_PATTERN})/output"),
+    ),
+)
+JOB, JOB_RUNS, RUN_OUTPUT = TEMPLATES
+
+
+def match(uri: str) -> tuple[Template, str]:
+    """The template ``uri`` is an instance of, and the id in it."""
+    for template in TEMPLATES:
+        found = template.pattern.fullmatch(uri)
+        if found:
+            return template, found["id"]
+    accepted = [template.uri_template for template in TEMPLATES]
+    raise ValidationError("uri", f"not a jupyter_recall resource: {uri!r}", accepted=accepted)
+
+
+def run_output_id(uri: str) -> str:
+    template, ident = match(uri)
+    if template is not RUN_OUTPUT:
+        raise ValidationError("uri", "only run outputs change while one watches them: " + uri)
+    return ident
+
+
+def read(backend: Backend, uri: str) -> tuple[str, str]:
+    """The resource's MIME type and text."""
+    template, ident = match(uri)
+    if template is JOB:
+        return JSON, json.dumps(backend.request("GET", f"/api/recall/jobs/{ident}"))
+    if template is JOB_RUNS:
+        query = {"limit": RUNS_SHOWN}
+        runs = backend.request("GET", f"/api/recall/jobs/{ident}/runs", query=query)
+        return JSON, json.dumps(runs)
+    run = backend.request("GET", f"/api/recall/runs/{ident}")
+    return TEXT, str(run.get("output") or "")
+
+
+def listed(backend: Backend) -> list[dict[str, Any]]:
+    """The caller's latest jobs as resources (uri, name, mime type)."""
+    jobs = backend.request("GET", "/api/recall/jobs")["jobs"][:LISTED_JOBS]
+    return [
+        {"uri": f"{SCHEME}jobs/{job['id']}", "name": str(job.get("name") or job["id"])}
+        for job in jobs
+    ]

@@ -1,0 +1,25 @@
+"""``jupyter recall mcp``: the MCP server over stdio, speaking to one Jupyter server's REST API."""
+
+from __future__ import annotations
+
+import anyio
+from mcp.server.stdio import stdio_server
+
+from jupyter_recall.mcp.server import build_server
+from jupyter_recall.mcp.subscriptions import OutputSubscriptions
+from jupyter_recall.remote import Client
+
+
+async def serve(client: Client) -> None:
+    """Serve one MCP client on stdin/stdout until it closes them."""
+    async with anyio.create_task_group() as task_group:
+        subscriptions = OutputSubscriptions(client, task_group)
+        server = build_server(lambda ctx: client, subscriptions)
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+        # The client is gone: followers of run outputs have no one left to tell.
+        task_group.cancel_scope.cancel()
+
+
+def run(client: Client) -> None:
+    anyio.run(serve, client)

@@ -1,0 +1,446 @@
+"""The MCP tool table: one definition with the in-kernel agent tools, run through the REST API.
+
+Tools that mean the same outside a kernel (``schedule_once``, ``schedule_cron``,
+``schedule_cancel``, ``schedule_status``, the ``watch_*`` tools, ``send_notification``) reuse the
+specifications of ``jupyter_recall.agent`` as they are: same names, schemas, argument checks and
+field names in errors. The others need what a kernel would have supplied (the notebook, the
+kernel) and are defined here in the same vocabulary.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from jupyter_recall.core.errors import NotFoundError, RecallError, ValidationError
+from jupyter_recall.core.model import RunStatus
+from jupyter_recall.kernel.agent import JOB_STATUSES, TOOLS, job_summary
+from jupyter_recall.kernel.api import JOB_ID
+from jupyter_recall.kernel.toolspec import Param, Result, Tool, decode_arguments, failure
+from jupyter_recall.mcp.backend import Backend
+
+Run = Callable[[Backend, dict[str, Any]], Result]
+JOBS = "/api/recall/jobs"
+WATCHERS = "/api/recall/watchers"
+NOTIFICATIONS = "/api/recall/notifications"
+ONE_TIME = ("once", "immediate")
+RECURRING = ("interval", "cron")
+ID_PARAMS = ("job_id", "run_id", "watcher_id")
+
+
+def _outside_the_kernel(args: dict[str, Any]) -> Result:
+    raise RecallError("this tool runs through the MCP server (jupyter_recall.mcp)")
+
+
+def _spec(
+    name: str, description: str, params: tuple[Param, ...], fields: Mapping[str, str] | None = None
+) -> Tool:
+    return Tool(name, description, params, _outside_the_kernel, dict(fields or {}))
+
+
+@dataclass(frozen=True)
+class McpTool:
+    spec: Tool
+    run: Run
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    def input_schema(self) -> dict[str, Any]:
+        schema: dict[str, Any] = self.spec.spec("anthropic")["input_schema"]
+        return schema
+
+
+# --- jobs -------------------------------------------------------------------------------------
+
+
+def _parsed(backend: Backend, when: str, tz: str | None) -> dict[str, Any]:
+    body = {"when": when, **({"tz": tz} if tz else {})}
+    parsed: dict[str, Any] = backend.request("POST", "/api/recall/parse", body=body)
+    return parsed
+
+
+def _expect_kind(backend: Backend, when: str, kinds: tuple[str, ...], arg: str, hint: str) -> None:
+    kind = _parsed(backend, when, None)["kind"]
+    if kind not in kinds:
+        raise ValidationError(arg, f"{when!r} is a schedule of kind {kind!r}: {hint}")
+
+
+def _create(backend: Backend, body: dict[str, Any]) -> dict[str, Any]:
+    created: dict[str, Any] = backend.request("POST", JOBS, body=body)
+    return created
+
+
+def _job_action(args: dict[str, Any]) -> dict[str, Any]:
+    """The action of schedule_once/schedule_cron arguments, outside a kernel."""
+    kind = args["action_type"]
+    if kind == "llm_prompt":
+        raise ValidationError(
+            "action_type",
+            "'llm_prompt' needs a notebook session's agent: use schedule_recall with its notebook",
+            accepted=("notification", "tool_call"),
+        )
+    if kind == "tool_call":
+        if not args["tool_name"]:
+            raise ValidationError("tool_name", "required for action_type 'tool_call'")
+        return {"type": "tool", "name": args["tool_name"], "params": args["tool_params"] or {}}
+    if not args["prompt"]:
+        raise ValidationError("prompt", "required for action_type 'notification'")
+    action = {"type": "notification", "message": args["prompt"]}
+    optional = {"title": args["label"], "channel": args["output_channel"]}
+    return {**action, **{key: value for key, value in optional.items() if value}}
+
+
+def _server_job(when: str, args: dict[str, Any]) -> dict[str, Any]:
+    body: dict[str, Any] = {"when": when, "action": _job_action(args), "target": {"type": "server"}}
+    if args["label"]:
+        body["name"] = args["label"]
+    if args.get("max_runs"):
+        body["policies"] = {"max_runs": args["max_runs"]}
+    if args["output_config"] is not None:
+        body["options"] = {"output_config": args["output_config"]}
+    return body
+
+
+def _schedule_once(backend: Backend, args: dict[str, Any]) -> Result:
+    hint = "schedule_once needs a one-time 'when'; use schedule_cron to repeat"
+    _expect_kind(backend, args["when"], ONE_TIME, "when", hint)
+    return job_summary(_create(backend, _server_job(args["when"], args)))
+
+
+def _schedule_cron(backend: Backend, args: dict[str, Any]) -> Result:
+    hint = "schedule_cron needs a repeating schedule; use schedule_once for one time"
+    _expect_kind(backend, args["cron"], RECURRING, "cron", hint)
+    return job_summary(_create(backend, _server_job(args["cron"], args)))
+
+
+def _kernel_target(args: dict[str, Any]) -> dict[str, Any]:
+    if args["notebook"] and args["kernel_name"]:
+        raise ValidationError(
+            "kernel_name", "give notebook (its live kernel) or kernel_name (a fresh kernel)"
+        )
+    if args["notebook"]:
+        return {"type": "kernel", "path": args["notebook"]}
+    return {"type": "headless", "kernel_name": args["kernel_name"] or "python3"}
+
+
+def _named(body: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
+    optional = {"name": args.get("name"), "tz": args.get("timezone_offset")}
+    return {**body, **{key: value for key, value in optional.items() if value}}
+
+
+def _schedule_code(backend: Backend, args: dict[str, Any]) -> Result:
+    action = {"type": "code", "code": args["code"]}
+    body = {"when": args["when"], "action": action, "target": _kernel_target(args)}
+    return job_summary(_create(backend, _named(body, args)))
+
+
+def _schedule_notebook(backend: Backend, args: dict[str, Any]) -> Result:
+    action = {"type": "notebook", "path": args["notebook"], "parameters": args["parameters"] or {}}
+    target = {"type": "headless", "kernel_name": args["kernel_name"] or "python3"}
+    body = {"when": args["when"], "action": action, "target": target}
+    return job_summary(_create(backend, _named(body, args)))
+
+
+def _schedule_recall(backend: Backend, args: dict[str, Any]) -> Result:
+    action = {"type": "instruction", "instruction": args["instruction"]}
+    if args["comment"]:
+        action["comment"] = args["comment"]
+    body = {
+        "when": args["when"],
+        "kind": "recall",
+        "action": action,
+        "target": {"type": "kernel", "path": args["notebook"]},
+        "session": args["notebook"],
+    }
+    return job_summary(_create(backend, _named(body, args)))
+
+
+def _job_list(backend: Backend, args: dict[str, Any]) -> Result:
+    query = {"status": args["status"], "path": args["notebook"]}
+    found = backend.request("GET", JOBS, query=query)["jobs"]
+    return {"jobs": [job_summary(job) for job in found], "total": len(found)}
+
+
+def _schedule_status(backend: Backend, args: dict[str, Any]) -> Result:
+    job = backend.request("GET", f"{JOBS}/{args['job_id']}")
+    runs = backend.request("GET", f"{JOBS}/{args['job_id']}/runs", query={"limit": 5})["runs"]
+    details = {**job_summary(job), "action": job.get("action"), "target": job.get("target")}
+    return {"job": details, "recent_runs": runs}
+
+
+def _job_action_tool(action: str) -> Run:
+    def run(backend: Backend, args: dict[str, Any]) -> Result:
+        job = backend.request("POST", f"{JOBS}/{args['job_id']}/{action}")
+        return job_summary(job)
+
+    return run
+
+
+# --- runs -------------------------------------------------------------------------------------
+
+
+def _run_list(backend: Backend, args: dict[str, Any]) -> Result:
+    query = {"job_id": args["job_id"], "status": args["status"], "limit": args["limit"]}
+    runs = backend.request("GET", "/api/recall/runs", query=query)["runs"]
+    return {"runs": runs, "total": len(runs)}
+
+
+def _run_output(backend: Backend, args: dict[str, Any]) -> Result:
+    run: Result = backend.request("GET", f"/api/recall/runs/{args['run_id']}")
+    return run
+
+
+def _run_stop(backend: Backend, args: dict[str, Any]) -> Result:
+    run: Result = backend.request("POST", f"/api/recall/runs/{args['run_id']}/stop")
+    return run
+
+
+# --- watchers and notifications ---------------------------------------------------------------
+
+
+def _watch_start(backend: Backend, args: dict[str, Any]) -> Result:
+    body: dict[str, Any] = {
+        "tool": args["name"],
+        "params": args["params"] or {},
+        "interval": args["interval"],
+        "label": args["label"] or "",
+        "notify_when": args["notify_when"],
+        "notify_config": args["notify_config"] or {},
+    }
+    for key in ("output_channel", "output_config"):
+        if args[key] is not None:
+            body[key] = args[key]
+    created: Result = backend.request("POST", WATCHERS, body=body)
+    return created
+
+
+def _watcher_call(method: str, suffix: str = "") -> Run:
+    def run(backend: Backend, args: dict[str, Any]) -> Result:
+        path = f"{WATCHERS}/{args['watcher_id']}{suffix}"
+        answer = backend.request(method, path, query={"last_n": args.get("last_n")})
+        return dict(answer or {"watcher_id": args["watcher_id"], "status": "stopped"})
+
+    return run
+
+
+def _watch_list(backend: Backend, args: dict[str, Any]) -> Result:
+    found = backend.request("GET", WATCHERS)["watchers"]
+    return {"watchers": found, "total": len(found)}
+
+
+def _watch_history(backend: Backend, args: dict[str, Any]) -> Result:
+    query = {"last_n": args["last_n"]}
+    watcher = backend.request("GET", f"{WATCHERS}/{args['watcher_id']}", query=query)
+    return {"watcher_id": args["watcher_id"], "history": watcher["history"]}
+
+
+def _send_notification(backend: Backend, args: dict[str, Any]) -> Result:
+    body = {key: value for key, value in args.items() if value is not None}
+    delivery: Result = backend.request("POST", NOTIFICATIONS, body=body)
+    return delivery
+
+
+def _take_notifications(backend: Backend, args: dict[str, Any]) -> Result:
+    body = {"session": args["session"]}
+    taken: Result = backend.request("POST", f"{NOTIFICATIONS}/take", body=body)
+    return taken
+
+
+def _parse_when(backend: Backend, args: dict[str, Any]) -> Result:
+    return _parsed(backend, args["when"], args["timezone_offset"])
+
+
+# --- the table --------------------------------------------------------------------------------
+
+_WHEN = Param(
+    "when",
+    "string",
+    "When: '30m', 'in 2 hours', 'tomorrow at 09:00', 'every 15m', a cron expression, or 'now'.",
+    True,
+)
+_TZ = Param("timezone_offset", "string", "±HH:MM or a zone name; default: the server's zone.")
+_NAME = Param("name", "string", "Human-readable name of the job.")
+_NOTEBOOK = Param(
+    "notebook",
+    "string",
+    "A notebook path relative to the server's root; its live kernel runs the job.",
+)
+_KERNEL_NAME = Param(
+    "kernel_name", "string", "The kernel spec of a fresh kernel (default python3)."
+)
+_JOB_ID = Param(
+    "job_id", "string", "A job id (schedule_* or job_list).", True, pattern=JOB_ID.pattern
+)
+_RUN_ID = Param("run_id", "string", "A run id (run_list).", True, pattern=JOB_ID.pattern)
+_CODE_FIELDS = {
+    "action.code": "code",
+    "target.path": "notebook",
+    "target.kernel_name": "kernel_name",
+    "tz": "timezone_offset",
+}
+
+
+def _shared(name: str, run: Run) -> McpTool:
+    return McpTool(TOOLS[name], run)
+
+
+def _job_tool(name: str, verb: str, action: str) -> McpTool:
+    return McpTool(_spec(name, verb, (_JOB_ID,)), _job_action_tool(action))
+
+
+MCP_TOOLS: dict[str, McpTool] = {
+    tool.name: tool
+    for tool in (
+        McpTool(
+            _spec(
+                "schedule_code",
+                "Schedule Python code into a notebook's live kernel (notebook) or a fresh kernel "
+                "(kernel_name, the default): its output becomes the run's output.",
+                (
+                    _WHEN,
+                    Param("code", "string", "The code to run.", True),
+                    _NOTEBOOK,
+                    _KERNEL_NAME,
+                    _NAME,
+                    _TZ,
+                ),
+                _CODE_FIELDS,
+            ),
+            _schedule_code,
+        ),
+        McpTool(
+            _spec(
+                "schedule_notebook",
+                "Schedule a whole notebook: executed top to bottom in a fresh kernel, with "
+                "parameters injected (papermill style).",
+                (
+                    _WHEN,
+                    Param("notebook", "string", "The .ipynb path to execute.", True),
+                    Param("parameters", "object", "Values injected before the first cell."),
+                    _KERNEL_NAME,
+                    _NAME,
+                    _TZ,
+                ),
+                {"action.path": "notebook", "action.parameters": "parameters", **_CODE_FIELDS},
+            ),
+            _schedule_notebook,
+        ),
+        McpTool(
+            _spec(
+                "schedule_recall",
+                "Leave a self-instruction for the agent of a notebook session: when it fires, "
+                "that kernel's on_recall handler receives it. One pending recall per notebook.",
+                (
+                    _WHEN,
+                    Param("notebook", "string", "The notebook whose agent is recalled.", True),
+                    Param("instruction", "string", "The self-instruction it receives.", True),
+                    Param("comment", "string", "Human-readable note: why this recall."),
+                    _NAME,
+                    _TZ,
+                ),
+                {
+                    "action.instruction": "instruction",
+                    "action.comment": "comment",
+                    "session": "notebook",
+                    "target.path": "notebook",
+                    "tz": "timezone_offset",
+                },
+            ),
+            _schedule_recall,
+        ),
+        _shared("schedule_once", _schedule_once),
+        _shared("schedule_cron", _schedule_cron),
+        McpTool(
+            _spec(
+                "job_list",
+                "List your jobs, optionally by status or notebook.",
+                (
+                    Param("status", "string", "Only jobs with this status.", enum=JOB_STATUSES),
+                    Param("notebook", "string", "Only the jobs of this notebook."),
+                ),
+                {"path": "notebook"},
+            ),
+            _job_list,
+        ),
+        _shared("schedule_status", _schedule_status),
+        _job_tool("job_pause", "Pause a job: nothing fires until job_resume.", "pause"),
+        _job_tool("job_resume", "Resume a paused job from now on.", "resume"),
+        _job_tool("job_skip", "Skip the next occurrence of a job.", "skip"),
+        _job_tool("job_run_now", "Run a job now, outside its schedule.", "trigger"),
+        _shared("schedule_cancel", _job_action_tool("cancel")),
+        McpTool(
+            _spec(
+                "run_list",
+                "The latest runs, newest first: of one job or of all your jobs.",
+                (
+                    Param("job_id", "string", "Only this job's runs.", pattern=JOB_ID.pattern),
+                    Param(
+                        "status",
+                        "string",
+                        "Only runs with this status.",
+                        enum=tuple(status.value for status in RunStatus),
+                    ),
+                    Param("limit", "integer", "How many, at least 1.", minimum=1, default=20),
+                ),
+            ),
+            _run_list,
+        ),
+        McpTool(
+            _spec("run_output", "A run with its status, error and output.", (_RUN_ID,)),
+            _run_output,
+        ),
+        McpTool(_spec("run_stop", "Stop a running run.", (_RUN_ID,)), _run_stop),
+        _shared("watch_start", _watch_start),
+        _shared("watch_stop", _watcher_call("DELETE")),
+        _shared("watch_pause", _watcher_call("POST", "/pause")),
+        _shared("watch_resume", _watcher_call("POST", "/resume")),
+        _shared("watch_status", _watcher_call("GET")),
+        _shared("watch_list", _watch_list),
+        _shared("watch_history", _watch_history),
+        _shared("send_notification", _send_notification),
+        McpTool(
+            _spec(
+                "take_notifications",
+                "Take (and remove) the notifications buffered for a notebook session.",
+                (Param("session", "string", "The notebook path or kernel id.", True),),
+            ),
+            _take_notifications,
+        ),
+        McpTool(
+            _spec(
+                "parse_when",
+                "Check a time expression: its kind, canonical form, description and next fire "
+                "times, without scheduling anything.",
+                (_WHEN, _TZ),
+                {"tz": "timezone_offset"},
+            ),
+            _parse_when,
+        ),
+    )
+}
+SHARED_NAMES = tuple(name for name, tool in MCP_TOOLS.items() if tool.spec is TOOLS.get(name))
+
+
+def _refusal(error: RecallError, tool: McpTool) -> Result:
+    if isinstance(error, ValidationError):
+        return failure(error, tool.spec)
+    ids = [param.name for param in tool.spec.params if param.name in ID_PARAMS]
+    field = ids[0] if isinstance(error, NotFoundError) and ids else None
+    return {"ok": False, "error": str(error), "field": field}
+
+
+def call(backend: Backend, name: str, arguments: Any) -> Result:
+    """Run one tool call: ``{"ok": true, "tool", ...}`` or ``{"ok": false, "error", "field"}``,
+    as ``jupyter_recall.agent.dispatch`` answers."""
+    tool = MCP_TOOLS.get(name)
+    if tool is None:
+        unknown = ValidationError("name", f"unknown tool {name!r}", accepted=tuple(MCP_TOOLS))
+        return failure(unknown, None)
+    try:
+        result = tool.run(backend, tool.spec.arguments(decode_arguments(arguments)))
+    except RecallError as error:
+        return _refusal(error, tool)
+    return {"ok": True, "tool": name, **result}

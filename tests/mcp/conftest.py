@@ -1,0 +1,80 @@
+"""A real Jupyter server with the extension, a notebook with a live kernel, and MCP clients of the
+official SDK over both transports: ``jupyter recall mcp`` spawned over stdio, and Streamable HTTP
+at ``/api/recall/mcp`` with the server's token."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+from tests.server.live_server import TOKEN, LiveServer
+
+NOTEBOOK = "live.ipynb"
+JUPYTER = str(Path(sys.executable).parent / "jupyter")
+TRANSPORTS = ("stdio", "http")
+Handler = Callable[[Any], Awaitable[None]]
+
+
+@pytest.fixture(scope="package")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    root = tmp_path_factory.mktemp("mcp-root")
+    (root / "watched.txt").write_text("first\n")
+    live = LiveServer(root, root.parent / "mcp.sqlite").start()
+    try:
+        yield live
+    finally:
+        live.stop()
+
+
+@pytest.fixture(scope="package")
+def notebook(server: LiveServer) -> Iterator[str]:
+    """A notebook session of the server, with its live kernel."""
+    body = {"path": NOTEBOOK, "type": "notebook", "kernel": {"name": "python3"}}
+    session = server.request("POST", "/api/sessions", body)
+    kernel_id = session["kernel"]["id"]
+    deadline = time.monotonic() + 60
+    while server.request("GET", f"/api/kernels/{kernel_id}")["execution_state"] == "starting":
+        assert time.monotonic() < deadline, "the notebook's kernel did not start"
+        time.sleep(0.2)
+    try:
+        yield NOTEBOOK
+    finally:
+        server.request("DELETE", f"/api/sessions/{session['id']}")
+
+
+@contextlib.asynccontextmanager
+async def stdio_session(
+    server: LiveServer, handler: Handler | None = None
+) -> AsyncIterator[ClientSession]:
+    command = StdioServerParameters(
+        command=JUPYTER, args=["recall", "mcp", "--url", server.url, "--token", TOKEN]
+    )
+    async with stdio_client(command) as (read, write):
+        async with ClientSession(read, write, message_handler=handler) as session:
+            await session.initialize()
+            yield session
+
+
+@contextlib.asynccontextmanager
+async def http_session(server: LiveServer, token: str | None = TOKEN) -> AsyncIterator[ClientSession]:
+    headers = {"Authorization": f"token {token}"} if token else {}
+    async with create_mcp_http_client(headers=headers) as http:
+        url = f"{server.url}/api/recall/mcp"
+        async with streamable_http_client(url, http_client=http) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                yield session
+
+
+def mcp_session(transport: str, server: LiveServer) -> contextlib.AbstractAsyncContextManager[ClientSession]:
+    return stdio_session(server) if transport == "stdio" else http_session(server)
