@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -240,3 +242,21 @@ def test_a_server_with_a_pool_keeps_warm_kernels_and_shuts_them_down_at_stop(
     finally:
         server.stop()
     assert not {pid for pid in kernels if process_exists(pid)}
+
+
+@pytest.mark.slow
+def test_the_latency_bench_reports_fresh_kernels_with_and_without_the_pool() -> None:
+    bench = Path(__file__).resolve().parents[2] / "bench" / "kernel_latency.py"
+    done = subprocess.run(
+        [sys.executable, str(bench), "--live", "2", "--fresh", "2", "--pooled", "2", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=280,
+        check=True,
+    )
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    for figure in ("live_kernel", "fresh_kernel", "pooled_kernel"):
+        assert result[figure]["runs"] == 2, result
+    side_by_side = result["fresh_first_output_p50_ms"]
+    assert set(side_by_side) == {"started_per_run", "from_pool"}
+    print("fresh kernels, due to first output, p50 ms:", side_by_side)
