@@ -159,6 +159,7 @@ def fire_due(
     batch_size: int,
     in_flight: Callable[[str], InFlight],
     ahead: float = 0.0,
+    owner: str | None = None,
 ) -> FireResult:
     """Fire the jobs due at ``now``, and those due within ``ahead`` seconds whose runs can be
     decided now; one batch, in one transaction.
@@ -167,13 +168,14 @@ def fire_due(
     ``(job_id, scheduled_for)`` makes a second engine (or a replay after a crash) unable to
     record an occurrence twice, and only runs that this transaction inserted are executed.
     Firing ahead takes the store's work out of the lag of a burst: the runs then wait in
-    memory for their instant (``docs/engine.md``, "Firing ahead").
+    memory for their instant (``docs/engine.md``, "Firing ahead"). With ``owner``, only that
+    user's jobs are fired (a server of one user on a store shared by many).
     """
     result = FireResult()
     reach = timedelta(seconds=ahead)
     deferred: list[datetime] = []
     with store.atomic():
-        jobs = store.due_jobs(now + reach, limit=batch_size)
+        jobs = store.due_jobs(now + reach, limit=batch_size, owner=owner)
         plans: list[_Planned] = []
         for job in jobs:
             planned = _plan_job(job, now=now, ahead=reach, engine_id=engine_id, in_flight=in_flight)
@@ -190,7 +192,7 @@ def fire_due(
     if not result.full_batch:
         # Passes come every half ``ahead`` under a stream of jobs (each fires the next half
         # window's), not once per job: a job is fired between ahead/2 and ahead early.
-        later = store.next_fire_at(after=now + reach)
+        later = store.next_fire_at(after=now + reach, owner=owner)
         result.next_pass_at = min(
             [*deferred, *([] if later is None else [later - reach / 2])], default=None
         )

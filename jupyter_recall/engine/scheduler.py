@@ -75,6 +75,7 @@ class Scheduler:
         lease_seconds: float = 30.0,
         batch_size: int = 500,
         fire_ahead: float = 0.25,
+        fire_owner: str | None = None,
     ) -> None:
         if fire_ahead < 0:
             raise ValueError(f"fire_ahead must be >= 0 seconds, got {fire_ahead}")
@@ -87,6 +88,8 @@ class Scheduler:
         self.lease_seconds = lease_seconds
         self.batch_size = batch_size
         self.fire_ahead = fire_ahead
+        self.fire_owner = fire_owner
+        """Fire only this user's jobs (None: every user's): a user's server on a shared store."""
         self._ahead = timedelta(seconds=fire_ahead)
         self._limiter = anyio.CapacityLimiter(1)
         self._bus = EventBus()
@@ -307,6 +310,7 @@ class Scheduler:
                 batch_size=self.batch_size,
                 in_flight=self._runner.in_flight,
                 ahead=self.fire_ahead,
+                owner=self.fire_owner,
             )
         )
         for fired in result.fired:

@@ -27,6 +27,26 @@ from jupyter_recall.core.model import Job, JobKind, JobStatus, Run, RunStatus
 from jupyter_recall.store.watchers import RING_SIZE, CheckRecord, PendingCheck, WatcherRecord
 
 
+JOB_SORT_KEYS = ("created_at", "next_fire_at", "last_run_at", "name")
+"""What job listings sort on, each with ``id`` to break ties. A job without a next fire sorts
+as if it fired last (after every instant); a job that never ran as if it ran first."""
+
+
+class JobCursor(NamedTuple):
+    """Where a page of jobs ends: the last job's sort value and id (keyset pagination)."""
+
+    value: datetime | str | None
+    id: str
+
+
+class RunCursor(NamedTuple):
+    """Where a page of runs ends: the last run's (scheduled_for, created_at, id)."""
+
+    scheduled_for: datetime
+    created_at: datetime
+    id: str
+
+
 @dataclass(frozen=True, slots=True)
 class JobFilter:
     status: Sequence[JobStatus] = ()
@@ -38,6 +58,13 @@ class JobFilter:
     limit: int | None = None
     plugin_owner: str | None = None
     """Only the jobs declared by this package or deployment (``engine/owners.py``)."""
+    search: str | None = None
+    """Case-insensitive (ASCII) substring of the job's id, name, ``when`` text or session."""
+    sort: str = "created_at"
+    """One of JOB_SORT_KEYS."""
+    descending: bool = True
+    after: JobCursor | None = None
+    """Only the jobs after this one in the (sort, id) order: the next page."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +74,16 @@ class RunFilter:
     since: datetime | None = None
     """Runs created or finished at or after this instant (for re-sync after a disconnect)."""
     limit: int | None = None
+    after: RunCursor | None = None
+    """Only the runs older than this one in the newest-first order: the next page."""
+
+
+class JobCount(NamedTuple):
+    """How many of a user's jobs have one status, and how many of those have a run going."""
+
+    status: JobStatus
+    jobs: int
+    running: int
 
 
 @dataclass(slots=True)
@@ -149,22 +186,34 @@ class JobStore(Protocol):
         ...
 
     def list_jobs(self, *, owner: str | None, where: JobFilter = JobFilter()) -> list[Job]:
-        """Newest first."""
+        """In ``where.sort`` order (newest first by default), ties broken by id in the same
+        direction; after ``where.after`` if given; at most ``where.limit``."""
         ...
 
     def delete_job(self, job_id: str, *, owner: str | None) -> None:
         """Delete a job and its runs. NotFoundError when absent."""
         ...
 
-    def due_jobs(self, now: datetime, *, limit: int) -> list[Job]:
-        """Active jobs with next_fire_at <= now, earliest first (O(log n) through an index)."""
+    def due_jobs(self, now: datetime, *, limit: int, owner: str | None = None) -> list[Job]:
+        """Active jobs with next_fire_at <= now, earliest first (O(log n) through an index);
+        only ``owner``'s when given (an engine that fires one user's jobs)."""
         ...
 
-    def next_fire_at(self, *, after: datetime | None = None) -> datetime | None:
-        """The earliest next_fire_at among active jobs (strictly after ``after`` if given)."""
+    def next_fire_at(
+        self, *, after: datetime | None = None, owner: str | None = None
+    ) -> datetime | None:
+        """The earliest next_fire_at among active jobs (strictly after ``after`` if given;
+        among ``owner``'s if given)."""
         ...
 
     def count_jobs(self, *, owner: str | None) -> int: ...
+
+    def count_jobs_by_status(
+        self, *, owner: str | None, where: JobFilter = JobFilter()
+    ) -> list[JobCount]:
+        """The jobs matching ``where`` (its paging ignored) counted by status, statuses with
+        none left out; ``running`` counts those whose last run has not ended."""
+        ...
 
     # --- runs ---------------------------------------------------------------------------
     def insert_runs(self, runs: Sequence[Run]) -> list[Run]:
@@ -197,7 +246,8 @@ class JobStore(Protocol):
     def get_run(self, run_id: str, *, owner: str | None) -> Run: ...
 
     def list_runs(self, *, owner: str | None, where: RunFilter = RunFilter()) -> list[Run]:
-        """Newest first (by scheduled_for, then created_at)."""
+        """Newest first (by scheduled_for, then created_at, then id); after ``where.after``
+        if given; at most ``where.limit``."""
         ...
 
     def running_runs(self, *, job_id: str | None = None) -> list[Run]: ...

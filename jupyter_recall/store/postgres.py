@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
@@ -97,9 +97,11 @@ _UPDATE_RUN = _update_from(
 )
 _UPDATE_RUN_STATE = _update_from("runs", RunStateRow._fields, RunStateRow._fields[1:])
 # Locks the jobs it returns until the transaction ends; another engine's pass skips them.
+# ``%(owner)s IS NULL`` keeps one statement (one prepared plan) for all owners and for one.
 _DUE_JOBS = (
-    f"{_JOB_SELECT} WHERE status = 'active' AND next_fire_at <= %s "
-    "ORDER BY next_fire_at, id LIMIT %s FOR UPDATE SKIP LOCKED"
+    f"{_JOB_SELECT} WHERE status = 'active' AND next_fire_at <= %(now)s "
+    "AND (%(owner)s::text IS NULL OR owner = %(owner)s) "
+    "ORDER BY next_fire_at, id LIMIT %(limit)s FOR UPDATE SKIP LOCKED"
 )
 _SETTLE_JOB_STATE = (
     "UPDATE jobs SET last_status = %(status)s, last_error = %(error)s, updated_at = %(at)s, "
@@ -112,8 +114,8 @@ _SETTLE_JOB_STATE = (
 )
 _SELECT_JOB_STATE = f"SELECT {columns(JobStateRow._fields)} FROM jobs WHERE id = ANY(%s)"
 _NEXT_FIRE_AT = (
-    "SELECT next_fire_at FROM jobs WHERE status = 'active' AND next_fire_at > %s "
-    "ORDER BY next_fire_at LIMIT 1"
+    "SELECT next_fire_at FROM jobs WHERE status = 'active' AND next_fire_at > %(after)s "
+    "AND (%(owner)s::text IS NULL OR owner = %(owner)s) ORDER BY next_fire_at LIMIT 1"
 )
 _LONG_AGO = -(2**62)
 _PENDING_RECALL = (
@@ -134,6 +136,7 @@ _RUNNING_WITH_LEASES = (
     "WHERE runs.status = 'running' FOR UPDATE OF runs"
 )
 _ANY_JOB = JobFilter()
+Params = Sequence[Any] | Mapping[str, Any]
 _ANY_RUN = RunFilter()
 
 
@@ -218,12 +221,12 @@ class PostgresStore(PostgresWatcherTables):
         if instants:
             self._fetch(NOTIFY, (payload(min(instants)),))
 
-    def _fetch(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+    def _fetch(self, sql: str, params: Params = ()) -> list[tuple[Any, ...]]:
         # Without parameters, a statement goes as a simple query (several may be sent at once).
         cursor = self._conn.execute(sql.encode(), params or None)
         return cursor.fetchall() if cursor.description is not None else []
 
-    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+    def _rows(self, sql: str, params: Params = ()) -> list[Any]:
         with self._errors():
             return self._fetch(sql, params)
 
@@ -237,7 +240,7 @@ class PostgresStore(PostgresWatcherTables):
             with self._errors(), self._conn.cursor() as cursor:
                 cursor.executemany(sql.encode(), batch)
 
-    def _jobs(self, sql: str, params: Sequence[Any] = ()) -> list[Job]:
+    def _jobs(self, sql: str, params: Params = ()) -> list[Job]:
         return list(map(codec.job_from_row, map(JobRow._make, self._rows(sql, params))))
 
     def _runs(self, sql: str, params: Sequence[Any] = ()) -> list[Run]:
@@ -384,12 +387,15 @@ class PostgresStore(PostgresWatcherTables):
             if self._write(sql, params) == 0:
                 raise NotFoundError("job", job_id)
 
-    def due_jobs(self, now: datetime, *, limit: int) -> list[Job]:
-        return self._jobs(_DUE_JOBS, (codec.encode_instant(now, "now"), limit))
+    def due_jobs(self, now: datetime, *, limit: int, owner: str | None = None) -> list[Job]:
+        params = {"now": codec.encode_instant(now, "now"), "owner": owner, "limit": limit}
+        return self._jobs(_DUE_JOBS, params)
 
-    def next_fire_at(self, *, after: datetime | None = None) -> datetime | None:
+    def next_fire_at(
+        self, *, after: datetime | None = None, owner: str | None = None
+    ) -> datetime | None:
         bound = _LONG_AGO if after is None else codec.encode_instant(after, "after")
-        rows = self._rows(_NEXT_FIRE_AT, (bound,))
+        rows = self._rows(_NEXT_FIRE_AT, {"after": bound, "owner": owner})
         return codec.decode_instant(rows[0][0]) if rows else None
 
     def count_jobs(self, *, owner: str | None) -> int:

@@ -31,7 +31,15 @@ import sqlite_utils
 from jupyter_recall.core.errors import ConflictError, NotFoundError, StoreError
 from jupyter_recall.core.model import Job, JobKind, JobStatus, Run, RunStatus
 from jupyter_recall.store import codec
-from jupyter_recall.store.base import STATE_FIELDS, JobFilter, JobState, RunEnd, RunFilter
+from jupyter_recall.store.base import (
+    STATE_FIELDS,
+    JobCount,
+    JobFilter,
+    JobState,
+    RunCursor,
+    RunEnd,
+    RunFilter,
+)
 from jupyter_recall.store.migrations import Migration, migrate
 from jupyter_recall.store.rows import (
     DisabledOwnerRow,
@@ -79,6 +87,10 @@ _DUE_JOBS = (
 )
 # The engine's hot path writes only what changes: an UPDATE that names a column maintains every
 # index on it, even when the value is the same, so full-row updates cost several times more.
+_DUE_JOBS_OF_OWNER = (
+    f"{_JOB_SELECT} WHERE status = 'active' AND next_fire_at <= ? AND owner = ? "
+    "ORDER BY next_fire_at, id LIMIT ?"
+)
 _UPDATE_JOB_STATE = _update_by_id("jobs", JobStateRow._fields, STATE_FIELDS)
 # The end of a run, applied in SQL so that the job need not be read first (see RunEnd).
 _SETTLE_JOB_STATE = (
@@ -93,6 +105,10 @@ _SELECT_JOB_STATE = f"SELECT {columns(JobStateRow._fields)} FROM jobs"
 _UPDATE_RUN_STATE = _update_by_id("runs", RunStateRow._fields, RunStateRow._fields[1:])
 _NEXT_FIRE_AT = (
     "SELECT next_fire_at FROM jobs WHERE status = 'active' AND next_fire_at > ? "
+    "ORDER BY next_fire_at LIMIT 1"
+)
+_NEXT_FIRE_AT_OF_OWNER = (
+    "SELECT next_fire_at FROM jobs WHERE status = 'active' AND next_fire_at > ? AND owner = ? "
     "ORDER BY next_fire_at LIMIT 1"
 )
 _LONG_AGO = -(2**62)
@@ -116,6 +132,20 @@ _RUNNING_WITH_LEASES = (
 )
 _ANY_JOB = JobFilter()
 _ANY_RUN = RunFilter()
+_NEVER = 2**62
+"""After every stored instant: where a job with no next fire sorts."""
+# Each sort key as the expression its index (migration 4) is on: the query must name the
+# same expression for SQLite to walk that index instead of sorting every row.
+_JOB_SORT_SQL = {
+    "created_at": "created_at",
+    "name": "name",
+    "next_fire_at": f"coalesce(next_fire_at, {_NEVER})",
+    "last_run_at": f"coalesce(last_run_at, {_LONG_AGO})",
+}
+_COUNT_BY_STATUS = (
+    "SELECT status, count(*), sum(CASE WHEN last_status = 'running' THEN 1 ELSE 0 END) "
+    "FROM jobs WHERE "
+)
 
 
 def truncation_marker(dropped: int) -> str:
@@ -435,12 +465,21 @@ class SQLiteStore(SQLiteWatcherTables):
 
     def list_jobs(self, *, owner: str | None, where: JobFilter = _ANY_JOB) -> list[Job]:
         clauses, params = _job_clauses(where)
+        clauses, params = [*clauses, *_job_page_clauses(where)], [*params, *_job_page_params(where)]
         sql, params = _scoped(f"{_JOB_SELECT} WHERE {' AND '.join(clauses)}", params, owner)
-        sql += " ORDER BY created_at DESC, id DESC"
+        sql += _job_order(where)
         if where.limit is not None:
             sql += " LIMIT ?"
             params.append(where.limit)
         return self._jobs(sql, params)
+
+    def count_jobs_by_status(
+        self, *, owner: str | None, where: JobFilter = _ANY_JOB
+    ) -> list[JobCount]:
+        clauses, params = _job_clauses(where)
+        sql, params = _scoped(_COUNT_BY_STATUS + " AND ".join(clauses), params, owner)
+        rows = self._rows(sql + " GROUP BY status ORDER BY status", params)
+        return [JobCount(JobStatus(status), int(n), int(running)) for status, n, running in rows]
 
     def delete_job(self, job_id: str, *, owner: str | None) -> None:
         sql, params = _scoped("DELETE FROM jobs WHERE id = ?", [job_id], owner)
@@ -451,12 +490,20 @@ class SQLiteStore(SQLiteWatcherTables):
             # foreign keys switched off would not apply.
             self._conn.execute("DELETE FROM runs WHERE job_id = ?", (job_id,))
 
-    def due_jobs(self, now: datetime, *, limit: int) -> list[Job]:
-        return self._jobs(_DUE_JOBS, (codec.encode_instant(now, "now"), limit))
+    def due_jobs(self, now: datetime, *, limit: int, owner: str | None = None) -> list[Job]:
+        at = codec.encode_instant(now, "now")
+        if owner is None:
+            return self._jobs(_DUE_JOBS, (at, limit))
+        return self._jobs(_DUE_JOBS_OF_OWNER, (at, owner, limit))
 
-    def next_fire_at(self, *, after: datetime | None = None) -> datetime | None:
+    def next_fire_at(
+        self, *, after: datetime | None = None, owner: str | None = None
+    ) -> datetime | None:
         bound = _LONG_AGO if after is None else codec.encode_instant(after, "after")
-        rows = self._rows(_NEXT_FIRE_AT, (bound,))
+        if owner is None:
+            rows = self._rows(_NEXT_FIRE_AT, (bound,))
+        else:
+            rows = self._rows(_NEXT_FIRE_AT_OF_OWNER, (bound, owner))
         return codec.decode_instant(rows[0][0]) if rows else None
 
     def count_jobs(self, *, owner: str | None) -> int:
@@ -567,6 +614,9 @@ class SQLiteStore(SQLiteWatcherTables):
     def list_runs(self, *, owner: str | None, where: RunFilter = _ANY_RUN) -> list[Run]:
         clauses, params = _run_clauses(where)
         sql, params = _scoped(f"{_RUN_SELECT} WHERE {' AND '.join(clauses)}", params, owner)
+        if where.after is not None:
+            sql += " AND (scheduled_for, created_at, id) < (?, ?, ?)"
+            params.extend(_run_cursor_params(where.after))
         sql += " ORDER BY scheduled_for DESC, created_at DESC, id DESC"
         if where.limit is not None:
             sql += " LIMIT ?"
@@ -735,6 +785,55 @@ def _job_clauses(where: JobFilter) -> tuple[list[str], list[Any]]:
         clauses.append("plugin_owner = ?")
         params.append(where.plugin_owner)
     return clauses, params
+
+
+def _job_page_clauses(where: JobFilter) -> list[str]:
+    clauses = []
+    if where.search:
+        clauses.append(
+            "(id LIKE ? ESCAPE '\\' OR name LIKE ? ESCAPE '\\' OR when_text LIKE ? ESCAPE '\\'"
+            " OR session LIKE ? ESCAPE '\\')"
+        )
+    if where.after is not None:
+        comparison = "<" if where.descending else ">"
+        clauses.append(f"({_JOB_SORT_SQL[where.sort]}, id) {comparison} (?, ?)")
+    return clauses
+
+
+def _job_page_params(where: JobFilter) -> list[Any]:
+    params: list[Any] = []
+    if where.search:
+        params.extend([_like_pattern(where.search)] * 4)
+    if where.after is not None:
+        params.extend((_sort_value(where.sort, where.after.value), where.after.id))
+    return params
+
+
+def _like_pattern(text: str) -> str:
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def _sort_value(sort: str, value: datetime | str | None) -> Any:
+    """A cursor's value as the sort expression of ``sort`` stores it."""
+    if isinstance(value, datetime):
+        return codec.encode_instant(value, "cursor")
+    if value is None:
+        return _NEVER if sort == "next_fire_at" else _LONG_AGO
+    return value
+
+
+def _job_order(where: JobFilter) -> str:
+    direction = " DESC" if where.descending else ""
+    return f" ORDER BY {_JOB_SORT_SQL[where.sort]}{direction}, id{direction}"
+
+
+def _run_cursor_params(after: RunCursor) -> list[Any]:
+    return [
+        codec.encode_instant(after.scheduled_for, "cursor"),
+        codec.encode_instant(after.created_at, "cursor"),
+        after.id,
+    ]
 
 
 def _run_clauses(where: RunFilter) -> tuple[list[str], list[Any]]:

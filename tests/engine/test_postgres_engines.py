@@ -80,3 +80,35 @@ async def test_an_engine_hears_again_after_the_database_restarts(
                 other_server.close()
     finally:
         engine_store.close()
+
+
+async def test_each_users_server_fires_only_its_users_jobs(postgres_db_url: str) -> None:
+    executed: dict[str, list[str]] = {"alice": [], "bob": []}
+
+    def recorder(user: str) -> CallableExecutor:
+        async def record(job: Job, run: Run, output: OutputSink) -> None:
+            executed[user].append(job.owner)
+
+        return CallableExecutor(record)
+
+    stores = {user: open_store(postgres_db_url) for user in executed}
+    engines = [
+        Scheduler(stores[user], recorder(user), clock=SystemClock(), fire_owner=user)
+        for user in executed
+    ]
+    try:
+        async with engines[0], engines[1]:
+            now = datetime.now(UTC)
+            jobs = [
+                make_job(
+                    owner=user, when=(now + timedelta(seconds=0.5)).isoformat(), created_at=now
+                )
+                for user in ("alice", "bob", "alice", "bob", "alice")
+            ]
+            stores["alice"].insert_jobs(jobs)  # whichever server writes them
+            await eventually(lambda: sum(map(len, executed.values())) >= 5, timeout=20)
+            await anyio.sleep(0.3)
+    finally:
+        for store in stores.values():
+            store.close()
+    assert executed == {"alice": ["alice"] * 3, "bob": ["bob"] * 2}

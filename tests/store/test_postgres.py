@@ -1,0 +1,98 @@
+"""What only the PostgreSQL store does: engines that claim due jobs without waiting for each
+other, migrations recorded in the database (applied once by servers starting together), a
+newer schema refused, and URLs whose password never shows."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from jupyter_recall.core.errors import StoreError
+from jupyter_recall.store.postgres import PostgresStore
+from jupyter_recall.store.postgres_schema import MIGRATIONS, latest_version
+from tests.store.factories import T0, ids, make_job, minutes
+
+
+@pytest.fixture
+def pg(postgres_db_url: str):
+    opened: list[PostgresStore] = []
+
+    def open_one() -> PostgresStore:
+        store = PostgresStore(postgres_db_url)
+        opened.append(store)
+        return store
+
+    yield open_one
+    for store in opened:
+        store.close()
+
+
+def test_a_pass_skips_the_jobs_another_pass_holds_without_waiting(pg) -> None:
+    first, second = pg(), pg()
+    jobs = [make_job(when=f"in {n}m") for n in range(1, 5)]
+    first.insert_jobs(jobs)
+    held = threading.Event()
+    release = threading.Event()
+
+    def hold() -> None:
+        with first.atomic():
+            first.due_jobs(T0 + minutes(10), limit=2)
+            held.set()
+            release.wait(timeout=30)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert held.wait(timeout=30)
+        with second.atomic():  # answers while the first transaction is still open
+            taken = second.due_jobs(T0 + minutes(10), limit=10)
+        assert not release.is_set()
+    finally:
+        release.set()
+        holder.join(timeout=30)
+    assert ids(taken) == ids(jobs[2:])
+
+
+def test_servers_starting_together_apply_each_migration_once(pg) -> None:
+    stores: list[PostgresStore] = []
+    errors: list[BaseException] = []
+
+    def start() -> None:
+        try:
+            stores.append(pg())
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=start) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert errors == []
+    applied = [step.version for store in stores for step in store.applied_migrations]
+    assert sorted(applied) == [step.version for step in MIGRATIONS]
+    rows = stores[0]._rows("SELECT version, name FROM migrations ORDER BY version")
+    assert rows == [(step.version, step.name) for step in MIGRATIONS]
+    assert pg().applied_migrations == []
+
+
+def test_a_database_of_a_newer_release_is_refused(pg, postgres_db_url: str) -> None:
+    store = pg()
+    with store.atomic():
+        store._write(
+            "INSERT INTO migrations (version, name, applied_at) VALUES (%s, 'future', 'now')",
+            (latest_version() + 1,),
+        )
+    with pytest.raises(StoreError, match="newer than this release"):
+        PostgresStore(postgres_db_url)
+
+
+def test_the_password_never_shows(postgres_db_url: str) -> None:
+    url = postgres_db_url.replace("postgres@", "postgres:s3cret@")
+    store = PostgresStore(url)  # trust authentication: the password is not checked
+    try:
+        assert "s3cret" not in repr(store)
+        assert "s3cret" not in store.where
+    finally:
+        store.close()
