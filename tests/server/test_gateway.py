@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -79,6 +80,11 @@ def server(tmp_path: Path, gateway: KernelGateway) -> Iterator[LiveServer]:
     live.stop()
 
 
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def soon() -> str:
     return (datetime.now(UTC) + timedelta(seconds=1)).isoformat()
 
@@ -131,7 +137,10 @@ def test_a_headless_run_has_its_kernel_on_the_gateway(
 @pytest.mark.slow
 def test_a_notebook_runs_in_a_gateway_kernel(server: LiveServer, gateway: KernelGateway) -> None:
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell("import os\nprint('parent', os.getppid())")]
+    nb.cells = [
+        nbformat.v4.new_code_cell("import os\nprint('parent', os.getppid())"),
+        nbformat.v4.new_code_cell("import time\ntime.sleep(4)"),
+    ]
     nbformat.write(nb, server.root / "report.ipynb")
     job = server.request(
         "POST",
@@ -142,8 +151,15 @@ def test_a_notebook_runs_in_a_gateway_kernel(server: LiveServer, gateway: Kernel
             "target": {"type": "headless"},
         },
     )
+    assert server.process is not None
+    cpu_before = cpu_seconds(server.process.pid)
     run = finished_run(server, job["id"])
+    cpu_during = cpu_seconds(server.process.pid) - cpu_before
     assert run["status"] == "succeeded", run
+    # The server waits for the kernel's messages without polling: a 4 s cell costs it a small
+    # fraction of those 4 s (jupyter_server's own gateway client would spin through them).
+    print(f"server CPU during the notebook run: {cpu_during:.2f} s")
+    assert cpu_during < 1.0
     assert f"parent {gateway.process.pid}\n" in run["output"]
     executed = nbformat.read(server.root / f"report.recall-{run['id']}.ipynb", as_version=4)
     assert executed.cells[0].outputs[0]["text"] == f"parent {gateway.process.pid}\n"

@@ -3,20 +3,26 @@
 A gateway kernel has no ZMQ sockets we can reach; the gateway serves its channels as JSON
 messages on ``<gateway>/api/kernels/<id>/channels``, the same protocol the server itself proxies
 for the browser (``GatewayClient``'s URL, headers and certificates are used). Messages are routed
-by parent id exactly as for local kernels (``iopub.ChannelRouter``).
+by parent id exactly as for local kernels (``iopub.ChannelRouter``). Notebooks run through
+nbclient with ``WakingGatewayKernelClient``, jupyter_server's client without its busy wait.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
+import math
+import queue
+import time
 from collections.abc import Callable
 from typing import Any
 
 from jupyter_client.jsonutil import json_default
 from jupyter_client.session import Session
 from jupyter_server.gateway.gateway_client import GatewayClient
+from jupyter_server.gateway.managers import ChannelQueue, GatewayKernelClient
 from jupyter_server.utils import url_path_join
 from tornado.escape import url_escape
 from tornado.httpclient import HTTPRequest
@@ -80,3 +86,64 @@ class GatewayConnection(ChannelRouter):
         super().close()
         self._reader.cancel()
         self._websocket.close()
+
+
+class _WakingChannelQueue(ChannelQueue):
+    """A gateway channel queue whose reader sleeps until a message comes.
+
+    jupyter_server's queue polls with ``asyncio.sleep(0)`` while it waits, which keeps the
+    server's event loop busy for as long as a notebook's cell runs. Here the websocket reader
+    thread wakes the waiting coroutine instead.
+    """
+
+    def __init__(self, channel_name: str, channel_socket: Any, log: logging.Logger) -> None:
+        super().__init__(channel_name, channel_socket, log)
+        self._loop = asyncio.get_running_loop()
+        self._arrived = asyncio.Event()
+
+    def put_nowait(self, item: Any) -> None:
+        super().put_nowait(item)
+        self._loop.call_soon_threadsafe(self._arrived.set)
+
+    async def _async_get(self, timeout: float | None = None) -> Any:
+        deadline = math.inf if timeout is None else time.monotonic() + timeout
+        while True:
+            self._arrived.clear()
+            try:
+                return self.get(block=False)
+            except queue.Empty:
+                pass
+            if self.response_router_finished:
+                raise RuntimeError("Response router had finished")
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise queue.Empty
+            # Bounded: the router's end sets a flag, not the event.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._arrived.wait(), min(remaining, ROUTER_CHECK))
+
+
+ROUTER_CHECK = 0.5
+"""Seconds between checks that the gateway client's websocket reader still runs."""
+
+
+class WakingGatewayKernelClient(GatewayKernelClient):
+    """jupyter_server's gateway kernel client, with shell and IOPub queues that do not poll."""
+
+    def _waking(self, name: str) -> ChannelQueue:
+        attribute = f"_{name}_channel"
+        channel: ChannelQueue | None = getattr(self, attribute)
+        if channel is None:
+            channel = _WakingChannelQueue(name, self.channel_socket, self.log)
+            setattr(self, attribute, channel)
+            if self._channel_queues is not None:
+                self._channel_queues[name] = channel
+        return channel
+
+    @property
+    def shell_channel(self) -> ChannelQueue:
+        return self._waking("shell")
+
+    @property
+    def iopub_channel(self) -> ChannelQueue:
+        return self._waking("iopub")

@@ -18,7 +18,10 @@ import anyio
 from jupyter_core.utils import ensure_async
 from jupyter_server.gateway.managers import GatewayMappingKernelManager
 
-from jupyter_recall.server.executors.gateway_channels import GatewayConnection
+from jupyter_recall.server.executors.gateway_channels import (
+    GatewayConnection,
+    WakingGatewayKernelClient,
+)
 from jupyter_recall.server.executors.iopub import ChannelRouter, KernelConnection
 
 log = logging.getLogger(__name__)
@@ -117,6 +120,8 @@ class ManagedKernelLauncher:
         connection: ChannelRouter
         if self.remote:
             connection = await GatewayConnection.open(kernel_id, label=label)
+            # nbclient's client for this kernel (notebook actions) then waits without polling.
+            manager.client_factory = WakingGatewayKernelClient
         else:
             connection = KernelConnection(manager, label=label)
         try:
