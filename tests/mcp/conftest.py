@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import sys
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -41,11 +40,6 @@ def notebook(server: LiveServer) -> Iterator[str]:
     """A notebook session of the server, with its live kernel."""
     body = {"path": NOTEBOOK, "type": "notebook", "kernel": {"name": "python3"}}
     session = server.request("POST", "/api/sessions", body)
-    kernel_id = session["kernel"]["id"]
-    deadline = time.monotonic() + 60
-    while server.request("GET", f"/api/kernels/{kernel_id}")["execution_state"] == "starting":
-        assert time.monotonic() < deadline, "the notebook's kernel did not start"
-        time.sleep(0.2)
     try:
         yield NOTEBOOK
     finally:
@@ -59,22 +53,30 @@ async def stdio_session(
     command = StdioServerParameters(
         command=JUPYTER, args=["recall", "mcp", "--url", server.url, "--token", TOKEN]
     )
-    async with stdio_client(command) as (read, write):
-        async with ClientSession(read, write, message_handler=handler) as session:
-            await session.initialize()
-            yield session
+    async with (
+        stdio_client(command) as (read, write),
+        ClientSession(read, write, message_handler=handler) as session,
+    ):
+        await session.initialize()
+        yield session
 
 
 @contextlib.asynccontextmanager
-async def http_session(server: LiveServer, token: str | None = TOKEN) -> AsyncIterator[ClientSession]:
+async def http_session(
+    server: LiveServer, token: str | None = TOKEN
+) -> AsyncIterator[ClientSession]:
     headers = {"Authorization": f"token {token}"} if token else {}
-    async with create_mcp_http_client(headers=headers) as http:
-        url = f"{server.url}/api/recall/mcp"
-        async with streamable_http_client(url, http_client=http) as (read, write):
-            async with ClientSession(read, write) as session:
-                await session.initialize()
-                yield session
+    url = f"{server.url}/api/recall/mcp"
+    async with (
+        create_mcp_http_client(headers=headers) as http,
+        streamable_http_client(url, http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        yield session
 
 
-def mcp_session(transport: str, server: LiveServer) -> contextlib.AbstractAsyncContextManager[ClientSession]:
+def mcp_session(
+    transport: str, server: LiveServer
+) -> contextlib.AbstractAsyncContextManager[ClientSession]:
     return stdio_session(server) if transport == "stdio" else http_session(server)

@@ -1,0 +1,183 @@
+"""The MCP server through the official SDK's client, over stdio (``jupyter recall mcp``) and
+Streamable HTTP (``/api/recall/mcp``), against a real Jupyter server and a live notebook kernel."""
+
+from __future__ import annotations
+
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import anyio
+import jsonschema
+import pytest
+from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.exceptions import MCPError
+
+from jupyter_recall import agent
+from jupyter_recall.mcp.tools import MCP_TOOLS, SHARED_NAMES
+from tests.mcp.conftest import TRANSPORTS, mcp_session
+from tests.server.live_server import LiveServer
+
+each_transport = pytest.mark.parametrize("transport", TRANSPORTS)
+DEADLINE = 120.0
+
+
+async def call(session: ClientSession, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    result = await session.call_tool(name, arguments)
+    answer = result.structured_content
+    assert isinstance(answer, dict)
+    assert result.is_error is (not answer["ok"]), answer
+    return answer
+
+
+async def ok(session: ClientSession, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    answer = await call(session, name, arguments)
+    assert answer["ok"], answer
+    return answer
+
+
+def leaves(error: BaseException | None) -> list[BaseException]:
+    if error is None:
+        return []
+    nested = getattr(error, "exceptions", None)
+    return [leaf for inner in nested for leaf in leaves(inner)] if nested else [error]
+
+
+async def finished_run(session: ClientSession, job_id: str) -> dict[str, Any]:
+    deadline = time.monotonic() + DEADLINE
+    while True:
+        runs = (await ok(session, "run_list", {"job_id": job_id}))["runs"]
+        done = [run for run in runs if run["status"] not in ("running",)]
+        if done:
+            return dict(done[0])
+        assert time.monotonic() < deadline, f"job {job_id} did not run"
+        await anyio.sleep(0.5)
+
+
+@each_transport
+async def test_tools_and_their_schemas(transport: str, server: LiveServer) -> None:
+    async with mcp_session(transport, server) as session:
+        listed = {tool.name: tool for tool in (await session.list_tools()).tools}
+    assert set(listed) == set(MCP_TOOLS)
+    for tool in listed.values():
+        jsonschema.Draft202012Validator.check_schema(tool.input_schema)
+        assert tool.input_schema["type"] == "object"
+        assert tool.description
+    in_kernel = {spec["name"]: spec for spec in agent.tool_specs(style="anthropic")}
+    assert len(SHARED_NAMES) >= 12
+    for name in SHARED_NAMES:
+        assert listed[name].input_schema == in_kernel[name]["input_schema"], name
+        assert listed[name].description == in_kernel[name]["description"], name
+
+
+@each_transport
+async def test_code_runs_in_the_notebooks_live_kernel(
+    transport: str, server: LiveServer, notebook: str
+) -> None:
+    marker = f"mcp_{transport}"
+    async with mcp_session(transport, server) as session:
+        first = await ok(
+            session,
+            "schedule_code",
+            {"when": "now", "code": f"{marker} = 41", "notebook": notebook},
+        )
+        assert (await finished_run(session, first["job_id"]))["status"] == "succeeded"
+        # Only the same live kernel still holds the name the first job defined.
+        code = f"print({marker} + 1)"
+        second = await ok(
+            session, "schedule_code", {"when": "now", "code": code, "notebook": notebook}
+        )
+        job = await ok(session, "schedule_status", {"job_id": second["job_id"]})
+        assert job["job"]["target"]["path"] == notebook
+        run = await finished_run(session, second["job_id"])
+        assert run["status"] == "succeeded", run
+        output = await session.read_resource(f"recall://runs/{run['id']}/output")
+        assert output.contents[0].text.strip() == "42"
+        described = await session.read_resource(f"recall://jobs/{second['job_id']}")
+        assert '"type": "code"' in described.contents[0].text
+        runs = await session.read_resource(f"recall://jobs/{second['job_id']}/runs")
+        assert run["id"] in runs.contents[0].text
+
+
+@each_transport
+async def test_a_watcher_starts_and_stops(transport: str, server: LiveServer) -> None:
+    params = {"path": str(Path(server.root) / "watched.txt")}
+    async with mcp_session(transport, server) as session:
+        started = await ok(
+            session,
+            "watch_start",
+            {"name": "filesystem.read", "params": params, "interval": 3600, "label": transport},
+        )
+        watcher_id = started["watcher_id"]
+        listed = await ok(session, "watch_list", {})
+        assert watcher_id in [w["watcher_id"] for w in listed["watchers"]]
+        status = await ok(session, "watch_status", {"watcher_id": watcher_id})
+        assert status["status"] == "running"
+        await ok(session, "watch_stop", {"watcher_id": watcher_id})
+        gone = await call(session, "watch_status", {"watcher_id": watcher_id})
+    assert gone["ok"] is False
+    assert gone["field"] == "watcher_id"
+
+
+@each_transport
+async def test_bad_arguments_are_tool_errors_naming_the_field(
+    transport: str, server: LiveServer
+) -> None:
+    async with mcp_session(transport, server) as session:
+        wrong_type = await call(session, "schedule_code", {"when": 5, "code": "1"})
+        repeating = await call(session, "schedule_cron", {"cron": "in 5 minutes", "prompt": "x"})
+        unknown = await call(session, "job_pause", {"job_id": "a", "colour": "red"})
+        bad_path = await call(session, "schedule_notebook", {"when": "in 1h", "notebook": "x.py"})
+        missing = await call(session, "job_pause", {"job_id": "no-such-job"})
+    assert (wrong_type["ok"], wrong_type["field"]) == (False, "when")
+    assert repeating["field"] == "cron"
+    assert "schedule_once" in repeating["error"]
+    assert unknown["field"] == "colour"
+    assert "job_id" in unknown["accepted"]
+    assert bad_path["field"] == "notebook"
+    assert "x.py" in bad_path["error"]
+    assert missing["field"] == "job_id"
+    assert "not found" in missing["error"]
+
+
+def test_an_anonymous_http_client_is_refused(server: LiveServer) -> None:
+    message = b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}'
+    for headers in ({}, {"Authorization": "token not-the-token"}):
+        request = urllib.request.Request(
+            f"{server.url}/api/recall/mcp",
+            data=message,
+            method="POST",
+            headers={"Content-Type": "application/json", "Accept": "application/json", **headers},
+        )
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=30)
+        refused.value.close()
+        assert refused.value.code in (401, 403), headers
+
+
+async def test_the_sdk_client_without_a_token_cannot_connect(server: LiveServer) -> None:
+    statuses: list[int] = []
+
+    async def record(response: Any) -> None:
+        statuses.append(response.status_code)
+
+    async def connect() -> Exception | None:
+        try:
+            async with (
+                create_mcp_http_client() as http,
+                streamable_http_client(f"{server.url}/api/recall/mcp", http_client=http) as streams,
+                ClientSession(*streams) as session,
+            ):
+                http.event_hooks["response"].append(record)
+                await session.initialize()
+        except Exception as error:
+            return error
+        return None
+
+    # The SDK reports the refusal as an MCPError inside its task groups' exception groups.
+    assert any(isinstance(error, MCPError) for error in leaves(await connect()))
+    assert statuses == [403]
