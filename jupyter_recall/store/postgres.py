@@ -27,9 +27,16 @@ import psycopg
 from psycopg import sql as pgsql
 
 from jupyter_recall.core.errors import ConflictError, NotFoundError, StoreError
-from jupyter_recall.core.model import Job, JobKind, Run, RunStatus
+from jupyter_recall.core.model import Job, JobKind, JobStatus, Run, RunStatus
 from jupyter_recall.store import codec
-from jupyter_recall.store.base import STATE_FIELDS, JobFilter, JobState, RunEnd, RunFilter
+from jupyter_recall.store.base import (
+    STATE_FIELDS,
+    JobCount,
+    JobFilter,
+    JobState,
+    RunEnd,
+    RunFilter,
+)
 from jupyter_recall.store.changes import ChangeListener
 from jupyter_recall.store.postgres_listen import NOTIFY, Listener, payload
 from jupyter_recall.store.postgres_schema import PostgresMigration, migrate
@@ -43,7 +50,16 @@ from jupyter_recall.store.rows import (
     RunStateRow,
     columns,
 )
-from jupyter_recall.store.sqlite import _orphan_reason, _state_from_row, _state_row, bounded_output
+from jupyter_recall.store.sqlite import (
+    _JOB_SORT_SQL,
+    _like_pattern,
+    _orphan_reason,
+    _run_cursor_params,
+    _sort_value,
+    _state_from_row,
+    _state_row,
+    bounded_output,
+)
 
 _JOB_SELECT = f"SELECT {columns(JobRow._fields)} FROM jobs"
 _RUN_SELECT = f"SELECT {columns(RunRow._fields)} FROM runs"
@@ -134,6 +150,10 @@ _RUNNING_WITH_LEASES = (
     f"SELECT {columns(RunRow._fields, prefix='runs.')}, leases.until "
     "FROM runs LEFT JOIN leases ON leases.engine_id = runs.engine_id "
     "WHERE runs.status = 'running' FOR UPDATE OF runs"
+)
+_COUNT_BY_STATUS = (
+    "SELECT status, count(*), sum(CASE WHEN last_status = 'running' THEN 1 ELSE 0 END) "
+    "FROM jobs WHERE "
 )
 _ANY_JOB = JobFilter()
 Params = Sequence[Any] | Mapping[str, Any]
@@ -374,12 +394,22 @@ class PostgresStore(PostgresWatcherTables):
 
     def list_jobs(self, *, owner: str | None, where: JobFilter = _ANY_JOB) -> list[Job]:
         clauses, params = _job_clauses(where)
+        _add_job_page(where, clauses, params)
         sql, params = _scoped(f"{_JOB_SELECT} WHERE {' AND '.join(clauses)}", params, owner)
-        sql += " ORDER BY created_at DESC, id DESC"
+        direction = " DESC" if where.descending else ""
+        sql += f" ORDER BY {_JOB_SORT_SQL[where.sort]}{direction}, id{direction}"
         if where.limit is not None:
             sql += " LIMIT %s"
             params.append(where.limit)
         return self._jobs(sql, params)
+
+    def count_jobs_by_status(
+        self, *, owner: str | None, where: JobFilter = _ANY_JOB
+    ) -> list[JobCount]:
+        clauses, params = _job_clauses(where)
+        sql, params = _scoped(_COUNT_BY_STATUS + " AND ".join(clauses), params, owner)
+        rows = self._rows(sql + " GROUP BY status ORDER BY status", params)
+        return [JobCount(JobStatus(status), int(n), int(running)) for status, n, running in rows]
 
     def delete_job(self, job_id: str, *, owner: str | None) -> None:
         sql, params = _scoped("DELETE FROM jobs WHERE id = %s", [job_id], owner)
@@ -494,6 +524,9 @@ class PostgresStore(PostgresWatcherTables):
     def list_runs(self, *, owner: str | None, where: RunFilter = _ANY_RUN) -> list[Run]:
         clauses, params = _run_clauses(where)
         sql, params = _scoped(f"{_RUN_SELECT} WHERE {' AND '.join(clauses)}", params, owner)
+        if where.after is not None:
+            sql += " AND (scheduled_for, created_at, id) < (%s, %s, %s)"
+            params.extend(_run_cursor_params(where.after))
         sql += " ORDER BY scheduled_for DESC, created_at DESC, id DESC"
         if where.limit is not None:
             sql += " LIMIT %s"
@@ -605,6 +638,20 @@ def _job_clauses(where: JobFilter) -> tuple[list[str], list[Any]]:
         clauses.append("plugin_owner = %s")
         params.append(where.plugin_owner)
     return clauses, params
+
+
+def _add_job_page(where: JobFilter, clauses: list[str], params: list[Any]) -> None:
+    """The search and cursor of a listing page (``JobFilter.search``, ``after``)."""
+    if where.search:
+        clauses.append(
+            "(id ILIKE %s ESCAPE '\\' OR name ILIKE %s ESCAPE '\\' "
+            "OR when_text ILIKE %s ESCAPE '\\' OR session ILIKE %s ESCAPE '\\')"
+        )
+        params.extend([_like_pattern(where.search)] * 4)
+    if where.after is not None:
+        comparison = "<" if where.descending else ">"
+        clauses.append(f"({_JOB_SORT_SQL[where.sort]}, id) {comparison} (%s, %s)")
+        params.extend((_sort_value(where.sort, where.after.value), where.after.id))
 
 
 def _run_clauses(where: RunFilter) -> tuple[list[str], list[Any]]:

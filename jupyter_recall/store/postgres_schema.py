@@ -144,10 +144,27 @@ CREATE TABLE disabled_owners (
 );
 """
 
+# Listing pages walk an index in (sort key, id) order within one owner; the expressions are
+# those of store/sqlite.py's _JOB_SORT_SQL (a job with no next fire last, one never run first).
+_V4 = """
+DROP INDEX jobs_by_owner;
+CREATE INDEX jobs_by_owner ON jobs (owner, created_at, id);
+CREATE INDEX jobs_by_owner_name ON jobs (owner, name, id);
+CREATE INDEX jobs_by_owner_next_fire
+    ON jobs (owner, coalesce(next_fire_at, 4611686018427387904), id);
+CREATE INDEX jobs_by_owner_last_run
+    ON jobs (owner, coalesce(last_run_at, -4611686018427387904), id);
+CREATE INDEX jobs_by_owner_status ON jobs (owner, status, last_status);
+CREATE INDEX runs_by_owner_newest ON runs (owner, scheduled_for, created_at, id);
+"""
+
 MIGRATIONS = (
     PostgresMigration(1, "create jobs, runs and leases", _V1),
     PostgresMigration(2, "create watcher state, watcher results and the notification buffer", _V2),
     PostgresMigration(3, "owned jobs: plugin_owner and key on jobs, disabled owners", _V3),
+    PostgresMigration(
+        4, "indexes for listing pages: jobs by each sort key, runs newest first, counts", _V4
+    ),
 )
 """Every migration, in version order. A released migration is never edited."""
 
