@@ -164,3 +164,37 @@ def test_a_notebook_runs_in_a_gateway_kernel(server: LiveServer, gateway: Kernel
     executed = nbformat.read(server.root / f"report.recall-{run['id']}.ipynb", as_version=4)
     assert executed.cells[0].outputs[0]["text"] == f"parent {gateway.process.pid}\n"
     server.wait_for(lambda: gateway.kernels() == [], timeout=30)
+
+
+@pytest.mark.slow
+def test_warm_kernels_wait_on_the_gateway(gateway: KernelGateway, tmp_path: Path) -> None:
+    root = tmp_path / "pooled-root"
+    root.mkdir()
+    server = LiveServer(
+        root,
+        tmp_path / "pooled.sqlite",
+        args=(f"--gateway-url={gateway.url}", "--RecallApp.kernel_pool=python3=1"),
+    ).start()
+    try:
+        warm = server.wait_for(gateway.kernels, timeout=60)
+        source = "import os\nprint(os.getppid(), os.environ['JUPYTER_RECALL_RUN_ID'])"
+        job = server.request(
+            "POST",
+            "/api/recall/jobs",
+            {
+                "when": soon(),
+                "action": {"type": "code", "code": source},
+                "target": {"type": "headless"},
+            },
+        )
+        run = finished_run(server, job["id"])
+        assert run["status"] == "succeeded", run
+        assert run["output"] == f"{gateway.process.pid} {run['id']}\n"
+        # The warm kernel served the run and was shut down; a new one waits in its place.
+        refilled = server.wait_for(
+            lambda: [k["id"] for k in gateway.kernels() if k["id"] != warm[0]["id"]], timeout=60
+        )
+        assert warm[0]["id"] not in refilled
+    finally:
+        server.stop()
+    server.wait_for(lambda: gateway.kernels() == [], timeout=30)
