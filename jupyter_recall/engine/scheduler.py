@@ -41,7 +41,7 @@ from jupyter_recall.engine.executors import Executor
 from jupyter_recall.engine.jobs import JobChanges, NewJob
 from jupyter_recall.engine.runner import DELETED, SHUTDOWN, STOPPED, Runner
 from jupyter_recall.engine.writer import FiringGate, RunWriter
-from jupyter_recall.store.base import JobFilter, RunFilter, Store
+from jupyter_recall.store.base import JobCount, JobFilter, RunFilter, Store
 from jupyter_recall.store.changes import ChangeFeed, ChangeListener
 
 __all__ = ["Event", "NewJob", "Scheduler"]
@@ -393,6 +393,12 @@ class Scheduler:
 
     async def list_jobs(self, *, owner: str, where: JobFilter = ANY_JOB) -> list[Job]:
         return await self._in_store(partial(self.store.list_jobs, owner=owner, where=where))
+
+    async def count_jobs_by_status(
+        self, *, owner: str, where: JobFilter = ANY_JOB
+    ) -> list[JobCount]:
+        count = partial(self.store.count_jobs_by_status, owner=owner, where=where)
+        return await self._in_store(count)
 
     def _changed(self, job: Job) -> Job:
         self._bus.job(JOB_UPDATED, job)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any, TypeVar, cast
 
 from jupyter_server.auth.decorator import authorized
@@ -27,8 +28,19 @@ from jupyter_recall.engine.scheduler import Scheduler
 from jupyter_recall.server.authorization import authorize_jobs, changed_shape, shape_of
 from jupyter_recall.server.body import decode_body, json_type
 from jupyter_recall.server.errors import error_body, status_for
+from jupyter_recall.server.listing import (
+    DEFAULT_PAGE,
+    MAX_PAGE,
+    ORDERS,
+    check_search,
+    job_cursor,
+    job_order,
+    page_of,
+    parse_job_cursor,
+    parse_run_cursor,
+    run_cursor,
+)
 from jupyter_recall.server.serialize import (
-    MAX_RUNS_LIMIT,
     default_session,
     iso,
     job_changes_from_json,
@@ -39,7 +51,7 @@ from jupyter_recall.server.serialize import (
     parse_since,
     run_to_json,
 )
-from jupyter_recall.store.base import JobFilter, RunFilter
+from jupyter_recall.store.base import JOB_SORT_KEYS, JobFilter, RunFilter
 
 AUTH_RESOURCE = "recall"
 JOB_ACTIONS = ("pause", "resume", "skip", "trigger", "cancel")
@@ -137,6 +149,7 @@ def _job_filter(handler: RecallHandler) -> JobFilter:
         session=handler.get_query_argument("path", None),
         schedule_kind=handler.query_choice("schedule_kind", SCHEDULE_KINDS),
         pending_recalls_only=handler.query_choice("pending_recalls", FLAGS) in FLAGS[:2],
+        search=check_search(handler.get_query_argument("q", None)),
     )
 
 
@@ -144,8 +157,20 @@ class JobsHandler(RecallHandler):
     @web.authenticated
     @authorized
     async def get(self) -> None:
-        jobs = await self.scheduler.list_jobs(owner=self.owner, where=_job_filter(self))
-        self.send_json({"jobs": [job_to_json(job) for job in jobs]})
+        order = job_order(
+            self.query_choice("sort", JOB_SORT_KEYS), self.query_choice("order", ORDERS)
+        )
+        limit = self.query_count("limit", MAX_PAGE) or DEFAULT_PAGE
+        where = replace(
+            _job_filter(self),
+            sort=order.sort,
+            descending=order.descending,
+            after=parse_job_cursor(self.get_query_argument("cursor", None), order),
+            limit=limit + 1,
+        )
+        jobs, last = page_of(await self.scheduler.list_jobs(owner=self.owner, where=where), limit)
+        next_cursor = None if last is None else job_cursor(last, order)
+        self.send_json({"jobs": [job_to_json(job) for job in jobs], "next_cursor": next_cursor})
 
     @web.authenticated
     @authorized
@@ -189,6 +214,24 @@ async def keep_recall_session(
         f"{moved_to!r}{held}; a session has one pending recall at a time, so cancel this one "
         "and create it there"
     )
+
+
+class JobCountsHandler(RecallHandler):
+    """How many jobs match the listing's filters, by status, without reading them."""
+
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        counts = await self.scheduler.count_jobs_by_status(
+            owner=self.owner, where=_job_filter(self)
+        )
+        self.send_json(
+            {
+                "total": sum(count.jobs for count in counts),
+                "by_status": {count.status.value: count.jobs for count in counts},
+                "running": sum(count.running for count in counts),
+            }
+        )
 
 
 class JobHandler(RecallHandler):
@@ -245,11 +288,8 @@ class JobRunsHandler(RecallHandler):
     @web.authenticated
     @authorized
     async def get(self, job_id: str) -> None:
-        limit = self.query_count("limit", MAX_RUNS_LIMIT)
         await self.scheduler.get_job(job_id, owner=self.owner)
-        where = RunFilter(job_id=job_id, limit=limit)
-        runs = await self.scheduler.list_runs(owner=self.owner, where=where)
-        self.send_json({"runs": [run_to_json(run) for run in runs]})
+        await send_runs(self, RunFilter(job_id=job_id))
 
 
 class RunsHandler(RecallHandler):
@@ -260,10 +300,19 @@ class RunsHandler(RecallHandler):
             since=parse_since(self.get_query_argument("since", None)),
             status=[RunStatus.parse(v, "status") for v in self.query_list("status")],
             job_id=self.get_query_argument("job_id", None),
-            limit=self.query_count("limit", MAX_RUNS_LIMIT),
         )
-        runs = await self.scheduler.list_runs(owner=self.owner, where=where)
-        self.send_json({"runs": [run_to_json(run) for run in runs]})
+        await send_runs(self, where)
+
+
+async def send_runs(handler: RecallHandler, where: RunFilter) -> None:
+    """A page of runs, newest first, with the cursor of the next page (None at the end)."""
+    limit = handler.query_count("limit", MAX_PAGE) or DEFAULT_PAGE
+    after = parse_run_cursor(handler.get_query_argument("cursor", None))
+    where = replace(where, after=after, limit=limit + 1)
+    found = await handler.scheduler.list_runs(owner=handler.owner, where=where)
+    runs, last = page_of(found, limit)
+    next_cursor = None if last is None else run_cursor(last)
+    handler.send_json({"runs": [run_to_json(run) for run in runs], "next_cursor": next_cursor})
 
 
 class RunHandler(RecallHandler):
@@ -387,6 +436,7 @@ def route_table() -> list[tuple[str, type[RecallHandler]]]:
     return [
         (r"/api/recall/info", InfoHandler),
         (r"/api/recall/jobs", JobsHandler),
+        (r"/api/recall/jobs/counts", JobCountsHandler),
         (rf"/api/recall/jobs/{job}", JobHandler),
         (rf"/api/recall/jobs/{job}/(?P<action>{actions})", JobActionHandler),
         (rf"/api/recall/jobs/{job}/runs", JobRunsHandler),

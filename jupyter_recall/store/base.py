@@ -26,7 +26,6 @@ from typing import Any, NamedTuple, Protocol
 from jupyter_recall.core.model import Job, JobKind, JobStatus, Run, RunStatus
 from jupyter_recall.store.watchers import RING_SIZE, CheckRecord, PendingCheck, WatcherRecord
 
-
 JOB_SORT_KEYS = ("created_at", "next_fire_at", "last_run_at", "name")
 """What job listings sort on, each with ``id`` to break ties. A job without a next fire sorts
 as if it fired last (after every instant); a job that never ran as if it ran first."""

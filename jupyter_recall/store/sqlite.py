@@ -465,7 +465,8 @@ class SQLiteStore(SQLiteWatcherTables):
 
     def list_jobs(self, *, owner: str | None, where: JobFilter = _ANY_JOB) -> list[Job]:
         clauses, params = _job_clauses(where)
-        clauses, params = [*clauses, *_job_page_clauses(where)], [*params, *_job_page_params(where)]
+        page_clauses, page_params = _job_page_clauses(where)
+        clauses, params = [*clauses, *page_clauses], [*params, *page_params]
         sql, params = _scoped(f"{_JOB_SELECT} WHERE {' AND '.join(clauses)}", params, owner)
         sql += _job_order(where)
         if where.limit is not None:
@@ -784,29 +785,27 @@ def _job_clauses(where: JobFilter) -> tuple[list[str], list[Any]]:
     if where.plugin_owner is not None:
         clauses.append("plugin_owner = ?")
         params.append(where.plugin_owner)
-    return clauses, params
+    search_clauses, search_params = _search_clause(where)
+    return [*clauses, *search_clauses], [*params, *search_params]
 
 
-def _job_page_clauses(where: JobFilter) -> list[str]:
-    clauses = []
-    if where.search:
-        clauses.append(
-            "(id LIKE ? ESCAPE '\\' OR name LIKE ? ESCAPE '\\' OR when_text LIKE ? ESCAPE '\\'"
-            " OR session LIKE ? ESCAPE '\\')"
-        )
-    if where.after is not None:
-        comparison = "<" if where.descending else ">"
-        clauses.append(f"({_JOB_SORT_SQL[where.sort]}, id) {comparison} (?, ?)")
-    return clauses
+def _search_clause(where: JobFilter) -> tuple[list[str], list[Any]]:
+    if not where.search:
+        return [], []
+    fields = ("id", "name", "when_text", "session")
+    clause = " OR ".join(f"{field} LIKE ? ESCAPE '\\'" for field in fields)
+    return [f"({clause})"], [_like_pattern(where.search)] * len(fields)
 
 
-def _job_page_params(where: JobFilter) -> list[Any]:
-    params: list[Any] = []
-    if where.search:
-        params.extend([_like_pattern(where.search)] * 4)
-    if where.after is not None:
-        params.extend((_sort_value(where.sort, where.after.value), where.after.id))
-    return params
+def _job_page_clauses(where: JobFilter) -> tuple[list[str], list[Any]]:
+    if where.after is None:
+        return [], []
+    comparison = "<" if where.descending else ">"
+    expression, value = _JOB_SORT_SQL[where.sort], _sort_value(where.sort, where.after.value)
+    # The first, redundant bound is what SQLite turns into a range of the index (it does not
+    # for a row value over an expression): deep pages cost what the first one does.
+    clauses = [f"{expression} {comparison}= ?", f"({expression}, id) {comparison} (?, ?)"]
+    return clauses, [value, value, where.after.id]
 
 
 def _like_pattern(text: str) -> str:
