@@ -79,7 +79,7 @@ def _job_action(args: dict[str, Any]) -> dict[str, Any]:
     if kind == "llm_prompt":
         raise ValidationError(
             "action_type",
-            "'llm_prompt' needs a notebook session's agent: use schedule_recall with its notebook",
+            "'llm_prompt' needs a notebook session's agent: use notebook_recall with its notebook",
             accepted=("notification", "tool_call"),
         )
     if kind == "tool_call":
@@ -144,7 +144,7 @@ def _schedule_notebook(backend: Backend, args: dict[str, Any]) -> Result:
     return job_summary(_create(backend, _named(body, args)))
 
 
-def _schedule_recall(backend: Backend, args: dict[str, Any]) -> Result:
+def _notebook_recall(backend: Backend, args: dict[str, Any]) -> Result:
     action = {"type": "instruction", "instruction": args["instruction"]}
     if args["comment"]:
         action["comment"] = args["comment"]
@@ -330,7 +330,7 @@ MCP_TOOLS: dict[str, McpTool] = {
         ),
         McpTool(
             _spec(
-                "schedule_recall",
+                "notebook_recall",
                 "Leave a self-instruction for the agent of a notebook session: when it fires, "
                 "that kernel's on_recall handler receives it. One pending recall per notebook.",
                 (
@@ -349,7 +349,7 @@ MCP_TOOLS: dict[str, McpTool] = {
                     "tz": "timezone_offset",
                 },
             ),
-            _schedule_recall,
+            _notebook_recall,
         ),
         _shared("schedule_once", _schedule_once),
         _shared("schedule_cron", _schedule_cron),

@@ -69,6 +69,8 @@ async def test_tools_and_their_schemas(transport: str, server: LiveServer) -> No
         assert tool.description
     in_kernel = {spec["name"]: spec for spec in agent.tool_specs(style="anthropic")}
     assert len(SHARED_NAMES) >= 12
+    # A name the kernel's agent tools use is the same tool, with the same specification.
+    assert set(listed) & set(agent.TOOL_NAMES) == set(SHARED_NAMES)
     for name in SHARED_NAMES:
         assert listed[name].input_schema == in_kernel[name]["input_schema"], name
         assert listed[name].description == in_kernel[name]["description"], name
@@ -181,3 +183,27 @@ async def test_the_sdk_client_without_a_token_cannot_connect(server: LiveServer)
     # The SDK reports the refusal as an MCPError inside its task groups' exception groups.
     assert any(isinstance(error, MCPError) for error in leaves(await connect()))
     assert statuses == [403]
+
+
+@each_transport
+async def test_a_recall_for_a_notebooks_agent(
+    transport: str, server: LiveServer, notebook: str
+) -> None:
+    recall = {
+        "when": "in 1h",
+        "notebook": notebook,
+        "instruction": f"check the build ({transport})",
+    }
+    async with mcp_session(transport, server) as session:
+        created = await ok(session, "notebook_recall", recall)
+        try:
+            status = await ok(session, "schedule_status", {"job_id": created["job_id"]})
+            second = await call(session, "notebook_recall", recall)
+        finally:
+            await ok(session, "schedule_cancel", {"job_id": created["job_id"]})
+    assert created["kind"] == "recall"
+    assert status["job"]["action"]["instruction"] == recall["instruction"]
+    assert status["job"]["target"] == {"type": "kernel", "path": notebook}
+    # One pending recall per notebook session, as in the kernel.
+    assert second["ok"] is False
+    assert created["job_id"] in second["error"]
