@@ -1,0 +1,89 @@
+"""Faults with two engine processes on one PostgreSQL database: one of them killed with
+``kill -9`` in the middle of a burst. Every job still ends with exactly one run: succeeded, or
+interrupted (the survivor takes over the dead engine's runs once its lease expires); none is
+lost and none runs twice."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from jupyter_recall.core.model import RunStatus
+from jupyter_recall.store.base import RunFilter
+from jupyter_recall.store.urls import open_store
+from tests.engine.support import UTC
+from tests.store.factories import make_job
+
+REPO = Path(__file__).resolve().parents[2]
+LEASE_SECONDS = 2.0
+JOBS = 300
+
+
+def start_engine(url: str, engine_id: str) -> subprocess.Popen[str]:
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tests.engine.pg_engine_process",
+            url,
+            engine_id,
+            str(LEASE_SECONDS),
+        ],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    assert process.stdout.readline().strip() == "ready"
+    return process
+
+
+def test_an_engine_killed_mid_burst_loses_and_repeats_nothing(postgres_db_url: str) -> None:
+    engines = [start_engine(postgres_db_url, f"engine-{n}") for n in range(2)]
+    store = open_store(postgres_db_url)
+    try:
+        now = datetime.now(UTC)
+        start = now + timedelta(seconds=1)
+        jobs = [
+            make_job(when=(start + timedelta(milliseconds=10 * i)).isoformat(), created_at=now)
+            for i in range(JOBS)
+        ]
+        store.insert_jobs(jobs)
+        time.sleep(2.0)  # a third of the burst is over
+        os.kill(engines[0].pid, signal.SIGKILL)
+        engines[0].wait(timeout=30)
+        deadline = time.monotonic() + 120
+        while True:
+            runs = store.list_runs(owner=None, where=RunFilter())
+            settled = [run for run in runs if run.status.is_final]
+            if len(settled) >= JOBS and len(runs) == len(settled):
+                break
+            assert time.monotonic() < deadline, f"{len(settled)} of {JOBS} runs settled"
+            time.sleep(0.25)
+    finally:
+        for engine in engines:
+            if engine.poll() is None:
+                engine.kill()
+            engine.wait(timeout=30)
+            if engine.stdout is not None:
+                engine.stdout.close()
+        store.close()
+    per_job = Counter(run.job_id for run in runs)
+    assert set(per_job) == {job.id for job in jobs}
+    assert set(per_job.values()) == {1}
+    statuses = Counter(run.status for run in runs)
+    assert set(statuses) <= {RunStatus.SUCCEEDED, RunStatus.INTERRUPTED}
+    assert statuses[RunStatus.SUCCEEDED] > 0
+    by_engine = Counter(run.engine_id for run in runs)
+    assert by_engine["engine-0"] > 0
+    assert by_engine["engine-1"] > 0
+    for run in runs:
+        if run.status is RunStatus.INTERRUPTED:
+            assert run.engine_id == "engine-0"
+            assert "engine-0" in (run.error or "")
