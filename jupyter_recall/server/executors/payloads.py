@@ -8,117 +8,70 @@ by an older release is checked again before it runs.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import replace
 from typing import Any
 
 from jupyter_recall.core.errors import ValidationError
-from jupyter_recall.core.payloads import (
-    check_action_fits_target,
-    validate_action,
-    validate_options,
-    validate_target,
+from jupyter_recall.core.records import (
+    Action,
+    CodeAction,
+    HeadlessTarget,
+    InstructionAction,
+    JobOptions,
+    KernelTarget,
+    NotebookAction,
+    NotificationAction,
+    ServerTarget,
+    Target,
+    ToolAction,
+    action_from_json,
+    check_fits,
+    target_from_json,
 )
 
-
-@dataclass(frozen=True, slots=True)
-class CodeAction:
-    code: str
-
-
-@dataclass(frozen=True, slots=True)
-class InstructionAction:
-    instruction: str
-
-
-@dataclass(frozen=True, slots=True)
-class NotificationAction:
-    message: str
-    title: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class NotebookAction:
-    path: str
-    """Relative to the contents root, without a leading slash."""
-    parameters: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True)
-class ToolAction:
-    name: str
-    params: dict[str, Any] = field(default_factory=dict)
-
-
-Action = CodeAction | InstructionAction | NotificationAction | NotebookAction | ToolAction
-
-
-@dataclass(frozen=True, slots=True)
-class KernelTarget:
-    """A live kernel, named by notebook path (resolved at fire time) or by kernel id."""
-
-    path: str | None = None
-    kernel_id: str | None = None
-
-    @property
-    def label(self) -> str:
-        return self.path if self.path is not None else str(self.kernel_id)
-
-
-@dataclass(frozen=True, slots=True)
-class HeadlessTarget:
-    kernel_name: str | None = None
-    cwd: str | None = None
-    """Working directory relative to the contents root."""
-
-
-@dataclass(frozen=True, slots=True)
-class ServerTarget:
-    pass
-
-
-Target = KernelTarget | HeadlessTarget | ServerTarget
+__all__ = [
+    "Action",
+    "CodeAction",
+    "HeadlessTarget",
+    "InstructionAction",
+    "KernelTarget",
+    "NotebookAction",
+    "NotificationAction",
+    "ServerTarget",
+    "Target",
+    "ToolAction",
+]
 
 
 def parse_action(data: object) -> Action:
-    action = validate_action(data)
-    kind = action["type"]
-    if kind == "code":
-        return CodeAction(code=action["code"])
-    if kind == "instruction":
-        return InstructionAction(instruction=action["instruction"])
-    if kind == "notification":
-        return NotificationAction(message=action["message"], title=action.get("title"))
-    if kind == "notebook":
+    """The action as executors take it: a notebook's path under the contents root, its
+    parameter names checked (they become Python variables)."""
+    action = action_from_json(data)
+    if isinstance(action, NotebookAction):
         return _notebook_action(action)
-    return ToolAction(name=action["name"], params=action["params"])
+    return action
 
 
-def _notebook_action(action: dict[str, Any]) -> NotebookAction:
-    for name in action["parameters"]:
+def _notebook_action(action: NotebookAction) -> NotebookAction:
+    for name in action.parameters:
         if not name.isidentifier():
             raise ValidationError(
                 "action.parameters", f"parameter names must be Python identifiers, got {name!r}"
             )
-    return NotebookAction(path=action["path"].lstrip("/"), parameters=action["parameters"])
+    return replace(action, path=action.relative_path)
 
 
 def parse_target(data: object) -> Target:
-    target = validate_target(data)
-    kind = target["type"]
-    if kind == "kernel":
-        path = target.get("path")
-        return KernelTarget(
-            path=path.lstrip("/") if path is not None else None,
-            kernel_id=target.get("kernel_id"),
-        )
-    if kind == "headless":
-        return HeadlessTarget(kernel_name=target.get("kernel_name"), cwd=target.get("cwd"))
-    return ServerTarget()
+    """The target as executors take it: a kernel's notebook path under the contents root."""
+    target = target_from_json(data)
+    if isinstance(target, KernelTarget) and target.path is not None:
+        return replace(target, path=target.relative_path)
+    return target
 
 
 def parse_job_payloads(action: object, target: object) -> tuple[Action, Target]:
     """Both payloads, refused together when the action cannot run on that target."""
-    check_action_fits_target(validate_action(action), validate_target(target))
+    check_fits(action_from_json(action), target_from_json(target))
     return parse_action(action), parse_target(target)
 
 
@@ -137,15 +90,15 @@ def route(action: Action, target: Target) -> str:
 
 
 def missing_kernel_policy(options: dict[str, Any]) -> str:
-    return str(validate_options(options).get("on_missing_kernel", "fail"))
+    return JobOptions.from_json(options).on_missing_kernel
 
 
 def exclusive_timeout(options: dict[str, Any]) -> float:
-    return float(validate_options(options).get("exclusive_timeout", 300))
+    return JobOptions.from_json(options).exclusive_timeout
 
 
 def is_exclusive(options: dict[str, Any]) -> bool:
-    return bool(validate_options(options).get("exclusive", False))
+    return JobOptions.from_json(options).exclusive
 
 
 def resolve_under(root_dir: str, relative: str | None, field_name: str) -> str:

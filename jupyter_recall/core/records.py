@@ -1,0 +1,369 @@
+"""Typed records of what a job does (its action), where (its target) and how (its options).
+
+Each record is parsed from JSON in one place (``from_json``, naming the field of any error:
+``action.code``, ``target.type``, ``options.exclusive_timeout``) and written back to JSON in one
+place (``to_json``, the normalised form the REST API answers and the stores persist, under the
+payload ``version`` the codec adds). Frozen dataclasses with slots: no dependency, immutable (a
+record can be shared by every job of a batch), and cheap to build.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from jupyter_recall.core.errors import ValidationError
+from jupyter_recall.core.limits import MAX_SECONDS
+
+ACTION_TYPES = ("code", "instruction", "tool", "notebook", "notification")
+TARGET_TYPES = ("kernel", "headless", "server")
+MISSING_KERNEL_POLICIES = ("start", "skip", "fail")
+
+
+def require_mapping(value: object, field_name: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise ValidationError(field_name, f"must be a JSON object, got {type(value).__name__}")
+    return value
+
+
+def _require_text(data: Mapping[str, Any], key: str, prefix: str) -> str:
+    value = data.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise ValidationError(f"{prefix}.{key}", f"must be a non-empty string, got {value!r}")
+    return value
+
+
+def _optional_text(data: Mapping[str, Any], key: str, prefix: str) -> str | None:
+    value = data.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ValidationError(f"{prefix}.{key}", f"must be a string, got {value!r}")
+    return value
+
+
+def _optional_object(data: Mapping[str, Any], key: str, prefix: str) -> dict[str, Any]:
+    value = data.get(key)
+    if value is None:
+        return {}
+    # A copy: the record must not change when the caller's dict does.
+    return dict(require_mapping(value, f"{prefix}.{key}"))
+
+
+# --- actions ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CodeAction:
+    """Python code run in a kernel."""
+
+    type: ClassVar[str] = "code"
+    code: str
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CodeAction:
+        return cls(code=_require_text(data, "code", "action"))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "code", "code": self.code}
+
+
+@dataclass(frozen=True, slots=True)
+class InstructionAction:
+    """A recall: an instruction handed back to the notebook (or its agent) at the time."""
+
+    type: ClassVar[str] = "instruction"
+    instruction: str
+    comment: str | None = None
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> InstructionAction:
+        return cls(
+            instruction=_require_text(data, "instruction", "action"),
+            comment=_optional_text(data, "comment", "action"),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": "instruction", "instruction": self.instruction}
+        if self.comment is not None:
+            out["comment"] = self.comment
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class ToolAction:
+    """A named tool (``module.action``) called with free-form JSON ``params``."""
+
+    type: ClassVar[str] = "tool"
+    name: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ToolAction:
+        name = _require_text(data, "name", "action")
+        module, dot, action = name.partition(".")
+        if not dot or not module or not action:
+            raise ValidationError("action.name", f"must look like 'module.action', got {name!r}")
+        return cls(name=name, params=_optional_object(data, "params", "action"))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "tool", "name": self.name, "params": dict(self.params)}
+
+
+@dataclass(frozen=True, slots=True)
+class NotebookAction:
+    """A whole notebook run in a fresh kernel, with free-form papermill-style ``parameters``."""
+
+    type: ClassVar[str] = "notebook"
+    path: str
+    """As the user wrote it; ``relative_path`` is the path under the contents root."""
+    parameters: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> NotebookAction:
+        path = _require_text(data, "path", "action")
+        if not path.endswith(".ipynb"):
+            raise ValidationError("action.path", f"must name a .ipynb file, got {path!r}")
+        return cls(path=path, parameters=_optional_object(data, "parameters", "action"))
+
+    @property
+    def relative_path(self) -> str:
+        return self.path.lstrip("/")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "notebook", "path": self.path, "parameters": dict(self.parameters)}
+
+
+@dataclass(frozen=True, slots=True)
+class NotificationAction:
+    """A notification sent to a channel (the session's by default)."""
+
+    type: ClassVar[str] = "notification"
+    message: str
+    title: str | None = None
+    channel: str | None = None
+    priority: str | None = None
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> NotificationAction:
+        return cls(
+            message=_require_text(data, "message", "action"),
+            title=_optional_text(data, "title", "action"),
+            channel=_optional_text(data, "channel", "action"),
+            priority=_optional_text(data, "priority", "action"),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": "notification", "message": self.message}
+        for key, value in (
+            ("title", self.title),
+            ("channel", self.channel),
+            ("priority", self.priority),
+        ):
+            if value is not None:
+                out[key] = value
+        return out
+
+
+Action = CodeAction | InstructionAction | ToolAction | NotebookAction | NotificationAction
+
+_ACTIONS: dict[str, Callable[[Mapping[str, Any]], Action]] = {
+    "code": CodeAction.from_json,
+    "instruction": InstructionAction.from_json,
+    "tool": ToolAction.from_json,
+    "notebook": NotebookAction.from_json,
+    "notification": NotificationAction.from_json,
+}
+
+
+def action_from_json(value: object) -> Action:
+    """The action record of a JSON payload, or a ValidationError naming the field."""
+    data = require_mapping(value, "action")
+    kind = data.get("type")
+    parse = _ACTIONS.get(kind) if isinstance(kind, str) else None
+    if parse is None:
+        raise ValidationError("action.type", f"unknown action type {kind!r}", accepted=ACTION_TYPES)
+    return parse(data)
+
+
+# --- targets ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class KernelTarget:
+    """A live kernel, named by notebook path (resolved at fire time) or by kernel id."""
+
+    type: ClassVar[str] = "kernel"
+    path: str | None = None
+    kernel_id: str | None = None
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> KernelTarget:
+        path = _optional_text(data, "path", "target")
+        kernel_id = _optional_text(data, "kernel_id", "target")
+        if not path and not kernel_id:
+            raise ValidationError(
+                "target", "a kernel target needs 'path' (notebook) or 'kernel_id'"
+            )
+        return cls(path=path or None, kernel_id=kernel_id or None)
+
+    @property
+    def relative_path(self) -> str | None:
+        return None if self.path is None else self.path.lstrip("/")
+
+    @property
+    def label(self) -> str:
+        return self.path if self.path is not None else str(self.kernel_id)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": "kernel"}
+        if self.path:
+            out["path"] = self.path
+        if self.kernel_id:
+            out["kernel_id"] = self.kernel_id
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class HeadlessTarget:
+    """A fresh kernel started for each run."""
+
+    type: ClassVar[str] = "headless"
+    kernel_name: str | None = None
+    """None: the notebook's own kernel (a notebook action on the server); JSON input without
+    one gets ``python3``."""
+    cwd: str | None = None
+    """Working directory relative to the contents root."""
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> HeadlessTarget:
+        name = _optional_text(data, "kernel_name", "target") or "python3"
+        return cls(kernel_name=name, cwd=_optional_text(data, "cwd", "target") or None)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": "headless"}
+        if self.kernel_name is not None:
+            out["kernel_name"] = self.kernel_name
+        if self.cwd:
+            out["cwd"] = self.cwd
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class ServerTarget:
+    """The Jupyter server itself (tools, notifications)."""
+
+    type: ClassVar[str] = "server"
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ServerTarget:
+        return SERVER_TARGET
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "server"}
+
+
+SERVER_TARGET = ServerTarget()
+
+Target = KernelTarget | HeadlessTarget | ServerTarget
+
+_TARGETS: dict[str, Callable[[Mapping[str, Any]], Target]] = {
+    "kernel": KernelTarget.from_json,
+    "headless": HeadlessTarget.from_json,
+    "server": ServerTarget.from_json,
+}
+
+
+def target_from_json(value: object) -> Target:
+    """The target record of a JSON payload, or a ValidationError naming the field."""
+    data = require_mapping(value, "target")
+    kind = data.get("type")
+    parse = _TARGETS.get(kind) if isinstance(kind, str) else None
+    if parse is None:
+        raise ValidationError("target.type", f"unknown target type {kind!r}", accepted=TARGET_TYPES)
+    return parse(data)
+
+
+def check_fits(action: Action, target: Target) -> None:
+    """Refuse combinations that cannot run (kernel code on the server, a notebook in a kernel)."""
+    if isinstance(target, ServerTarget) and isinstance(action, (CodeAction, InstructionAction)):
+        raise ValidationError(
+            "target.type",
+            f"a {action.type!r} action runs in a kernel, not on the server",
+            accepted=("kernel", "headless"),
+        )
+    if isinstance(action, NotebookAction) and isinstance(target, KernelTarget):
+        raise ValidationError(
+            "target.type",
+            "a notebook action runs in a fresh kernel",
+            accepted=("headless", "server"),
+        )
+
+
+# --- options ------------------------------------------------------------------------------------
+
+
+def _exclusive(data: Mapping[str, Any]) -> bool | None:
+    value = data.get("exclusive")
+    if "exclusive" in data and not isinstance(value, bool):
+        raise ValidationError("options.exclusive", f"must be true or false, got {value!r}")
+    return value
+
+
+def _exclusive_timeout(data: Mapping[str, Any]) -> float | None:
+    timeout = data.get("exclusive_timeout")
+    if timeout is not None and (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, (int, float))
+        or not 0 < timeout <= MAX_SECONDS
+    ):
+        raise ValidationError(
+            "options.exclusive_timeout",
+            f"must be a number of seconds above 0 and at most {MAX_SECONDS:,}, got {timeout!r}",
+        )
+    return timeout
+
+
+def _missing_kernel(data: Mapping[str, Any]) -> str | None:
+    policy = data.get("on_missing_kernel")
+    if policy is not None and policy not in MISSING_KERNEL_POLICIES:
+        raise ValidationError(
+            "options.on_missing_kernel",
+            f"unknown policy {policy!r}",
+            accepted=MISSING_KERNEL_POLICIES,
+        )
+    return policy
+
+
+@dataclass(frozen=True, slots=True)
+class JobOptions:
+    """Settings read by the executors, typed, and the options the outer layers own (the
+    watcher's configuration, ``output_channel``...), kept as given in ``values``."""
+
+    values: Mapping[str, Any] = field(default_factory=dict)
+    """Every option as submitted (the JSON form): the API answers them unchanged."""
+    exclusive: bool = False
+    exclusive_timeout: float = 300.0
+    on_missing_kernel: str = "fail"
+
+    @classmethod
+    def from_json(cls, value: object) -> JobOptions:
+        data = require_mapping(value, "options")
+        if not data:
+            return NO_OPTIONS
+        exclusive = _exclusive(data)
+        timeout = _exclusive_timeout(data)
+        missing = _missing_kernel(data)
+        return cls(
+            values=dict(data),
+            exclusive=bool(exclusive),
+            exclusive_timeout=300.0 if timeout is None else float(timeout),
+            on_missing_kernel=missing or "fail",
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.values)
+
+
+NO_OPTIONS = JobOptions()

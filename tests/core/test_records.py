@@ -1,0 +1,93 @@
+import dataclasses
+
+import pytest
+
+from jupyter_recall.core.errors import ValidationError
+from jupyter_recall.core.records import (
+    SERVER_TARGET,
+    CodeAction,
+    HeadlessTarget,
+    InstructionAction,
+    JobOptions,
+    KernelTarget,
+    NotebookAction,
+    NotificationAction,
+    ToolAction,
+    action_from_json,
+    check_fits,
+    target_from_json,
+)
+
+
+@pytest.mark.parametrize(
+    ("payload", "record"),
+    [
+        ({"type": "code", "code": "x = 1"}, CodeAction("x = 1")),
+        (
+            {"type": "instruction", "instruction": "look", "comment": "why"},
+            InstructionAction("look", comment="why"),
+        ),
+        (
+            {"type": "tool", "name": "http.get", "params": {"url": "u"}},
+            ToolAction("http.get", {"url": "u"}),
+        ),
+        ({"type": "notebook", "path": "/a/b.ipynb"}, NotebookAction("/a/b.ipynb")),
+        (
+            {"type": "notification", "message": "m", "channel": "log", "priority": "high"},
+            NotificationAction("m", channel="log", priority="high"),
+        ),
+    ],
+)
+def test_actions_parse_to_their_record_and_back(payload, record):
+    parsed = action_from_json(payload)
+    assert parsed == record
+    assert type(parsed) is type(record)
+    assert action_from_json(parsed.to_json()) == parsed
+    assert parsed.to_json()["type"] == payload["type"] == parsed.type
+
+
+def test_records_are_frozen_and_copy_their_mappings():
+    params = {"url": "u"}
+    tool = action_from_json({"type": "tool", "name": "http.get", "params": params})
+    params["url"] = "changed"
+    assert isinstance(tool, ToolAction)
+    assert tool.params == {"url": "u"}
+    attribute = "name"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(tool, attribute, "other.name")
+
+
+def test_targets_parse_to_their_record_and_back():
+    kernel = target_from_json({"type": "kernel", "path": "/nb.ipynb"})
+    assert kernel == KernelTarget(path="/nb.ipynb")
+    assert (kernel.relative_path, kernel.label) == ("nb.ipynb", "/nb.ipynb")
+    assert target_from_json({"type": "headless"}) == HeadlessTarget(kernel_name="python3")
+    assert HeadlessTarget().to_json() == {"type": "headless"}
+    assert target_from_json({"type": "server", "extra": 1}) is SERVER_TARGET
+    for record in (kernel, HeadlessTarget("ir", cwd="d"), SERVER_TARGET):
+        assert target_from_json(record.to_json()) == record
+
+
+def test_options_keep_every_value_and_type_the_executors_ones():
+    submitted = {"exclusive": True, "exclusive_timeout": 5, "watcher": {"tool": "a.b"}}
+    options = JobOptions.from_json(submitted)
+    assert (options.exclusive, options.exclusive_timeout, options.on_missing_kernel) == (
+        True,
+        5.0,
+        "fail",
+    )
+    assert options.to_json() == submitted
+    assert JobOptions.from_json({}) == JobOptions()
+    with pytest.raises(ValidationError) as info:
+        JobOptions.from_json({"on_missing_kernel": "later"})
+    assert info.value.field == "options.on_missing_kernel"
+    assert "start, skip, fail" in str(info.value)
+
+
+def test_combinations_that_cannot_run_name_the_target_type():
+    with pytest.raises(ValidationError) as info:
+        check_fits(CodeAction("x"), SERVER_TARGET)
+    assert info.value.field == "target.type"
+    with pytest.raises(ValidationError, match="fresh kernel"):
+        check_fits(NotebookAction("a.ipynb"), KernelTarget(kernel_id="k"))
+    check_fits(NotebookAction("a.ipynb"), SERVER_TARGET)
