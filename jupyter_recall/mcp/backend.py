@@ -12,7 +12,8 @@ from typing import Any, Protocol
 
 from jupyter_recall.remote import Client, ServerInfo
 
-FORWARDED_HEADERS = ("Authorization", "Cookie")
+FORWARDED_HEADERS = ("Authorization", "Cookie", "X-XSRFToken")
+"""What authenticates a request to jupyter_server: its token, or its login cookie and XSRF token."""
 
 
 class Backend(Protocol):
