@@ -34,25 +34,28 @@ class McpEndpoint:
         self.manager: Any = None
         self._task: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()
+        self._starting = asyncio.Lock()
 
     async def started(self) -> Any:
-        if self.manager is None:
-            try:
-                from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+        async with self._starting:
+            return self.manager or await self._start()
 
-                from jupyter_recall.mcp.server import build_server
-            except ImportError as error:
-                raise web.HTTPError(
-                    501, f"the MCP endpoint needs: pip install 'jupyter_recall[mcp]' ({error})"
-                ) from None
+    async def _start(self) -> Any:
+        try:
+            from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
-            server = build_server(backend_of)
-            manager = StreamableHTTPSessionManager(server, json_response=True, stateless=True)
-            running = asyncio.Event()
-            self._task = asyncio.create_task(self._run(manager, running))
-            await running.wait()
-            self.manager = manager
-        return self.manager
+            from jupyter_recall.mcp.server import build_server
+        except ImportError as error:
+            raise web.HTTPError(
+                501, f"the MCP endpoint needs: pip install 'jupyter_recall[mcp]' ({error})"
+            ) from None
+        server = build_server(backend_of)
+        manager = StreamableHTTPSessionManager(server, json_response=True, stateless=True)
+        running = asyncio.Event()
+        self._task = asyncio.create_task(self._run(manager, running))
+        await running.wait()
+        self.manager = manager
+        return manager
 
     async def _run(self, manager: Any, running: asyncio.Event) -> None:
         async with manager.run():
