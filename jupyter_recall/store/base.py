@@ -3,10 +3,10 @@
 One protocol per concern, each written so that a second store (PostgreSQL) implements it as
 the SQLite one does: ``JobStore`` (jobs, runs and job states, and the one write path
 ``atomic()``), ``LeaseStore`` (engine leases and orphaned runs), ``OwnerStore`` (plugin owners
-switched off), ``WatcherStore`` (watcher state and results) and ``NotificationBuffer``
-(notifications held for absent sessions). ``Store`` combines them: it is what
-``store.urls.open_store`` returns and what the engine takes; a consumer that needs one concern
-only is typed against that one.
+switched off), ``WatcherStore`` (watcher state and results), ``NotificationBuffer``
+(notifications held for absent sessions) and ``ApprovalStore`` (the approvals inbox).
+``Store`` combines them: it is what ``store.urls.open_store`` returns and what the engine
+takes; a consumer that needs one concern only is typed against that one.
 
 The protocols are synchronous (SQLite is); the async engine and server call them from a
 worker thread. Every write happens inside ``atomic()``; calling a write method outside it opens
@@ -23,6 +23,7 @@ from datetime import datetime
 from operator import attrgetter
 from typing import Any, NamedTuple, Protocol
 
+from jupyter_recall.core.approvals import ApprovalRecord
 from jupyter_recall.core.model import Job, JobKind, JobStatus, Run, RunStatus
 from jupyter_recall.store.watchers import RING_SIZE, CheckRecord, PendingCheck, WatcherRecord
 
@@ -342,5 +343,37 @@ class NotificationBuffer(Protocol):
         ...
 
 
-class Store(JobStore, LeaseStore, OwnerStore, WatcherStore, NotificationBuffer, Protocol):
+class ApprovalStore(Protocol):
+    """Approval records of tool calls under an ``approve`` policy (``core/approvals.py``)."""
+
+    def insert_approval(self, record: ApprovalRecord) -> None: ...
+
+    def get_approval(self, approval_id: str) -> ApprovalRecord | None: ...
+
+    def list_approvals(
+        self, owner: str, status: str | None = None, limit: int = 500
+    ) -> list[ApprovalRecord]:
+        """``owner``'s records (of one status, or all), newest first."""
+        ...
+
+    def decide_approval(
+        self,
+        approval_id: str,
+        status: str,
+        *,
+        decided_by: str | None,
+        note: str | None,
+        now: datetime,
+    ) -> bool:
+        """Settle a pending record; False when it was not pending (the first answer wins)."""
+        ...
+
+    def expire_approvals(self, *, now: datetime) -> list[str]:
+        """Mark pending records past their ``expires_at`` expired; return their ids."""
+        ...
+
+
+class Store(
+    JobStore, LeaseStore, OwnerStore, WatcherStore, NotificationBuffer, ApprovalStore, Protocol
+):
     """Every concern in one store object, as ``open_store`` opens it."""

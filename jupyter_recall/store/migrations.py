@@ -266,3 +266,32 @@ def _create_listing_indexes(db: Database) -> None:
     for statement in _SCHEMA_V4.split(";"):
         if statement.strip():
             db.execute(statement)
+
+
+# The approvals inbox (core/approvals.py): one row per tool call under an ``approve`` policy,
+# read by owner and status, newest first; pending rows are expired by their expires_at.
+_SCHEMA_V5 = """
+CREATE TABLE approvals (
+    id TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    summary TEXT NOT NULL,
+    source TEXT NOT NULL,
+    asked_by TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    decided_by TEXT,
+    decided_at INTEGER,
+    note TEXT
+);
+CREATE INDEX approvals_by_owner ON approvals (owner, status, created_at);
+CREATE INDEX approvals_pending ON approvals (expires_at) WHERE status = 'pending';
+"""
+
+
+@migration(5, "create the approvals inbox")
+def _create_approvals(db: Database) -> None:
+    for statement in _SCHEMA_V5.split(";"):
+        if statement.strip():
+            db.execute(statement)

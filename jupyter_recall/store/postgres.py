@@ -29,6 +29,7 @@ from psycopg import sql as pgsql
 from jupyter_recall.core.errors import ConflictError, NotFoundError, StoreError
 from jupyter_recall.core.model import Job, JobKind, JobStatus, Run, RunStatus
 from jupyter_recall.store import codec
+from jupyter_recall.store.approval_tables import ApprovalTables
 from jupyter_recall.store.base import (
     STATE_FIELDS,
     JobCount,
@@ -170,8 +171,10 @@ def _redacted(url: str) -> str:
     return " ".join(f"{key}={value}" for key, value in info.items())
 
 
-class PostgresStore(PostgresWatcherTables):
+class PostgresStore(PostgresWatcherTables, ApprovalTables):
     """The Store protocol on a PostgreSQL database (``postgresql://`` URL, libpq's forms)."""
+
+    _mark = "%s"
 
     def __init__(self, url: str, *, connect_timeout: float = 10.0) -> None:
         self.url = url

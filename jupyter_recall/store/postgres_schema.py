@@ -158,6 +158,26 @@ CREATE INDEX jobs_by_owner_status ON jobs (owner, status, last_status);
 CREATE INDEX runs_by_owner_newest ON runs (owner, scheduled_for, created_at, id);
 """
 
+# The approvals inbox: as migration 5 of SQLite (store/migrations.py).
+_V5 = """
+CREATE TABLE approvals (
+    id TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    summary TEXT NOT NULL,
+    source TEXT NOT NULL,
+    asked_by TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    expires_at BIGINT NOT NULL,
+    status TEXT NOT NULL,
+    decided_by TEXT,
+    decided_at BIGINT,
+    note TEXT
+);
+CREATE INDEX approvals_by_owner ON approvals (owner, status, created_at);
+CREATE INDEX approvals_pending ON approvals (expires_at) WHERE status = 'pending';
+"""
+
 MIGRATIONS = (
     PostgresMigration(1, "create jobs, runs and leases", _V1),
     PostgresMigration(2, "create watcher state, watcher results and the notification buffer", _V2),
@@ -165,6 +185,7 @@ MIGRATIONS = (
     PostgresMigration(
         4, "indexes for listing pages: jobs by each sort key, runs newest first, counts", _V4
     ),
+    PostgresMigration(5, "create the approvals inbox", _V5),
 )
 """Every migration, in version order. A released migration is never edited."""
 

@@ -160,6 +160,23 @@ class DisabledOwnerRow(NamedTuple):
     held_jobs: str
 
 
+class ApprovalRow(NamedTuple):
+    """``approvals``: a tool call waiting for (or settled by) a person's decision."""
+
+    id: str
+    owner: str
+    tool: str
+    summary: str
+    source: str
+    asked_by: str
+    created_at: int
+    expires_at: int
+    status: str
+    decided_by: str | None
+    decided_at: int | None
+    note: str | None
+
+
 TABLES: dict[str, tuple[str, ...]] = {
     "jobs": JobRow._fields,
     "runs": RunRow._fields,
@@ -169,6 +186,7 @@ TABLES: dict[str, tuple[str, ...]] = {
     "watcher_results": WatcherResultRow._fields,
     "notification_buffer": BufferedNotificationRow._fields,
     "disabled_owners": DisabledOwnerRow._fields,
+    "approvals": ApprovalRow._fields,
 }
 """Every table of the schema and its columns."""
 

@@ -31,6 +31,7 @@ import sqlite_utils
 from jupyter_recall.core.errors import ConflictError, NotFoundError, StoreError
 from jupyter_recall.core.model import Job, JobKind, JobStatus, Run, RunStatus
 from jupyter_recall.store import codec
+from jupyter_recall.store.approval_tables import ApprovalTables
 from jupyter_recall.store.base import (
     STATE_FIELDS,
     JobCount,
@@ -205,7 +206,7 @@ WAL_SWITCH_RETRY = 0.005
 """Seconds between two tries of switching a new file to WAL (``SQLiteStore._enable_wal``)."""
 
 
-class SQLiteStore(SQLiteWatcherTables):
+class SQLiteStore(SQLiteWatcherTables, ApprovalTables):
     """The Store protocol on one SQLite file. ``path`` may be ``":memory:"`` for tests.
 
     Watchers and the notification buffer are in ``SQLiteWatcherTables``."""

@@ -1,0 +1,71 @@
+"""Approval records: a tool call under an ``approve`` policy, waiting in the owner's inbox.
+
+A record is ``pending`` until someone decides it (``approved`` or ``denied``, with who and
+when) or its ``expires_at`` passes (``expired``). A decided or expired record never changes
+again: the first answer wins, whichever surface gave it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from jupyter_recall.core.errors import ValidationError
+
+PENDING = "pending"
+APPROVED = "approved"
+DENIED = "denied"
+EXPIRED = "expired"
+STATUSES = (PENDING, APPROVED, DENIED, EXPIRED)
+DECISIONS = {"approve": APPROVED, "deny": DENIED}
+"""What a person may answer -> the status it gives."""
+NOTE_LIMIT = 2000
+SUMMARY_LIMIT = 500
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRecord:
+    id: str
+    owner: str
+    tool: str
+    summary: str
+    """The call as a person reads it: ``shell.run(command='ls')``, clipped."""
+    source: str
+    """Why approval is needed: the policy's source."""
+    asked_by: str
+    """Who waits: ``run:<run id>`` (a server-side job) or ``kernel:<session>``."""
+    created_at: datetime
+    expires_at: datetime
+    status: str = PENDING
+    decided_by: str | None = None
+    decided_at: datetime | None = None
+    note: str | None = None
+
+    def expired_at(self, now: datetime) -> bool:
+        """Whether a pending record is past its time."""
+        return self.status == PENDING and now >= self.expires_at
+
+
+def check_decision(decision: object) -> str:
+    """The status a decision gives (``approve`` -> approved, ``deny`` -> denied)."""
+    if not isinstance(decision, str) or decision not in DECISIONS:
+        raise ValidationError("decision", f"unknown decision {decision!r}", accepted=DECISIONS)
+    return DECISIONS[decision]
+
+
+def check_note(note: object) -> str | None:
+    if note is None:
+        return None
+    if not isinstance(note, str) or len(note) > NOTE_LIMIT:
+        raise ValidationError("note", f"must be text of at most {NOTE_LIMIT} characters")
+    return note
+
+
+def check_status(status: object) -> str:
+    if not isinstance(status, str) or status not in STATUSES:
+        raise ValidationError("status", f"unknown status {status!r}", accepted=STATUSES)
+    return status
+
+
+def clip_summary(text: str) -> str:
+    return text if len(text) <= SUMMARY_LIMIT else text[: SUMMARY_LIMIT - 1] + "…"
