@@ -17,7 +17,7 @@ import anyio
 
 from jupyter_recall.core.errors import KernelGone
 from jupyter_recall.core.model import Job, Run
-from jupyter_recall.server.executors.iopub import Execution, collect, execute_message
+from jupyter_recall.server.executors.iopub import run_quietly
 from jupyter_recall.server.executors.kernel_pool import KernelPool
 from jupyter_recall.server.executors.launcher import KernelLauncher, LaunchedKernel
 
@@ -33,11 +33,6 @@ def settle_code(cwd: str | None, variables: dict[str, str]) -> str:
     if cwd is not None:
         code += f"; __import__('os').chdir({cwd!r})"
     return code
-
-
-class _Discard:
-    def write(self, text: str) -> None:
-        """The settling code prints nothing worth keeping."""
 
 
 class FreshKernels:
@@ -82,10 +77,6 @@ class FreshKernels:
             return
         # A remote kernel's filesystem is not ours: its gateway placed it (KERNEL_WORKING_DIR).
         code = settle_code(None if self.launcher.remote else cwd, variables)
-        msg = execute_message(connection, code)
-        execution = Execution(msg["header"]["msg_id"])
-        with connection.track(msg) as inbox, anyio.fail_after(timeout):
-            connection.send("shell", msg)
-            await collect(inbox, execution, _Discard(), label=connection.label)
+        execution = await run_quietly(connection, code, timeout=timeout)
         if execution.error is not None:
             raise KernelGone(f"{connection.label} could not take the run's cwd: {execution.error}")

@@ -296,6 +296,21 @@ def execute_message(
     )
 
 
+class _Discard:
+    def write(self, text: str) -> None:
+        """Output of our own housekeeping code is not a run's."""
+
+
+async def run_quietly(connection: ChannelRouter, code: str, *, timeout: float) -> Execution:
+    """Run our own short code in the kernel's main shell, its output dropped."""
+    msg = execute_message(connection, code)
+    execution = Execution(msg["header"]["msg_id"])
+    with connection.track(msg) as inbox, anyio.fail_after(timeout):
+        connection.send("shell", msg)
+        await collect(inbox, execution, _Discard(), label=connection.label)
+    return execution
+
+
 async def collect(
     inbox: MemoryObjectReceiveStream[Envelope],
     execution: Execution,
