@@ -15,10 +15,11 @@ from jupyter_core.application import JupyterApp
 
 from jupyter_recall._version import __version__
 from jupyter_recall.cli import commands
-from jupyter_recall.cli.base import EXIT_FAILED, EXIT_USAGE, RecallCommand
+from jupyter_recall.cli.base import EXIT_FAILED, EXIT_USAGE
 from jupyter_recall.cli.mcp_command import McpCommand
+from jupyter_recall.standalone.app import RecallScheduler
 
-SUBCOMMANDS: dict[str, tuple[type[RecallCommand], str]] = {
+SUBCOMMANDS: dict[str, tuple[type[JupyterApp], str]] = {
     "list": (commands.ListCommand, "List your jobs (--status, --kind, --path, --all)."),
     "show": (commands.ShowCommand, "Show one job and its recent runs."),
     "add": (commands.AddCommand, "Add a job: WHEN ACTION (code), or WHEN --notify MESSAGE."),
@@ -31,6 +32,10 @@ SUBCOMMANDS: dict[str, tuple[type[RecallCommand], str]] = {
     "logs": (commands.LogsCommand, "Print a run's output (--follow to stream it)."),
     "parse": (commands.ParseCommand, "Check a time expression and preview its fire times."),
     "mcp": (McpCommand, "Serve the MCP tools and resources over stdio (the mcp extra)."),
+    "scheduler": (
+        RecallScheduler,
+        "Fire and execute jobs with no Jupyter server (--db-url; see docs/deploy.md).",
+    ),
 }
 
 

@@ -16,6 +16,7 @@ from jupyter_recall.core.clock import SystemClock
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.core.tz import resolve_tz
 from jupyter_recall.engine import process
+from jupyter_recall.engine.executing import ExecutingScheduler
 from jupyter_recall.engine.process import ProcessSettings
 from jupyter_recall.engine.scheduler import Scheduler
 from jupyter_recall.server.authorization import AuthorizedExecutor, JobAuthorization
@@ -89,6 +90,13 @@ class RecallApp(ExtensionApp):
         help="Fire only the jobs of this user (default: every user's). Set it to the server's "
         "user when several users' servers share one store (JupyterHub on one PostgreSQL "
         "database), so that no server runs another user's jobs.",
+    )
+    run_scheduler = Bool(
+        True,
+        config=True,
+        help="Fire due jobs in this server. False when a standalone scheduler (jupyter recall "
+        "scheduler) fires them on the same store: the server then fires nothing, serves REST, "
+        "events and the UI, and executes the runs triggered through it (docs/deploy.md).",
     )
     gil_switch_interval = Float(
         0.001,
@@ -240,7 +248,8 @@ class RecallApp(ExtensionApp):
         self.notifications = NotificationService(
             self._store, self._events, self._clock, self.notification_channels
         )
-        self.scheduler = Scheduler(
+        engine = Scheduler if self.run_scheduler else ExecutingScheduler
+        self.scheduler = engine(
             self._store,
             self._make_executor(),
             clock=self._clock,

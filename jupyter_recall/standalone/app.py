@@ -1,0 +1,207 @@
+"""``jupyter recall scheduler``: fires every job and executes every run, with no Jupyter server.
+
+Servers sharing its store with ``RecallApp.run_scheduler = False`` then fire nothing; they serve
+REST, events and the UI. Configured like the server, from the same config files
+(``jupyter_server_config.py``/``.json``), as ``RecallScheduler.<option>``. See docs/deploy.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import socket
+from typing import Any
+
+from jupyter_core.application import JupyterApp, base_aliases, base_flags
+from traitlets import Dict, Float, Integer, TraitError, Unicode, default, validate
+
+from jupyter_recall._version import __version__
+from jupyter_recall.core.clock import SystemClock
+from jupyter_recall.core.errors import ValidationError
+from jupyter_recall.core.tz import resolve_tz
+from jupyter_recall.engine.scheduler import Scheduler
+from jupyter_recall.server.localzone import local_zone_name
+from jupyter_recall.server.notifications import check_channels
+from jupyter_recall.standalone.executor import build_executor
+from jupyter_recall.standalone.managers import standalone_managers
+from jupyter_recall.store.urls import open_store, store_kind
+
+ALIASES = {
+    **base_aliases,
+    "db-url": "RecallScheduler.db_url",
+    "root": "RecallScheduler.root_dir",
+    "gateway-url": "RecallScheduler.gateway_url",
+}
+
+
+class RecallScheduler(JupyterApp):
+    """The jupyter_recall engine in a process of its own."""
+
+    name = "jupyter-recall-scheduler"
+    description = (
+        "Fire every jupyter_recall job and execute every run that needs no live kernel "
+        "(fresh kernels, notebooks, tools, notifications), with no Jupyter server. Servers on "
+        "the same store then run with RecallApp.run_scheduler = False. Stops on SIGTERM."
+    )
+    version = __version__
+    aliases = ALIASES
+    flags = base_flags
+    examples = """
+jupyter recall scheduler --db-url sqlite:////home/me/.local/share/jupyter/jupyter_recall.sqlite
+jupyter recall scheduler --db-url postgresql://recall@db/recall --root /srv/notebooks
+"""
+
+    db_url = Unicode(
+        "",
+        config=True,
+        help="The store of jobs and runs, as RecallApp.db_url: sqlite:///absolute/path or "
+        "postgresql://user:password@host:port/database. Required.",
+    )
+    root_dir = Unicode(
+        "", config=True, help="Directory notebook paths and cwds are relative to (default: cwd)."
+    )
+    gateway_url = Unicode(
+        "",
+        config=True,
+        help="A Jupyter Kernel/Enterprise Gateway: fresh kernels run there (as the server's "
+        "--gateway-url).",
+    )
+    engine_id = Unicode(
+        "",
+        config=True,
+        help="This engine's lease name; the same across restarts, so a restarted scheduler "
+        "interrupts its predecessor's runs at once (default: scheduler@<host name>).",
+    )
+    default_timezone = Unicode(
+        "", config=True, help="As RecallApp.default_timezone (default: the local zone)."
+    )
+    max_concurrent_runs = Integer(16, config=True, help="Runs executing at once.")
+    per_kernel_limit = Integer(2, config=True, help="Runs executing at once in one kernel.")
+    output_limit = Integer(100_000, config=True, help="Characters of output kept per run.")
+    max_sleep = Float(
+        1.0,
+        config=True,
+        help="Longest the scheduler sleeps between looks at the store. On SQLite a job created "
+        "or changed by a server is noticed within this (SQLite has no notifications); on "
+        "PostgreSQL LISTEN/NOTIFY wakes it at once and this only bounds clock jumps.",
+    )
+    fire_ahead = Float(0.25, config=True, help="As RecallApp.fire_ahead.")
+    live_kernel_grace = Float(
+        30.0,
+        config=True,
+        help="Seconds a live-kernel run waits after its due instant before its job's "
+        "on_missing_kernel policy (fail, skip, start) applies: this process hosts no user's "
+        "kernel.",
+    )
+    notification_channels = Dict(config=True, help="As RecallApp.notification_channels.")
+    tool_policies = Dict(config=True, help="As RecallApp.tool_policies.")
+
+    @default("engine_id")
+    def _default_engine_id(self) -> str:
+        return f"scheduler@{socket.gethostname()}"
+
+    @default("default_timezone")
+    def _default_timezone(self) -> str:
+        return local_zone_name()
+
+    @validate("db_url")
+    def _check_db_url(self, proposal: dict[str, Any]) -> str:
+        value = str(proposal["value"])
+        try:
+            store_kind(value)
+        except ValidationError as error:
+            raise TraitError(f"RecallScheduler.{error}") from None
+        return value
+
+    @validate("default_timezone")
+    def _check_timezone(self, proposal: dict[str, Any]) -> str:
+        value = str(proposal["value"])
+        try:
+            resolve_tz(value)
+        except ValidationError as error:
+            raise TraitError(f"RecallScheduler.default_timezone: {error}") from None
+        return value
+
+    @validate("max_sleep", "live_kernel_grace", "fire_ahead")
+    def _check_seconds(self, proposal: dict[str, Any]) -> float:
+        value = float(proposal["value"])
+        if value < 0 or (value == 0 and proposal["trait"].name == "max_sleep"):
+            raise TraitError(
+                f"RecallScheduler.{proposal['trait'].name} must be a positive number of "
+                f"seconds, got {value}"
+            )
+        return value
+
+    @validate("max_concurrent_runs", "per_kernel_limit", "output_limit")
+    def _check_positive(self, proposal: dict[str, Any]) -> int:
+        value = int(proposal["value"])
+        if value < 1:
+            raise TraitError(f"RecallScheduler.{proposal['trait'].name} must be >= 1, got {value}")
+        return value
+
+    @validate("notification_channels")
+    def _check_channels(self, proposal: dict[str, Any]) -> dict[str, Any]:
+        channels = dict(proposal["value"])
+        try:
+            check_channels(channels)
+        except ValidationError as error:
+            raise TraitError(f"RecallScheduler.{error}") from None
+        return channels
+
+    def _log_format_default(self) -> str:
+        # As the Jupyter server logs.
+        return "[%(levelname)1.1s %(asctime)s.%(msecs).03d %(name)s] %(message)s"
+
+    def _config_file_name_default(self) -> str:
+        # The server's own config files: one place for RecallApp and RecallScheduler options.
+        return "jupyter_server_config"
+
+    def start(self) -> None:
+        if not self.db_url:
+            self.log.critical("give the store: --db-url sqlite:///PATH or postgresql://...")
+            raise SystemExit(2)
+        # The engine's and the executors' loggers write where this application's log does.
+        package_log = logging.getLogger("jupyter_recall")
+        for handler in self.log.handlers:
+            package_log.addHandler(handler)
+        package_log.setLevel(self.log.level)
+        asyncio.run(self._serve())
+
+    async def _serve(self) -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        clock = SystemClock()
+        store = open_store(self.db_url)
+        managers = standalone_managers(self, self.root_dir or ".", self.gateway_url)
+        built = build_executor(self, store, clock, managers)
+        scheduler = Scheduler(
+            store,
+            built.executor,
+            clock=clock,
+            default_tz=self.default_timezone,
+            engine_id=self.engine_id,
+            max_concurrent_runs=self.max_concurrent_runs,
+            per_target_limit=self.per_kernel_limit,
+            output_limit=self.output_limit,
+            max_sleep=self.max_sleep,
+            fire_ahead=self.fire_ahead,
+        )
+        built.notifications.attach(scheduler)
+        try:
+            async with scheduler:
+                self.log.info("jupyter_recall scheduler %s: jobs in %r", self.engine_id, store)
+                await stop.wait()
+                self.log.info("stopping: runs in flight end interrupted")
+        finally:
+            await built.aclose()
+            await _shutdown_kernels(managers.kernel_manager)
+            store.close()
+            self.log.info("jupyter_recall scheduler %s stopped", self.engine_id)
+
+
+async def _shutdown_kernels(kernel_manager: Any) -> None:
+    """Kernels started for live-kernel jobs (on_missing_kernel 'start') end with the process."""
+    await kernel_manager.shutdown_all(now=True)

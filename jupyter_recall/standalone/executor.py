@@ -1,0 +1,69 @@
+"""The executor of the standalone scheduler: every kind of run, with no Jupyter server."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from jupyter_recall.core.clock import Clock
+from jupyter_recall.engine.executors import Executor
+from jupyter_recall.server.executors import (
+    HeadlessExecutor,
+    LiveKernelExecutor,
+    ServerActionExecutor,
+    ServerManagers,
+    TargetRouter,
+)
+from jupyter_recall.server.executors.fresh import FreshKernels
+from jupyter_recall.server.executors.launcher import ManagedKernelLauncher
+from jupyter_recall.server.notifications import NotificationActionExecutor, NotificationService
+from jupyter_recall.server.sse import EventHub
+from jupyter_recall.server.watcher_runtime import WatcherExecutor, WatcherRuntime
+from jupyter_recall.server.wiring import make_tool_runner
+from jupyter_recall.standalone.live import GracedLiveKernels
+from jupyter_recall.store.base import Store
+from jupyter_recall.tools import ToolRunner
+
+
+@dataclass(slots=True)
+class StandaloneExecutor:
+    """What the standalone scheduler hands runs to, and what it closes at the end."""
+
+    executor: Executor
+    live: LiveKernelExecutor
+    notifications: NotificationService
+    tools: ToolRunner
+
+    async def aclose(self) -> None:
+        await self.live.aclose()
+        await self.notifications.aclose()
+        self.tools.close()
+
+
+@dataclass(frozen=True, slots=True)
+class _Root:
+    """What ``make_tool_runner`` reads of a server: its root."""
+
+    root_dir: str
+
+
+def build_executor(
+    app: Any, store: Store, clock: Clock, managers: ServerManagers
+) -> StandaloneExecutor:
+    """Headless and notebook runs in fresh kernels from ``managers``; tools and notifications
+    here; watchers' checks; live-kernel runs after ``app.live_kernel_grace`` by their policy."""
+    notifications = NotificationService(store, EventHub(None), clock, app.notification_channels)
+    tools = make_tool_runner(_Root(str(Path(managers.root_dir))), app)
+    fresh = FreshKernels(
+        ManagedKernelLauncher(managers.kernel_manager, managers.kernel_spec_manager)
+    )
+    live = LiveKernelExecutor(managers)
+    router = TargetRouter(
+        kernel=GracedLiveKernels(live, clock, grace=app.live_kernel_grace),
+        headless=HeadlessExecutor(managers, fresh),
+        server=ServerActionExecutor(tools),
+    )
+    runtime = WatcherRuntime(store, notifications, clock, tools=tools, kernel=live)
+    inner = NotificationActionExecutor(router, notifications)
+    return StandaloneExecutor(WatcherExecutor(inner, runtime), live, notifications, tools)

@@ -1,0 +1,142 @@
+"""The standalone scheduler and a server with run_scheduler=False on one SQLite file.
+
+Jobs are created over the server's REST; the server is then stopped and the scheduler, a real
+`jupyter recall scheduler` process, fires and executes them; the restarted server shows the runs.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from jupyter_recall.store.urls import open_store, sqlite_url
+from tests.engine.receivers import Hook, http_receiver
+from tests.server.live_server import LiveServer
+from tests.standalone.scheduler_process import SchedulerProcess
+
+pytestmark = pytest.mark.slow
+
+NOT_FIRING = ("--RecallApp.run_scheduler=False",)
+
+
+@pytest.fixture
+def hook() -> Iterator[Hook]:
+    with http_receiver() as receiver:
+        yield receiver
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    path = tmp_path / "root"
+    path.mkdir()
+    return path
+
+
+def final_runs(server: LiveServer, job_id: str) -> list[dict]:
+    runs = server.request("GET", f"/api/recall/jobs/{job_id}/runs")["runs"]
+    return [run for run in runs if run["status"] != "running"]
+
+
+def create_then_stop(server: LiveServer, body: dict) -> dict:
+    """Create a job over REST, then stop the server before it is due."""
+    try:
+        job = server.request("POST", "/api/recall/jobs", body)
+    finally:
+        server.stop()
+    return job
+
+
+def history_after_restart(server: LiveServer, job_id: str) -> list[dict]:
+    server.start()
+    try:
+        return server.wait_for(lambda: final_runs(server, job_id), timeout=30)
+    finally:
+        server.stop()
+
+
+def wait_until(predicate, timeout: float = 45.0):
+    deadline = time.monotonic() + timeout
+    while not (value := predicate()):
+        assert time.monotonic() < deadline, f"condition not met in {timeout} s"
+        time.sleep(0.2)
+    return value
+
+
+def engine_of(db: Path, run_id: str) -> str:
+    """Which engine executed a run (not in the REST answer)."""
+    store = open_store(sqlite_url(str(db)))
+    try:
+        return store.get_run(run_id, owner=None).engine_id or ""
+    finally:
+        store.close()
+
+
+def headless_code(code: str) -> dict:
+    return {
+        "when": "in 4 seconds",
+        "action": {"type": "code", "code": code},
+        "target": {"type": "headless", "kernel_name": "python3"},
+    }
+
+
+def test_a_headless_job_runs_while_its_server_is_down(tmp_path, root):
+    db = tmp_path / "recall.sqlite"
+    scheduler = SchedulerProcess(root, db).start()
+    try:
+        server = LiveServer(root, db, args=NOT_FIRING).start()
+        marker = root / "ran.txt"
+        job = create_then_stop(server, headless_code(f"open({str(marker)!r}, 'w').write('ran')"))
+        assert wait_until(marker.exists)
+        (run,) = history_after_restart(server, job["id"])
+    finally:
+        scheduler.stop()
+    assert run["status"] == "succeeded"
+    assert engine_of(db, run["id"]).startswith("scheduler@")
+    assert marker.read_text() == "ran"
+
+
+def test_a_notification_job_reaches_its_webhook_while_the_server_is_down(tmp_path, root, hook):
+    db = tmp_path / "recall.sqlite"
+    channels = {"ops": {"type": "webhook", "url": hook.url}}
+    scheduler = SchedulerProcess(root, db, config={"notification_channels": channels}).start()
+    try:
+        server = LiveServer(root, db, args=NOT_FIRING).start()
+        body = {
+            "when": "in 4 seconds",
+            "action": {"type": "notification", "message": "backup done", "channel": "ops"},
+        }
+        job = create_then_stop(server, body)
+        (received,) = hook.wait(1, timeout=45)
+        (run,) = history_after_restart(server, job["id"])
+    finally:
+        scheduler.stop()
+    assert "backup done" in json.dumps(received)
+    assert run["status"] == "succeeded"
+
+
+def test_a_notebook_job_runs_while_the_server_is_down(tmp_path, root):
+    db = tmp_path / "recall.sqlite"
+    marker = root / "from_notebook.txt"
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell(f"open({str(marker)!r}, 'w').write('nb')")]
+    nbformat.write(notebook, root / "report.ipynb")
+    scheduler = SchedulerProcess(root, db).start()
+    try:
+        server = LiveServer(root, db, args=NOT_FIRING).start()
+        body = {
+            "when": "in 4 seconds",
+            "action": {"type": "notebook", "path": "report.ipynb"},
+            "target": {"type": "headless"},
+        }
+        job = create_then_stop(server, body)
+        assert wait_until(marker.exists)
+        (run,) = history_after_restart(server, job["id"])
+    finally:
+        scheduler.stop()
+    assert run["status"] == "succeeded"
+    assert marker.read_text() == "nb"
