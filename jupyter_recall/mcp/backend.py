@@ -1,8 +1,8 @@
 """What the MCP tools call: the REST API of one server, as one caller.
 
 ``remote.Client`` is one (``jupyter recall mcp`` with the CLI's token); ``CallerClient`` is the
-other: inside the Jupyter server, it forwards the credentials of the authenticated MCP request,
-so that the REST handlers authenticate, authorize and scope the same user again.
+other: inside the Jupyter server, it forwards the headers of the authenticated MCP request, so
+that the REST handlers authenticate, authorize and scope the same user again.
 """
 
 from __future__ import annotations
@@ -12,8 +12,15 @@ from typing import Any, Protocol
 
 from jupyter_recall.remote import Client, ServerInfo
 
-FORWARDED_HEADERS = ("Authorization", "Cookie", "X-XSRFToken")
-"""What authenticates a request to jupyter_server: its token, or its login cookie and XSRF token."""
+NOT_FORWARDED = frozenset(
+    {
+        *("content-length", "content-type", "accept", "accept-encoding", "connection"),
+        *("transfer-encoding", "keep-alive", "upgrade", "te", "trailer", "proxy-authorization"),
+    }
+)
+"""Headers of the transport, not of the caller. The rest goes along: the token, the login cookie,
+its XSRF token, the Host and Origin checked with them, and whatever else the server's
+IdentityProvider reads to know who it is."""
 
 
 class Backend(Protocol):
@@ -33,7 +40,11 @@ class CallerClient(Client):
 
     def __init__(self, server: ServerInfo, credentials: Mapping[str, str]) -> None:
         super().__init__(server)
-        self.credentials = {k: v for k, v in credentials.items() if k in FORWARDED_HEADERS}
+        self.credentials = {
+            key: value
+            for key, value in credentials.items()
+            if key.lower() not in NOT_FORWARDED and not key.lower().startswith("mcp-")
+        }
 
     def headers(self) -> dict[str, str]:
         return {

@@ -63,9 +63,9 @@ async def stdio_session(
 
 @contextlib.asynccontextmanager
 async def http_session(
-    server: LiveServer, token: str | None = TOKEN
+    server: LiveServer, token: str | None = TOKEN, headers: dict[str, str] | None = None
 ) -> AsyncIterator[ClientSession]:
-    headers = {"Authorization": f"token {token}"} if token else {}
+    headers = {**({"Authorization": f"token {token}"} if token else {}), **(headers or {})}
     url = f"{server.url}/api/recall/mcp"
     async with (
         create_mcp_http_client(headers=headers) as http,

@@ -1,0 +1,42 @@
+"""Over HTTP, each tool call is the authenticated caller's: with an IdentityProvider that tells
+users apart, one user's jobs are invisible to another, through MCP as through REST."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.mcp.conftest import http_session
+from tests.mcp.test_mcp import call, ok
+from tests.server.live_server import LiveServer
+
+IDENTITY = "--ServerApp.identity_provider_class=tests.mcp.identity.HeaderUsers"
+
+
+@pytest.fixture(scope="module")
+def named_users(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    root = tmp_path_factory.mktemp("mcp-users")
+    live = LiveServer(root, root.parent / "users.sqlite", args=(IDENTITY,)).start()
+    try:
+        yield live
+    finally:
+        live.stop()
+
+
+async def test_each_caller_sees_only_their_jobs(named_users: LiveServer) -> None:
+    job = {"when": "in 1h", "prompt": "stand-up", "label": "alice's"}
+    async with http_session(named_users, headers={"X-Test-User": "alice"}) as alice:
+        created = await ok(alice, "schedule_once", job)
+        mine = await ok(alice, "job_list", {})
+    async with http_session(named_users, headers={"X-Test-User": "bob"}) as bob:
+        theirs = await ok(bob, "job_list", {})
+        looked_up = await call(bob, "schedule_status", {"job_id": created["job_id"]})
+        cancelled = await call(bob, "schedule_cancel", {"job_id": created["job_id"]})
+    assert [j["job_id"] for j in mine["jobs"]] == [created["job_id"]]
+    assert theirs["jobs"] == []
+    for refused in (looked_up, cancelled):
+        assert refused["ok"] is False
+        assert refused["field"] == "job_id"
+    owner = named_users.request("GET", f"/api/recall/jobs/{created['job_id']}")
+    assert owner["status"] == "active"
