@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import ClassVar
 
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.core.model import Job, Run
@@ -20,22 +21,84 @@ RUN_FINISHED = "run.finished"
 EVENT_TYPES = (JOB_CREATED, JOB_UPDATED, JOB_DELETED, RUN_STARTED, RUN_OUTPUT, RUN_FINISHED)
 
 
-@dataclass(frozen=True)
-class Event:
-    """One change, pushed synchronously from the engine's loop; listeners must be quick."""
+@dataclass(frozen=True, slots=True)
+class JobEvent:
+    """A job created, changed or deleted: the job as it is now (as it was, when deleted)."""
 
-    type: str
+    type: ClassVar[str]
     owner: str
+    job: Job
+    run: ClassVar[None] = None
+    text: ClassVar[None] = None
+    offset: ClassVar[None] = None
+
+
+class JobCreated(JobEvent):
+    __slots__ = ()
+    type = JOB_CREATED
+
+
+class JobUpdated(JobEvent):
+    __slots__ = ()
+    type = JOB_UPDATED
+
+
+class JobDeleted(JobEvent):
+    __slots__ = ()
+    type = JOB_DELETED
+
+
+@dataclass(frozen=True, slots=True)
+class RunEvent:
+    """A run started or ended."""
+
+    type: ClassVar[str]
+    owner: str
+    run: Run
     job: Job | None = None
     """For run.finished: the job as this end settled it when someone wants job.updated (None if
     that state was not read back); while nobody does, the job as it was fired, whose definition
-    is current but whose state (counters, next fire) predates the end."""
-    run: Run | None = None
-    text: str | None = None
-    """For run.output: the new chunk."""
-    offset: int | None = None
-    """For run.output: where the chunk starts in the run's whole output (characters), so that a
-    client can join live chunks to the stored output without gaps or repeats."""
+    is current but whose state (counters, next fire) predates the end. For run.started: the job
+    fired."""
+    text: ClassVar[None] = None
+    offset: ClassVar[None] = None
+
+
+class RunStarted(RunEvent):
+    __slots__ = ()
+    type = RUN_STARTED
+
+
+class RunFinished(RunEvent):
+    __slots__ = ()
+    type = RUN_FINISHED
+
+
+@dataclass(frozen=True, slots=True)
+class RunOutput:
+    """A chunk of a run's output."""
+
+    type: ClassVar[str] = RUN_OUTPUT
+    owner: str
+    run: Run
+    text: str
+    offset: int
+    """Where the chunk starts in the run's whole output (characters), so that a client can join
+    live chunks to the stored output without gaps or repeats."""
+    job: ClassVar[None] = None
+
+
+Event = JobEvent | RunEvent | RunOutput
+"""One change, pushed synchronously from the engine's loop; listeners must be quick. Each type
+is its own class (``JobCreated``, ``JobUpdated``, ``JobDeleted``, ``RunStarted``,
+``RunFinished``, ``RunOutput``); ``type`` is its name on the wire (``job.created``...)."""
+
+_JOB_EVENTS: dict[str, type[JobEvent]] = {
+    JOB_CREATED: JobCreated,
+    JOB_UPDATED: JobUpdated,
+    JOB_DELETED: JobDeleted,
+}
+_RUN_EVENTS: dict[str, type[RunEvent]] = {RUN_STARTED: RunStarted, RUN_FINISHED: RunFinished}
 
 
 Listener = Callable[[Event], None]
@@ -111,7 +174,7 @@ class EventBus:
     def job(self, kind: str, job: Job) -> None:
         wanting = self._wanting(kind)
         if wanting:
-            self._deliver(wanting, Event(kind, job.owner, job=job))
+            self._deliver(wanting, _JOB_EVENTS[kind](job.owner, job))
 
     def run(
         self,
@@ -124,8 +187,7 @@ class EventBus:
     ) -> None:
         wanting = self._wanting(kind)
         if wanting:
-            event = Event(kind, run.owner, job=job, run=run, text=text, offset=offset)
-            self._deliver(wanting, event)
+            self._deliver(wanting, _run_event(kind, run, job, text, offset))
 
     def _wanting(self, kind: str) -> list[Listener]:
         return [sub.listener for sub in self._subscriptions if sub.wants(kind)]
@@ -137,3 +199,13 @@ class EventBus:
                 listener(event)
             except Exception:
                 log.exception("event listener %r failed on %s", listener, event.type)
+
+
+def _run_event(
+    kind: str, run: Run, job: Job | None, text: str | None, offset: int | None
+) -> RunEvent | RunOutput:
+    if kind == RUN_OUTPUT:
+        if text is None or offset is None:
+            raise ValidationError("text", "a run.output event carries its text and offset")
+        return RunOutput(run.owner, run, text, offset)
+    return _RUN_EVENTS[kind](run.owner, run, job)

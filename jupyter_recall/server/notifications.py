@@ -31,7 +31,7 @@ from jupyter_recall.core.clock import Clock
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.core.model import Job, JobKind, Run, new_id
 from jupyter_recall.engine.channels import build_channels
-from jupyter_recall.engine.events import RUN_FINISHED, Event
+from jupyter_recall.engine.events import RUN_FINISHED, Event, RunFinished
 from jupyter_recall.engine.executors import Executor, OutputSink, RunOutcome
 from jupyter_recall.engine.notify import (
     SESSION,
@@ -146,10 +146,9 @@ class NotificationService:
         scheduler.subscribe(self._on_event, types={RUN_FINISHED})
 
     def _on_event(self, event: Event) -> None:
-        run = event.run
-        if event.type != RUN_FINISHED or run is None or run.status.value not in OUTCOME_STATUSES:
+        if not isinstance(event, RunFinished) or event.run.status.value not in OUTCOME_STATUSES:
             return
-        job = event.job
+        run, job = event.run, event.job
         if job is not None and (job.kind is JobKind.WATCHER or not _output_channel(job)):
             return
         task = asyncio.get_running_loop().create_task(self._send_outcome(run, job))

@@ -10,10 +10,11 @@ import logging
 from jupyter_events import EventLogger
 from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 
-from jupyter_recall.engine.events import Event
+from jupyter_recall.engine.events import Event, JobDeleted
 from jupyter_recall.server import sse
 from jupyter_recall.server.sse import SCHEMA_ID, EventHub
 from tests.server.rest import call
+from tests.store.factories import make_job
 
 NOTIFY = {"type": "notification", "message": "streamed"}
 
@@ -136,18 +137,18 @@ async def test_event_documents_are_built_only_when_someone_listens(monkeypatch):
     monkeypatch.setattr(sse, "event_document", counting)
     logger = EventLogger()
     hub = EventHub(logger)
-    hub.publish(Event("job.deleted", "alice"))
+    hub.publish(JobDeleted("alice", make_job(owner="alice")))
     assert built == [], "nobody listens: no document"
 
     bobs = hub.open("bob")
-    hub.publish(Event("job.deleted", "alice"))
+    hub.publish(JobDeleted("alice", make_job(owner="alice")))
     assert built == [], "a stream of another owner does not count"
     assert bobs.empty()
-    hub.publish(Event("job.deleted", "bob"))
+    hub.publish(JobDeleted("bob", make_job(owner="bob")))
     assert len(built) == 1
     assert bobs.get_nowait()["owner"] == "bob"
     hub.close("bob", bobs)
-    hub.publish(Event("job.deleted", "bob"))
+    hub.publish(JobDeleted("bob", make_job(owner="bob")))
     assert len(built) == 1, "a closed stream does not count"
 
     seen: list[dict] = []
@@ -156,17 +157,17 @@ async def test_event_documents_are_built_only_when_someone_listens(monkeypatch):
         seen.append(data)
 
     logger.add_listener(schema_id=SCHEMA_ID, listener=listener)
-    hub.publish(Event("job.deleted", "alice"))
+    hub.publish(JobDeleted("alice", make_job(owner="alice")))
     await logger.gather_listeners()
     assert len(built) == 2
     assert [d["owner"] for d in seen] == ["alice"]
     logger.remove_listener(schema_id=SCHEMA_ID, listener=listener)
-    hub.publish(Event("job.deleted", "alice"))
+    hub.publish(JobDeleted("alice", make_job(owner="alice")))
     assert len(built) == 2, "a removed listener does not count"
 
     recorded = io.StringIO()
     logger.register_handler(logging.StreamHandler(recorded))
-    hub.publish(Event("job.deleted", "carol"))
+    hub.publish(JobDeleted("carol", make_job(owner="carol")))
     assert len(built) == 3
     assert '"owner": "carol"' in recorded.getvalue()
 
