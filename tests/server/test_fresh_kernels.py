@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -24,6 +23,7 @@ from jupyter_recall.server.executors.launcher import ManagedKernelLauncher
 from jupyter_recall.server.kernels import KernelExecutors
 from tests.server.live_server import LiveServer
 from tests.server.test_kernel_executors import Sink, code, make_job, make_run, run_job
+from tests.server.test_kernel_executors import _process_exists as process_exists
 
 WAIT_FOR_GO = (
     "import os, time\n"
@@ -54,14 +54,6 @@ async def eventually(condition: Callable[[], bool], timeout: float = 60.0) -> No
 
 def kernel_pid(serverapp: Any, kernel_id: str) -> int:
     return int(serverapp.kernel_manager.get_kernel(kernel_id).provisioner.pid)
-
-
-def process_exists(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 async def test_a_fresh_kernel_is_a_server_kernel_while_its_run_lasts(

@@ -16,6 +16,7 @@ import os
 from collections import deque
 
 import anyio
+from jupyter_client.kernelspec import NoSuchKernel
 
 from jupyter_recall.server.executors.iopub import run_quietly
 from jupyter_recall.server.executors.launcher import KernelLauncher, LaunchedKernel
@@ -64,8 +65,13 @@ class KernelPool:
     async def _check(self, name: str) -> str | None:
         try:
             language = await self._launcher.spec_language(name)
-        except Exception:
+        except (KeyError, NoSuchKernel):
             return f"RecallApp.kernel_pool[{name!r}]: no such kernel spec; not pooled"
+        except Exception as error:  # a gateway that does not answer, an unreadable spec
+            return (
+                f"RecallApp.kernel_pool[{name!r}]: cannot read the kernel spec ({error}); "
+                "not pooled"
+            )
         if language.lower() not in POOLABLE_LANGUAGES:
             return (
                 f"RecallApp.kernel_pool[{name!r}]: a {language or 'unknown'} kernel cannot take a "
