@@ -154,12 +154,16 @@ async def test_a_notebook_runs_in_a_warm_kernel(
 async def test_pool_entries_that_cannot_be_pooled_are_refused_naming_them(
     launcher: ManagedKernelLauncher, jp_serverapp: Any, jp_root_dir: Path
 ) -> None:
-    pool = KernelPool(launcher, {"no-such-spec": 1}, cwd=str(jp_root_dir))
+    # pytest-jupyter installs an "echo" kernel spec, of language "echo".
+    pool = KernelPool(launcher, {"no-such-spec": 1, "echo": 1}, cwd=str(jp_root_dir))
     await pool.start()
     assert pool.problems == [
-        "RecallApp.kernel_pool['no-such-spec']: no such kernel spec; not pooled"
+        "RecallApp.kernel_pool['no-such-spec']: no such kernel spec; not pooled",
+        "RecallApp.kernel_pool['echo']: its language is 'echo'; only a Python kernel can take "
+        "a run's cwd and environment once started (accepted: python kernel specs); not pooled",
     ]
     assert not pool.pooled("no-such-spec")
+    assert not pool.pooled("echo")
     assert await pool.take("no-such-spec") is None
     await pool.aclose()
     assert jp_serverapp.kernel_manager.list_kernel_ids() == []

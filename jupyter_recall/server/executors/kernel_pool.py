@@ -74,9 +74,9 @@ class KernelPool:
             )
         if language.lower() not in POOLABLE_LANGUAGES:
             return (
-                f"RecallApp.kernel_pool[{name!r}]: a {language or 'unknown'} kernel cannot take a "
-                f"run's cwd and environment once started (accepted: "
-                f"{', '.join(POOLABLE_LANGUAGES)} kernel specs); not pooled"
+                f"RecallApp.kernel_pool[{name!r}]: its language is {language or 'unknown'!r}; "
+                "only a Python kernel can take a run's cwd and environment once started "
+                f"(accepted: {', '.join(POOLABLE_LANGUAGES)} kernel specs); not pooled"
             )
         return None
 
