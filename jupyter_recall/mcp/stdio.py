@@ -12,13 +12,9 @@ from jupyter_recall.remote import Client
 
 async def serve(client: Client) -> None:
     """Serve one MCP client on stdin/stdout until it closes them."""
-    async with anyio.create_task_group() as task_group:
-        subscriptions = OutputSubscriptions(client, task_group)
-        server = build_server(lambda ctx: client, subscriptions)
-        async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
-        # The client is gone: followers of run outputs have no one left to tell.
-        task_group.cancel_scope.cancel()
+    server = build_server(lambda ctx: client, OutputSubscriptions(client))
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
 def run(client: Client) -> None:

@@ -1,8 +1,10 @@
 """Subscriptions to a run's output: ``notifications/resources/updated`` while it streams.
 
 A subscription follows the run through the server's event stream (``cli/follow.py``'s
-``Follower``, the reader of ``jupyter recall logs --follow``) in a worker thread, and tells the
-client the resource changed at every chunk and once more when the run has finished.
+``Follower``, the reader of ``jupyter recall logs --follow``) in a daemon thread, and tells the
+client the resource changed at every chunk and once more when the run has finished. The thread
+is a daemon: a client that goes away does not keep ``jupyter recall mcp`` alive until the runs it
+followed have ended.
 """
 
 from __future__ import annotations
@@ -10,9 +12,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-import anyio
-import anyio.abc
 import anyio.from_thread
+import anyio.lowlevel
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.session import ServerSession
@@ -25,46 +26,59 @@ from jupyter_recall.remote import Client
 Context = ServerRequestContext[Any, Any]
 
 
+class _Following:
+    """One subscription: tells ``session`` of every change of ``uri`` until stopped."""
+
+    def __init__(self, session: ServerSession, uri: str) -> None:
+        self.session = session
+        self.uri = uri
+        self.stopped = threading.Event()
+        self.token = anyio.lowlevel.current_token()
+
+    def tell(self, _chunk: str = "") -> None:
+        if self.stopped.is_set():
+            return
+        try:
+            anyio.from_thread.run(self.session.send_resource_updated, self.uri, token=self.token)
+        except Exception:
+            # The client or the event loop is gone: there is no one left to tell.
+            self.stopped.set()
+
+    def follow(self, client: Client, run_id: str) -> None:
+        try:
+            Follower(client, run_id, self.tell).follow()
+        except RecallError:
+            return  # the run is gone or the server unreachable: nothing more will change
+        self.tell()
+
+
 class OutputSubscriptions:
-    def __init__(self, client: Client, task_group: anyio.abc.TaskGroup) -> None:
+    def __init__(self, client: Client) -> None:
         self.client = client
-        self.task_group = task_group
-        self.active: dict[str, threading.Event] = {}
+        self.active: dict[str, _Following] = {}
 
     async def subscribe(
         self, ctx: Context, params: types.SubscribeRequestParams
     ) -> types.EmptyResult:
         run_id = run_output_id(params.uri)
-        stopped = self.active.pop(params.uri, None)
-        if stopped is not None:
-            stopped.set()
-        stop = threading.Event()
-        self.active[params.uri] = stop
-        self.task_group.start_soon(self._follow, ctx.session, params.uri, run_id, stop)
+        self._stop(params.uri)
+        following = self.active[params.uri] = _Following(ctx.session, params.uri)
+        thread = threading.Thread(
+            target=following.follow,
+            args=(self.client, run_id),
+            name=f"recall-mcp-{run_id}",
+            daemon=True,
+        )
+        thread.start()
         return types.EmptyResult()
 
     async def unsubscribe(
         self, ctx: Context, params: types.UnsubscribeRequestParams
     ) -> types.EmptyResult:
-        stop = self.active.pop(params.uri, None)
-        if stop is not None:
-            stop.set()
+        self._stop(params.uri)
         return types.EmptyResult()
 
-    async def _follow(
-        self, session: ServerSession, uri: str, run_id: str, stop: threading.Event
-    ) -> None:
-        def changed(_text: str) -> None:
-            if not stop.is_set():
-                anyio.from_thread.run(session.send_resource_updated, uri)
-
-        follower = Follower(self.client, run_id, changed)
-        try:
-            await anyio.to_thread.run_sync(follower.follow, abandon_on_cancel=True)
-        except RecallError:
-            # The run is gone or the server unreachable: nothing more will change.
-            return
-        if not stop.is_set():
-            await session.send_resource_updated(uri)
-        if self.active.get(uri) is stop:
-            del self.active[uri]
+    def _stop(self, uri: str) -> None:
+        following = self.active.pop(uri, None)
+        if following is not None:
+            following.stopped.set()
