@@ -33,6 +33,7 @@ from jupyter_recall.server.notifications import (
 )
 from jupyter_recall.server.owners import names_users, owner_resolver
 from jupyter_recall.server.sessions import SessionWatcher
+from jupyter_recall.server.approvals import ApprovalInbox
 from jupyter_recall.server.sse import EventHub
 from jupyter_recall.server.watcher_runtime import WatcherExecutor, WatcherRuntime
 from jupyter_recall.server.watchers import WatcherService
@@ -74,6 +75,12 @@ class RecallApp(ExtensionApp):
         100_000, config=True, help="Characters of output kept per run (the head, then a marker)."
     )
     sse_heartbeat = Float(15.0, config=True, help="Seconds between SSE heartbeat comments.")
+    approval_timeout = Float(
+        300.0,
+        config=True,
+        help="Seconds a server-side tool job under an approve policy waits for a decision in "
+        "the approvals inbox before it fails (denied as expired).",
+    )
     max_sleep = Float(
         30.0, config=True, help="Longest the scheduler sleeps before re-reading the wall clock."
     )
@@ -245,6 +252,7 @@ class RecallApp(ExtensionApp):
         self._events = EventHub(getattr(self.serverapp, "event_logger", None))
         self.authorization = JobAuthorization()
         self.tool_runner = make_tool_runner(self.serverapp, self)
+        self.approvals = ApprovalInbox(self._store, self._events, self._clock)
         self.notifications = NotificationService(
             self._store, self._events, self._clock, self.notification_channels
         )
@@ -281,6 +289,7 @@ class RecallApp(ExtensionApp):
             jupyter_recall_failure=lambda: self.failure,
             jupyter_recall_owner=owner_resolver(self._scoped_by_user()),
             jupyter_recall_tools=self.tool_runner,
+            jupyter_recall_approvals=self.approvals,
             jupyter_recall_tool_policies=self.tool_policies,
             jupyter_recall_notifications=self.notifications,
             jupyter_recall_watchers=self.watchers,
@@ -391,6 +400,7 @@ class RecallApp(ExtensionApp):
             self._executor.aclose,
             self.notifications.aclose,
             self.tool_runner.close,
+            self.approvals.close,
             self._store.close,
         ):
             try:

@@ -459,7 +459,8 @@ def _owner_routes() -> list[tuple[str, type[RecallHandler]]]:
 
 
 def _notification_and_watcher_routes() -> list[tuple[str, type[RecallHandler]]]:
+    from jupyter_recall.server.approvals import approval_routes
     from jupyter_recall.server.notifications import notification_routes
     from jupyter_recall.server.watchers import watcher_routes
 
-    return notification_routes() + watcher_routes()
+    return notification_routes() + watcher_routes() + approval_routes()

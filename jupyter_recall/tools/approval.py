@@ -4,6 +4,11 @@ The waiting side is a coroutine (``Approvals.ask``) on whatever event loop runs 
 answering side (``answer``) may be any thread: a widget's button callback, a test, another
 subshell. A request ends ``approved``, ``denied``, ``timeout`` or ``cancelled``: never a hang.
 How a request is shown is left to ``on_request`` callbacks (the kernel draws buttons).
+
+With an ``inbox`` (the server's approvals inbox), each request is also a record there: its id
+becomes the request's, the waiting coroutine polls the record (so an answer given in the
+sidebar, the CLI or REST reaches it however busy the asking thread's kernel is), and a local
+answer is recorded there too. The first answer wins, wherever it was given.
 """
 
 from __future__ import annotations
@@ -11,11 +16,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import logging
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from jupyter_recall.core.errors import NotFoundError, ValidationError
 
@@ -25,7 +31,26 @@ DENIED = "denied"
 TIMEOUT = "timeout"
 CANCELLED = "cancelled"
 
+POLL_INTERVAL = 0.5
+"""Seconds between two looks at the inbox record of a waiting request."""
+
 RequestCallback = Callable[["ApprovalRequest"], Any]
+log = logging.getLogger("jupyter_recall.tools")
+
+
+class ApprovalInbox(Protocol):
+    """Where requests are recorded and answered besides this process (the server's inbox).
+    Outcomes are ``APPROVED``, ``DENIED``, ``TIMEOUT`` or None (still pending)."""
+
+    async def open(self, request: ApprovalRequest) -> str:
+        """Record the request; return the record's id."""
+        ...
+
+    async def outcome(self, record_id: str) -> str | None: ...
+
+    async def decide(self, record_id: str, approved: bool) -> str | None:
+        """Record a local answer; return the recorded outcome (an earlier answer wins)."""
+        ...
 
 
 @dataclass(eq=False)
@@ -61,7 +86,15 @@ class ApprovalRequest:
 class Approvals:
     """Pending approval requests of one process (thread-safe)."""
 
-    def __init__(self, timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(
+        self,
+        timeout: float = DEFAULT_TIMEOUT,
+        *,
+        inbox: ApprovalInbox | None = None,
+        poll_interval: float = POLL_INTERVAL,
+    ) -> None:
+        self.inbox = inbox
+        self.poll_interval = poll_interval
         self._lock = threading.Lock()
         self._pending: dict[str, ApprovalRequest] = {}
         self._ids = itertools.count(1)
@@ -101,12 +134,13 @@ class Approvals:
     ) -> ApprovalRequest:
         """Wait for an answer; the returned request's ``outcome`` says how it ended."""
         loop = asyncio.get_running_loop()
-        answered: asyncio.Future[bool] = loop.create_future()
+        answered: asyncio.Future[tuple[str, bool]] = loop.create_future()
 
         def settle(approved: bool) -> None:
             # The loop may be gone when an answer races the timeout; the request is then over.
             with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(_resolve, answered, approved)
+                outcome = APPROVED if approved else DENIED
+                loop.call_soon_threadsafe(_resolve, answered, (outcome, True))
 
         request = ApprovalRequest(
             request_id=f"approval-{next(self._ids)}",
@@ -116,23 +150,69 @@ class Approvals:
             timeout=self._timeout if timeout is None else check_timeout(timeout),
             _settle=settle,
         )
+        recorded = await self._record(request)
         with self._lock:
             self._pending[request.request_id] = request
         self._notify(self.on_request, request)
+        watching = loop.create_task(self._watch(request, answered)) if recorded else None
         try:
-            approved = await asyncio.wait_for(answered, request.timeout)
-            request.outcome = APPROVED if approved else DENIED
-        except asyncio.TimeoutError:
-            request.outcome = TIMEOUT
+            request.outcome = await self._outcome(request, answered, recorded)
         except asyncio.CancelledError:
             request.outcome = CANCELLED
             raise
         finally:
+            if watching is not None:
+                watching.cancel()
             with self._lock:
                 self._pending.pop(request.request_id, None)
             request._settle = None
             self._notify(self.on_settled, request)
         return request
+
+    async def _record(self, request: ApprovalRequest) -> bool:
+        """Make the request a record of the inbox (its id becomes the request's)."""
+        if self.inbox is None:
+            return False
+        try:
+            request.request_id = await self.inbox.open(request)
+        except Exception as error:
+            # Asking here still works; only other surfaces will not see the request.
+            log.warning("approval of %s not recorded in the inbox: %s", request.tool, error)
+            return False
+        return True
+
+    async def _outcome(
+        self,
+        request: ApprovalRequest,
+        answered: asyncio.Future[tuple[str, bool]],
+        recorded: bool,
+    ) -> str:
+        try:
+            outcome, local = await asyncio.wait_for(answered, request.timeout)
+        except asyncio.TimeoutError:
+            return TIMEOUT
+        if local and recorded and self.inbox is not None:
+            with contextlib.suppress(Exception):
+                # The inbox's record is the truth: an answer given elsewhere first wins.
+                outcome = (
+                    await self.inbox.decide(request.request_id, outcome == APPROVED) or outcome
+                )
+        return outcome
+
+    async def _watch(
+        self, request: ApprovalRequest, answered: asyncio.Future[tuple[str, bool]]
+    ) -> None:
+        """Poll the inbox record until it is settled (or the request ends)."""
+        assert self.inbox is not None
+        while not answered.done():
+            await asyncio.sleep(self.poll_interval)
+            try:
+                outcome = await self.inbox.outcome(request.request_id)
+            except Exception as error:
+                log.debug("approval %s: inbox not readable: %s", request.request_id, error)
+                continue
+            if outcome is not None:
+                _resolve(answered, (outcome, False))
 
     @staticmethod
     def _notify(callbacks: list[RequestCallback], request: ApprovalRequest) -> None:
@@ -143,9 +223,9 @@ class Approvals:
                 callback(request)
 
 
-def _resolve(future: asyncio.Future[bool], approved: bool) -> None:
+def _resolve(future: asyncio.Future[tuple[str, bool]], answer: tuple[str, bool]) -> None:
     if not future.done():
-        future.set_result(approved)
+        future.set_result(answer)
 
 
 def check_timeout(seconds: object) -> float:

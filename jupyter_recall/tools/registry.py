@@ -351,18 +351,21 @@ class ToolRunner:
         *,
         allow_approval: bool = True,
         denial_reason: str = "this caller cannot ask for approval",
+        approvals: Approvals | None = None,
     ) -> ToolResult:
         """Run one tool call; never raises (except cancellation).
 
-        ``allow_approval=False`` (watchers, server-side jobs) refuses ``approve`` tools with
-        ``denial_reason`` instead of asking.
+        ``allow_approval=False`` (watchers) refuses ``approve`` tools with ``denial_reason``
+        instead of asking; ``approvals`` asks there instead of the runner's own (a server-side
+        job asks the approvals inbox as its run).
         """
         try:
             tool = self.registry.get(name)
             params = _check_params(params)
             context = self.context()
             args = tool.bind(context, params)
-            refusal = await self._gate(tool.name, params, allow_approval, denial_reason)
+            asking = (approvals or self.approvals) if allow_approval else None
+            refusal = await self._gate(tool.name, params, asking, denial_reason)
             if refusal is not None:
                 return failed(refusal)
             return await self._call(tool, context, args, params)
@@ -370,16 +373,16 @@ class ToolRunner:
             return failed(str(error))
 
     async def _gate(
-        self, name: str, params: dict[str, Any], allow_approval: bool, denial_reason: str
+        self, name: str, params: dict[str, Any], approvals: Approvals | None, denial_reason: str
     ) -> str | None:
         decision = self.decision(name)
         if decision.policy == BLOCK:
             return decision.refusal()
         if decision.policy != APPROVE:
             return None
-        if not allow_approval or self.approvals is None:
+        if approvals is None:
             return f"tool {name} needs approval ({decision.source}) and {denial_reason}"
-        request = await self.approvals.ask(name, params, decision.source)
+        request = await approvals.ask(name, params, decision.source)
         if request.outcome == APPROVED:
             return None
         return f"tool {name} was not run: approval {request.outcome} ({request.request_id})"

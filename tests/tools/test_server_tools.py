@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -58,7 +59,7 @@ async def test_tool_job_outside_the_root_fails(jp_fetch):
     assert "outside the tool root" in run["error"]
 
 
-async def test_blocked_and_approve_tools_are_refused_on_the_server(jp_fetch):
+async def test_blocked_tools_are_refused_and_approve_tools_wait_on_the_server(jp_fetch):
     blocked = await call(
         jp_fetch,
         "POST",
@@ -79,7 +80,14 @@ async def test_blocked_and_approve_tools_are_refused_on_the_server(jp_fetch):
         tool_job("http.get", {"url": "http://127.0.0.1:1/"}),
         expect=201,
     )
+    # An approve tool waits in the approvals inbox (tests/server/test_approvals.py): deny it.
+    deadline = asyncio.get_running_loop().time() + 30
+    while not (records := await call(jp_fetch, "GET", "api/recall/approvals"))["approvals"]:
+        assert asyncio.get_running_loop().time() < deadline
+        await asyncio.sleep(0.1)
+    [record] = records["approvals"]
+    assert record["source"] == "server config RecallApp.tool_policies['http.get']"
+    await call(jp_fetch, "POST", f"api/recall/approvals/{record['id']}", {"decision": "deny"})
     run = await wait_for_run(jp_fetch, approve["id"])
     assert run["status"] == "failed"
-    assert "needs approval (server config RecallApp.tool_policies['http.get'])" in run["error"]
-    assert "a server-side job cannot ask for approval" in run["error"]
+    assert run["error"] == f"tool http.get was not run: approval denied ({record['id']})"

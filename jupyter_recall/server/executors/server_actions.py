@@ -7,16 +7,19 @@ import json
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.core.model import Job, Run
 from jupyter_recall.engine.executors import OutputSink, RunOutcome
+from jupyter_recall.server.approvals import ApprovalInbox, ServerInboxGate
 from jupyter_recall.server.executors.payloads import (
     NotificationAction,
     ToolAction,
     parse_job_payloads,
 )
 from jupyter_recall.tools import ToolRunner
+from jupyter_recall.tools.approval import DEFAULT_TIMEOUT, Approvals
+from jupyter_recall.tools.policy import APPROVE
 
 TOOLS_UNAVAILABLE = "tool actions are not available: no tool runner is configured"
 NO_APPROVAL = (
-    "a server-side job cannot ask for approval (no one is in a notebook to answer); "
+    "a server-side job cannot ask for approval (no approvals inbox is configured); "
     "set its policy to auto in RecallApp.tool_policies, or run it from a kernel"
 )
 
@@ -25,12 +28,16 @@ class ServerActionExecutor:
     """Notification and tool actions, which need no kernel.
 
     Tool actions run through ``tools`` (a ``ToolRunner`` set by the server wiring), under the
-    server's policies; ``approve`` tools are refused (nobody to ask). The tool's result is the
-    run's output as JSON; a failed tool call fails the run with the tool's error.
+    server's policies; an ``approve`` tool waits for a decision in the approvals inbox (``inbox``,
+    set by the wiring; without one it is refused) for ``approval_timeout`` seconds, as its run.
+    The tool's result is the run's output as JSON; a failed tool call (or a denial) fails the run
+    with the tool's error.
     """
 
     def __init__(self, tools: ToolRunner | None = None) -> None:
         self.tools = tools
+        self.inbox: ApprovalInbox | None = None
+        self.approval_timeout = DEFAULT_TIMEOUT
 
     def concurrency_key(self, job: Job) -> str:
         return "server"
@@ -38,7 +45,7 @@ class ServerActionExecutor:
     async def execute(self, job: Job, run: Run, output: OutputSink) -> RunOutcome:
         action, _ = parse_job_payloads(job.action, job.target)
         if isinstance(action, ToolAction):
-            return await self._run_tool(action, output)
+            return await self._run_tool(action, output, self._approvals(job, run))
         if not isinstance(action, NotificationAction):
             raise ValidationError(
                 "action.type", "not a server action", accepted=("notification", "tool")
@@ -49,11 +56,25 @@ class ServerActionExecutor:
         output.write(f"{heading}{action.message}\n")
         return RunOutcome()
 
-    async def _run_tool(self, action: ToolAction, output: OutputSink) -> RunOutcome:
+    def _approvals(self, job: Job, run: Run) -> Approvals | None:
+        if self.inbox is None:
+            return None
+        gate = ServerInboxGate(self.inbox, job.owner, f"run:{run.id}")
+        return Approvals(self.approval_timeout, inbox=gate)
+
+    async def _run_tool(
+        self, action: ToolAction, output: OutputSink, approvals: Approvals | None
+    ) -> RunOutcome:
         if self.tools is None:
             return RunOutcome(error=TOOLS_UNAVAILABLE)
+        if approvals is not None and self.tools.decision(action.name).policy == APPROVE:
+            output.write(f"waiting for approval of {action.name} in the approvals inbox\n")
         result = await self.tools.run_tool(
-            action.name, action.params, allow_approval=False, denial_reason=NO_APPROVAL
+            action.name,
+            action.params,
+            allow_approval=approvals is not None,
+            denial_reason=NO_APPROVAL,
+            approvals=approvals,
         )
         output.write(json.dumps(result, ensure_ascii=False, default=repr) + "\n")
         if not result["success"]:

@@ -1,0 +1,283 @@
+"""The approvals inbox on the server: records, decisions, expiry, events and the REST routes.
+
+``ApprovalInbox`` keeps the records in the store (``ApprovalStore``) and announces each change
+on the event stream (``approval.created``, ``approval.decided``, ``approval.expired``). A kernel
+that asks creates a record over REST and polls it from its own thread (``kernel/inbox.py``); a
+server-side tool job asks through ``ServerInboxGate``. The first answer wins, whichever
+surface gave it; the record keeps who gave it and when.
+
+``GET /api/recall/approvals[?status=]``, ``POST /api/recall/approvals`` (a kernel asks),
+``GET /api/recall/approvals/{id}``, ``POST /api/recall/approvals/{id}`` (a decision).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Callable
+from datetime import timedelta
+from functools import partial
+from typing import Any, TypeVar
+
+import anyio
+from jupyter_server.auth.decorator import authorized
+from tornado import web
+
+from jupyter_recall.core.approvals import (
+    APPROVED,
+    DENIED,
+    EXPIRED,
+    PENDING,
+    ApprovalRecord,
+    check_decision,
+    check_note,
+    check_status,
+    clip_summary,
+)
+from jupyter_recall.core.clock import Clock
+from jupyter_recall.core.errors import ConflictError, NotFoundError, ValidationError
+from jupyter_recall.core.limits import ID_PATTERN
+from jupyter_recall.server.handlers import RecallHandler
+from jupyter_recall.server.sse import EventHub
+from jupyter_recall.store.base import ApprovalStore
+from jupyter_recall.tools.approval import TIMEOUT, ApprovalRequest, check_timeout
+
+T = TypeVar("T")
+
+CREATED = "approval.created"
+DECIDED = "approval.decided"
+EXPIRED_EVENT = "approval.expired"
+MAX_TIMEOUT = 7 * 24 * 3600.0
+OUTCOMES = {APPROVED: APPROVED, DENIED: DENIED, EXPIRED: TIMEOUT}
+"""A settled record's status -> the outcome of the waiting ``ApprovalRequest``."""
+
+
+def approval_to_json(record: ApprovalRecord) -> dict[str, Any]:
+    return {
+        "id": record.id,
+        "owner": record.owner,
+        "tool": record.tool,
+        "summary": record.summary,
+        "source": record.source,
+        "asked_by": record.asked_by,
+        "created_at": record.created_at.isoformat(),
+        "expires_at": record.expires_at.isoformat(),
+        "status": record.status,
+        "decided_by": record.decided_by,
+        "decided_at": record.decided_at.isoformat() if record.decided_at else None,
+        "note": record.note,
+    }
+
+
+class ApprovalInbox:
+    """Owner-scoped approval records; store calls go to one worker thread."""
+
+    def __init__(self, store: ApprovalStore, events: EventHub, clock: Clock) -> None:
+        self._store = store
+        self._events = events
+        self._clock = clock
+        self._limiter = anyio.CapacityLimiter(1)
+        self._timers: set[asyncio.TimerHandle] = set()
+
+    async def _call(self, func: Callable[[], T]) -> T:
+        return await anyio.to_thread.run_sync(func, limiter=self._limiter)
+
+    async def create(
+        self, owner: str, *, tool: str, summary: str, source: str, asked_by: str, timeout: float
+    ) -> ApprovalRecord:
+        now = self._clock.now()
+        record = ApprovalRecord(
+            id=uuid.uuid4().hex,
+            owner=owner,
+            tool=tool,
+            summary=clip_summary(summary),
+            source=source,
+            asked_by=asked_by,
+            created_at=now,
+            expires_at=now + timedelta(seconds=timeout),
+        )
+        await self._call(lambda: self._store.insert_approval(record))
+        self._publish(CREATED, record)
+        # Expiry is announced when it happens; after a restart, reads find it (``expire_due``).
+        loop = asyncio.get_running_loop()
+        timer = loop.call_later(timeout, lambda: loop.create_task(self.expire_due()))
+        self._timers.add(timer)
+        return record
+
+    async def expire_due(self) -> None:
+        now = self._clock.now()
+        self._timers = {timer for timer in self._timers if not timer.cancelled()}
+        for approval_id in await self._call(lambda: self._store.expire_approvals(now=now)):
+            record = await self._call(partial(self._store.get_approval, approval_id))
+            if record is not None:
+                self._publish(EXPIRED_EVENT, record)
+
+    async def get(self, owner: str, approval_id: str) -> ApprovalRecord:
+        await self.expire_due()
+        record = await self._call(lambda: self._store.get_approval(approval_id))
+        if record is None or record.owner != owner:
+            raise NotFoundError("approval", approval_id)
+        return record
+
+    async def list(self, owner: str, status: str | None = None) -> list[ApprovalRecord]:
+        await self.expire_due()
+        return await self._call(lambda: self._store.list_approvals(owner, status))
+
+    async def decide(
+        self, owner: str, approval_id: str, decision: object, *, by: str, note: object = None
+    ) -> ApprovalRecord:
+        """Record ``decision`` (approve/deny); ConflictError once decided or expired."""
+        status = check_decision(decision)
+        note = check_note(note)
+        record = await self.get(owner, approval_id)
+        now = self._clock.now()
+        settled = await self._call(
+            lambda: self._store.decide_approval(
+                approval_id, status, decided_by=by, note=note, now=now
+            )
+        )
+        if not settled:
+            current = await self.get(owner, approval_id)
+            raise ConflictError(f"approval {approval_id} is already {current.status}")
+        record = await self.get(owner, approval_id)
+        self._publish(DECIDED, record)
+        return record
+
+    def _publish(self, kind: str, record: ApprovalRecord) -> None:
+        self._events.publish_document(
+            {
+                "type": kind,
+                "owner": record.owner,
+                "job": None,
+                "run": None,
+                "text": None,
+                "approval": approval_to_json(record),
+            }
+        )
+
+    def close(self) -> None:
+        for timer in self._timers:
+            timer.cancel()
+        self._timers.clear()
+
+
+class ServerInboxGate:
+    """``tools.approval.ApprovalInbox`` for a server-side tool job: its requests are records of
+    the job's owner, asked by its run; answers come from the inbox alone."""
+
+    def __init__(self, inbox: ApprovalInbox, owner: str, asked_by: str) -> None:
+        self._inbox = inbox
+        self._owner = owner
+        self._asked_by = asked_by
+
+    async def open(self, request: ApprovalRequest) -> str:
+        record = await self._inbox.create(
+            self._owner,
+            tool=request.tool,
+            summary=request.describe(),
+            source=request.source,
+            asked_by=self._asked_by,
+            timeout=request.timeout,
+        )
+        return record.id
+
+    async def outcome(self, record_id: str) -> str | None:
+        record = await self._inbox.get(self._owner, record_id)
+        return OUTCOMES.get(record.status)
+
+    async def decide(self, record_id: str, approved: bool) -> str | None:
+        record = await self._inbox.get(self._owner, record_id)
+        return OUTCOMES.get(record.status)
+
+
+# --- REST ------------------------------------------------------------------------------------
+
+
+def _inbox(handler: RecallHandler) -> ApprovalInbox:
+    inbox: ApprovalInbox = handler.settings["jupyter_recall_approvals"]
+    return inbox
+
+
+def decider(handler: RecallHandler) -> str:
+    """Who decides: the identity's username, else the owner the request acts as."""
+    username = getattr(handler.current_user, "username", None)
+    return str(username) if username else handler.owner
+
+
+def _text(body: dict[str, Any], name: str, limit: int = 500) -> str:
+    value = body.get(name)
+    if not isinstance(value, str) or not value.strip() or len(value) > limit:
+        raise ValidationError(name, f"must be non-empty text of at most {limit} characters")
+    return value
+
+
+class ApprovalsHandler(RecallHandler):
+    auth_resource = "recall"
+
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        status = self.get_query_argument("status", None)
+        records = await _inbox(self).list(
+            self.owner, None if status is None else check_status(status)
+        )
+        self.send_json({"approvals": [approval_to_json(record) for record in records]})
+
+    @web.authenticated
+    @authorized
+    async def post(self) -> None:
+        body = self.json_body()
+        timeout = body.get("timeout", 300)
+        if check_timeout(timeout) > MAX_TIMEOUT:
+            raise ValidationError("timeout", f"must be at most {MAX_TIMEOUT:g} seconds")
+        record = await _inbox(self).create(
+            self.owner,
+            tool=_text(body, "tool", 200),
+            summary=_text(body, "summary", 10_000),
+            source=_text(body, "source"),
+            asked_by=_text(body, "asked_by"),
+            timeout=float(timeout),
+        )
+        self.send_json(approval_to_json(record), status=201)
+
+
+class ApprovalHandler(RecallHandler):
+    auth_resource = "recall"
+
+    @web.authenticated
+    @authorized
+    async def get(self, approval_id: str) -> None:
+        record = await _inbox(self).get(self.owner, approval_id)
+        self.send_json(approval_to_json(record))
+
+    @web.authenticated
+    @authorized
+    async def post(self, approval_id: str) -> None:
+        body = self.json_body()
+        record = await _inbox(self).decide(
+            self.owner,
+            approval_id,
+            body.get("decision"),
+            by=decider(self),
+            note=body.get("note"),
+        )
+        self.send_json(approval_to_json(record))
+
+
+def approval_routes() -> list[tuple[str, type[RecallHandler]]]:
+    return [
+        (r"/api/recall/approvals", ApprovalsHandler),
+        (rf"/api/recall/approvals/(?P<approval_id>{ID_PATTERN})", ApprovalHandler),
+    ]
+
+
+__all__ = [
+    "CREATED",
+    "DECIDED",
+    "EXPIRED_EVENT",
+    "PENDING",
+    "ApprovalInbox",
+    "ServerInboxGate",
+    "approval_routes",
+    "approval_to_json",
+]
