@@ -35,6 +35,8 @@ URL_VARIABLE = "JUPYTER_RECALL_URL"
 TOKEN_VARIABLE = "JUPYTER_RECALL_TOKEN"
 
 DEFAULT_TIMEOUT = 30.0
+EVERY_PAGE = 1_000
+"""The page size of ``Client.every`` (listings answer 100 items a page unless asked)."""
 PROBE_TIMEOUT = 2.0
 """Seconds to wait for a candidate server while looking for ours (it is on this machine)."""
 
@@ -280,6 +282,27 @@ class Client:
         with self.open(method, path, query=query, body=body, timeout=timeout) as response:
             text = response.read().decode()
         return json.loads(text) if text else None
+
+    def pages(
+        self, path: str, key: str, *, query: Mapping[str, Any] | None = None
+    ) -> Iterator[list[dict[str, Any]]]:
+        """Each page of a listing (``/api/recall/jobs``, ``/runs``, ``/jobs/{id}/runs``): the
+        items under ``key``, following ``next_cursor`` until the last page. ``query`` holds
+        the filters, sort and ``limit`` (the page size), the same for every page."""
+        cursor: str | None = None
+        while True:
+            answer = self.request("GET", path, query={**(query or {}), "cursor": cursor})
+            yield list(answer[key])
+            cursor = answer.get("next_cursor")
+            if cursor is None:
+                return
+
+    def every(
+        self, path: str, key: str, *, query: Mapping[str, Any] | None = None
+    ) -> list[dict[str, Any]]:
+        """Every item of a listing, read in pages of ``EVERY_PAGE``."""
+        query = {"limit": str(EVERY_PAGE), **(query or {})}
+        return [item for page in self.pages(path, key, query=query) for item in page]
 
     def info(self) -> dict[str, Any]:
         """``/api/recall/info``; tells "no server" from "a server without the extension"."""

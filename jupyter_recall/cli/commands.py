@@ -17,11 +17,18 @@ from jupyter_recall.cli.base import (
     with_aliases,
     with_flags,
 )
-from jupyter_recall.core.errors import RecallConnectionError, UsageError, ValidationError
+from jupyter_recall.core.errors import (
+    NotFoundError,
+    RecallConnectionError,
+    UsageError,
+    ValidationError,
+)
 
 ACTIVE_STATUSES = "active,paused"
 """What ``list`` shows without --status or --all: the jobs that may still fire."""
 RECENT_RUNS = 5
+PAGE_SIZE = 1_000
+"""Items per request when a command reads a listing page by page."""
 _AGO = re.compile(r"(\d+)\s*([smhdw])")
 _AGO_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
@@ -35,6 +42,10 @@ class ListCommand(RecallCommand):
             "status": "ListCommand.status",
             "kind": "ListCommand.kind",
             "path": "ListCommand.path",
+            "limit": "ListCommand.limit",
+            "sort": "ListCommand.sort",
+            "order": "ListCommand.order",
+            "search": "ListCommand.search",
         }
     )
     flags = with_flags(
@@ -59,19 +70,49 @@ class ListCommand(RecallCommand):
         "kernel or execute it.",
     )
     all_jobs = Bool(False, config=True, help="Also the jobs that ended.")
+    limit = Int(100, config=True, help="At most this many jobs (0: all, read page by page).")
+    sort = Unicode("", config=True, help="created_at (default), next_fire_at, last_run_at or name.")
+    order = Unicode("", config=True, help="asc or desc (default: as the sort key reads best).")
+    search = Unicode("", config=True, help="Only jobs whose id, name, when or session has it.")
 
     def run(self) -> int:
         self.positional(0)
         status = self.status or (None if self.all_jobs else ACTIVE_STATUSES)
-        query = {"status": status, "kind": self.kind or None}
-        jobs = self.request("GET", "/api/recall/jobs", query=query)["jobs"]
+        query = {
+            "status": status,
+            "kind": self.kind or None,
+            "q": self.search or None,
+            "sort": self.sort or None,
+            "order": self.order or None,
+        }
+        # A notebook is more than the session the server filters on (the kernel a job runs
+        # in, the notebook it executes): those jobs are picked here, from every page.
+        limit = 0 if self.path else self.limit
+        jobs, more = read_pages(self.client.pages, "/api/recall/jobs", "jobs", query, limit)
         if self.path:
             jobs = [job for job in jobs if self.path in notebooks_of(job)]
+            jobs, more = jobs[: self.limit or None], bool(self.limit) and len(jobs) > self.limit
         if self.json_output:
             self.print_json({"jobs": jobs})
         else:
             print(render.jobs_table(jobs))
+        if more:
+            print(f"(the first {len(jobs)} jobs: --limit=0 lists all)", file=sys.stderr)
         return EXIT_OK
+
+
+def read_pages(
+    pages: Any, path: str, key: str, query: dict[str, Any], limit: int
+) -> tuple[list[dict[str, Any]], bool]:
+    """The first ``limit`` items of a listing (all of them for 0), read page by page, and
+    whether there are more. ``pages`` is ``Client.pages``."""
+    size = min(limit, PAGE_SIZE) if limit else PAGE_SIZE
+    items: list[dict[str, Any]] = []
+    for page in pages(path, key, query={**query, "limit": str(size)}):
+        items += page
+        if limit and len(items) >= limit:
+            return items[:limit], len(items) > limit or len(page) == size
+    return items, False
 
 
 def notebooks_of(job: dict[str, Any]) -> set[str]:
@@ -310,17 +351,26 @@ class RunsCommand(RecallCommand):
             "since": parse_since(self.since, datetime.now(timezone.utc)) if self.since else None,
             "job_id": self.job or None,
             "status": self.status or None,
-            # The server keeps the newest N: a job with a long history is not sent whole.
-            "limit": str(self.limit) if self.limit > 0 else None,
         }
-        runs = self.request("GET", "/api/recall/runs", query=query)["runs"]
+        # The server pages newest first: a job with a long history is not sent whole.
+        runs, more = read_pages(self.client.pages, "/api/recall/runs", "runs", query, self.limit)
         if self.json_output:
             self.print_json({"runs": runs})
             return EXIT_OK
-        jobs = self.request("GET", "/api/recall/jobs")["jobs"]
-        names = {job["id"]: job.get("name") or "" for job in jobs}
-        print(render.runs_table(runs, names))
+        print(render.runs_table(runs, self.job_names({str(run["job_id"]) for run in runs})))
+        if more:
+            print(f"(the newest {len(runs)} runs: --limit=0 lists all)", file=sys.stderr)
         return EXIT_OK
+
+    def job_names(self, job_ids: set[str]) -> dict[str, str]:
+        """The names of these jobs (one request each: a page of runs names a few jobs)."""
+        names = {}
+        for job_id in sorted(job_ids):
+            try:
+                names[job_id] = self.request("GET", f"/api/recall/jobs/{job_id}").get("name", "")
+            except NotFoundError:
+                continue
+        return names
 
 
 class LogsCommand(RecallCommand):

@@ -132,9 +132,13 @@ class Job(Record):
         run: dict[str, Any] = _client.get_client().request("POST", _job_path(self.id, "/trigger"))
         return run
 
-    def runs(self) -> list[dict[str, Any]]:
-        """The job's runs, newest first, with their output."""
-        return list(_client.get_client().request("GET", _job_path(self.id, "/runs"))["runs"])
+    def runs(self, limit: int | None = None) -> list[dict[str, Any]]:
+        """The job's runs, newest first, with their output: all (read page by page), or the
+        newest ``limit``."""
+        client, path = _client.get_client(), _job_path(self.id, "/runs")
+        if limit is None:
+            return client.every(path, "runs")
+        return list(client.request("GET", path, query={"limit": str(limit)})["runs"])
 
 
 # --- payloads ---------------------------------------------------------------------------------
@@ -362,14 +366,30 @@ def jobs(
     status: str | None = None,
     kind: str | None = None,
     session: str | None = None,
+    search: str | None = None,
+    sort: str | None = None,
+    order: str | None = None,
+    limit: int | None = None,
 ) -> list[Job]:
     """The jobs of this notebook (its session), or every job of the user with ``all=True``.
-    ``status`` and ``kind`` filter (comma-separated values accepted)."""
-    query: dict[str, Any] = {"status": status, "kind": kind}
+    ``status`` and ``kind`` filter (comma-separated values accepted), ``search`` keeps those
+    whose id, name, ``when`` or session holds the text; ``sort`` (created_at, next_fire_at,
+    last_run_at, name) and ``order`` (asc, desc) as ``GET /api/recall/jobs``. All of them
+    (read page by page), or the first ``limit``. The server filters and sorts."""
+    query: dict[str, Any] = {
+        "status": status,
+        "kind": kind,
+        "q": search,
+        "sort": sort,
+        "order": order,
+    }
     if not all:
         query["path"] = session or _client.identity().session
-    found = _client.get_client().request("GET", "/api/recall/jobs", query=query)
-    return [Job(data) for data in found["jobs"]]
+    client = _client.get_client()
+    if limit is None:
+        return [Job(data) for data in client.every("/api/recall/jobs", "jobs", query=query)]
+    query["limit"] = str(limit)
+    return [Job(data) for data in client.request("GET", "/api/recall/jobs", query=query)["jobs"]]
 
 
 def job(job_id: str) -> Job:

@@ -279,8 +279,8 @@ class Listener:
             self.watch(job_id)
         if self.session is None:
             return
-        found = self.client.request("GET", "/api/recall/jobs", query={"path": self.session})
-        for job in found["jobs"]:
+        found = self.client.every("/api/recall/jobs", "jobs", query={"path": self.session})
+        for job in found:
             self.watch(job["id"], job)
 
     def _listen(self) -> None:
@@ -353,7 +353,7 @@ class Listener:
 
     def _resync(self) -> None:
         since = self._since.astimezone(timezone.utc).isoformat()
-        runs = self.client.request("GET", "/api/recall/runs", query={"since": since})["runs"]
+        runs = self.client.every("/api/recall/runs", "runs", query={"since": since})
         for run in sorted(runs, key=lambda r: str(r.get("finished_at") or "")):
             job = self._watching(run.get("job_id"))
             if job is not None and run.get("status") in FINAL_STATUSES:

@@ -68,10 +68,12 @@ class RecallHandler(ExtensionHandlerMixin, APIHandler):
         await super().prepare()
         # The server serves HTTP a moment before its post-start hook starts our scheduler.
         ready: asyncio.Event = self.settings["jupyter_recall_ready"]
-        try:
-            await asyncio.wait_for(ready.wait(), READY_TIMEOUT)
-        except asyncio.TimeoutError:
-            raise web.HTTPError(503, "jupyter_recall is starting; try again") from None
+        # Once started, no waiting: wait_for makes a task and a timer for every request.
+        if not ready.is_set():
+            try:
+                await asyncio.wait_for(ready.wait(), READY_TIMEOUT)
+            except asyncio.TimeoutError:
+                raise web.HTTPError(503, "jupyter_recall is starting; try again") from None
         failure = self.settings["jupyter_recall_failure"]()
         if failure is not None:
             raise web.HTTPError(503, f"jupyter_recall is not running: {failure}")

@@ -33,6 +33,8 @@ RUN_EVENTS = ("run.started", "run.finished")
 LABEL_WIDTH = 40
 LIST_ROWS = (3, 8)
 """The list shows this many rows at least and at most (it scrolls beyond)."""
+PAGE = 50
+"""Jobs read at first, and again at each "more" (the server pages its listings)."""
 
 
 def _choices(values: Sequence[str]) -> list[tuple[str, str]]:
@@ -81,11 +83,17 @@ class JobsPanel:
             children=(self.timeline,), titles=("recent runs (the last hour)",), selected_index=None
         )
         self.message = ipywidgets.HTML()
+        self.shown = PAGE
+        """How many jobs the list reads: one page, and one more at each click on ``more``."""
+        self.more = ipywidgets.Button(description="more", tooltip=f"show {PAGE} more jobs")
+        self.more.layout.display = "none"
+        self.more.on_click(lambda _: self.show_more())
         for control in (self.status, self.kind):
             control.layout.width = "auto"
         self.widget = base.frame(
             [
-                ipywidgets.HBox([self.status, self.kind, self.pending, self.everything]),
+                # "more" sits with the filters: it is one of them (how many jobs to read).
+                ipywidgets.HBox([self.status, self.kind, self.pending, self.everything, self.more]),
                 self.message,
                 self.select,
                 self.detail,
@@ -116,6 +124,7 @@ class JobsPanel:
             "status": self.status.value or None,
             "kind": self.kind.value or None,
             "pending_recalls": "1" if self.pending.value else None,
+            "limit": str(self.shown),
         }
         if not self.everything.value:
             query["path"] = self._session()
@@ -132,8 +141,13 @@ class JobsPanel:
         with self._lock:
             self.message.value = ""
             self.jobs = [dict(job) for job in found["jobs"]]
+            self.more.layout.display = None if found.get("next_cursor") else "none"
             self._options()
         self.draw_timeline()
+
+    def show_more(self) -> None:
+        self.shown += PAGE
+        self.refresh()
 
     def _options(self) -> None:
         chosen = self.select.value
@@ -152,13 +166,13 @@ class JobsPanel:
         """Read the runs of the timeline's window (at creation and after a reconnection)."""
         start = datetime.now(timezone.utc) - TIMELINE_WINDOW
         try:
-            found = _client.get_client().request(
-                "GET", "/api/recall/runs", query={"since": start.isoformat()}
+            found = _client.get_client().every(
+                "/api/recall/runs", "runs", query={"since": start.isoformat()}
             )
         except RecallError:
             return
         with self._lock:
-            for run in found["runs"]:
+            for run in found:
                 run.pop("output", None)
                 self.runs[str(run["id"])] = run
 

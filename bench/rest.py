@@ -1,0 +1,96 @@
+"""Creating one job over REST against jupyter_server's own trivial authenticated route.
+
+Starts a real `jupyter server` with the extension and, on one authenticated keep-alive
+connection, alternates rounds of ``--requests`` single ``POST /api/recall/jobs`` (one job each,
+due in a day: nothing fires during the run) with rounds of as many ``GET /api/status``
+(jupyter_server's own handler: authentication, a small JSON answer). Each rate is the median
+over ``--rounds`` rounds; measured side by side in one run, so the machine's load weighs on
+both alike. The ratio is jobs/s over status/s.
+
+    python bench/rest.py --requests 2000 --rounds 5 [--json]
+
+Target: a ratio of at least 0.7. Figures are printed, never asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tests.server.live_server import TOKEN, LiveServer
+
+HEADERS = {"Authorization": f"token {TOKEN}", "Content-Type": "application/json"}
+JOB = json.dumps(
+    {
+        "when": "in 1 day",
+        "name": "bench",
+        "action": {"type": "notification", "message": "hello"},
+    }
+)
+
+
+def rate(connection: http.client.HTTPConnection, method: str, path: str, count: int) -> float:
+    """Requests per second of ``count`` requests sent one after the other."""
+    body = JOB if method == "POST" else None
+    expected = 201 if method == "POST" else 200
+    started = time.perf_counter()
+    for _ in range(count):
+        connection.request(method, path, body=body, headers=HEADERS)
+        response = connection.getresponse()
+        answer = response.read()
+        if response.status != expected:
+            raise RuntimeError(f"{method} {path}: {response.status} {answer[:300]!r}")
+    return count / (time.perf_counter() - started)
+
+
+def measure(server: LiveServer, requests: int, rounds: int) -> dict[str, float]:
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=120)
+    # A warm-up of each, so that neither pays for first-request costs in its first round.
+    rate(connection, "GET", "/api/status", 50)
+    rate(connection, "POST", "/api/recall/jobs", 50)
+    jobs, status = [], []
+    for _ in range(rounds):
+        jobs.append(rate(connection, "POST", "/api/recall/jobs", requests))
+        status.append(rate(connection, "GET", "/api/status", requests))
+    connection.close()
+    job_rate, status_rate = statistics.median(jobs), statistics.median(status)
+    return {
+        "create_job_per_s": round(job_rate, 1),
+        "status_per_s": round(status_rate, 1),
+        "ratio": round(job_rate / status_rate, 3),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=2000, help="requests per round")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--json", action="store_true", help="print one JSON object only")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "root"
+        root.mkdir()
+        server = LiveServer(root, Path(tmp) / "recall.sqlite").start()
+        try:
+            figures = measure(server, args.requests, args.rounds)
+        finally:
+            server.stop()
+    result = {"requests": args.requests, "rounds": args.rounds, **figures}
+    if not args.json:
+        print(
+            f"POST /api/recall/jobs: {figures['create_job_per_s']:.0f}/s   "
+            f"GET /api/status: {figures['status_per_s']:.0f}/s   ratio {figures['ratio']:.2f}"
+        )
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()

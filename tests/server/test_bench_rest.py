@@ -1,0 +1,56 @@
+"""bench/rest.py and bench/listing.py run end to end at a tiny size (their figures are
+printed, not asserted: only that each is there and is a positive number)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+
+
+def run_bench(*args: str) -> dict[str, object]:
+    done = subprocess.run(
+        [sys.executable, str(BENCH / args[0]), *args[1:], "--json"],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=True,
+    )
+    result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+@pytest.mark.slow
+def test_rest_bench_measures_job_creation_beside_the_status_route() -> None:
+    result = run_bench("rest.py", "--requests", "30", "--rounds", "3")
+    assert result["requests"] == 30
+    for figure in ("create_job_per_s", "status_per_s", "ratio"):
+        value = result[figure]
+        assert isinstance(value, float)
+        assert value > 0
+
+
+@pytest.mark.slow
+def test_listing_bench_times_every_kind_of_page() -> None:
+    result = run_bench("listing.py", "--jobs", "1200", "--limit", "50", "--rounds", "2")
+    assert result["jobs"] == 1200
+    pages = result["pages"]
+    assert isinstance(pages, dict)
+    assert set(pages) == {
+        "first_page",
+        "sort_next_fire_at",
+        "sort_name",
+        "sort_last_run_at",
+        "search",
+        "filter_interval",
+        "page_21",
+        "counts",
+    }
+    for name, figure in pages.items():
+        assert figure["median_ms"] > 0
+        assert figure["items"] == (0 if name == "counts" else 50)
