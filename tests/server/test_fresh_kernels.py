@@ -256,3 +256,25 @@ def test_the_latency_bench_reports_fresh_kernels_with_and_without_the_pool() -> 
     side_by_side = result["fresh_first_output_p50_ms"]
     assert set(side_by_side) == {"started_per_run", "from_pool"}
     print("fresh kernels, due to first output, p50 ms:", side_by_side)
+
+
+async def test_a_plain_multi_kernel_manager_launches_without_a_server(tmp_path: Path) -> None:
+    from jupyter_client.multikernelmanager import AsyncMultiKernelManager
+
+    from jupyter_recall.server.executors.iopub import run_quietly
+
+    manager = AsyncMultiKernelManager()
+    launcher = ManagedKernelLauncher(manager)
+    fresh = FreshKernels(launcher)
+    variables = {"JUPYTER_RECALL_RUN_ID": "r1"}
+    async with fresh.kernel(
+        None, cwd=str(tmp_path), variables=variables, startup_timeout=60
+    ) as kernel:
+        assert kernel.kernel_name == manager.default_kernel_name
+        assert manager.list_kernel_ids() == [kernel.kernel_id]
+        probe = (
+            "import os\nassert os.getcwd() == %r and os.environ['JUPYTER_RECALL_RUN_ID'] == 'r1'"
+        )
+        execution = await run_quietly(kernel.connection, probe % str(tmp_path), timeout=60)
+        assert execution.error is None
+    assert manager.list_kernel_ids() == []
