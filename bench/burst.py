@@ -14,8 +14,10 @@ APScheduler side has a time limit; ``fired`` reports honestly how many jobs ran 
 ``--store postgresql --engines N`` measures the shared store instead: N engine processes on one
 PostgreSQL database (``--db-url``, or a throwaway cluster the bench starts and removes itself,
 ``tests/pg_cluster.py``), the first of which creates the jobs; ``duplicates`` counts the jobs
-executed more than once over all engines. (The APScheduler 4 side of that comparison is not
-measured yet: its key is ``null``.)
+executed more than once over all engines. APScheduler 4 (``4.0.0a6``: its SQLAlchemy data
+store and asyncpg event broker, as many scheduler processes, on a second database of the same
+cluster) is measured in the same run, from a venv of its own that the bench makes once
+(``APS4_VENV``; APScheduler 3 and 4 cannot share one); with ``--db-url`` it is not (``null``).
 
 Figures are printed, never asserted.
 """
@@ -254,19 +256,68 @@ def pg_command(args: argparse.Namespace, role: str, url: str, done: Path) -> lis
     ]
 
 
+APS4_VENV = Path(tempfile.gettempdir()) / "recall-bench-aps4"
+APS4_PACKAGES = [
+    "apscheduler==4.0.0a6",
+    "anyio>=4.6,<4.10",  # newer anyio breaks 4.0.0a6 (its callbacks find no event loop)
+    "sqlalchemy[asyncio]>=2",
+    "asyncpg",
+    "sniffio",
+]
+
+
+def aps4_python() -> str:
+    python = APS4_VENV / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(APS4_VENV)], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", *APS4_PACKAGES], check=True)
+    return str(python)
+
+
+def run_aps4(args: argparse.Namespace, url: str) -> dict[str, Any]:
+    """APScheduler 4 with ``--engines`` scheduler processes on the database at ``url``."""
+    python = aps4_python()
+    with tempfile.TemporaryDirectory(prefix="burst-aps4-") as tmp:
+        numbers = [str(args.jobs), str(args.window), str(args.lead), str(args.timeout)]
+        roles = ["create"] + ["fire"] * (args.engines - 1)
+        commands = [
+            [python, "-c", "import aps4_side; aps4_side.main()", role, url, tmp, *numbers,
+             str(args.seed)]
+            for role in reversed(roles)
+        ]  # fmt: skip
+        bench = Path(__file__).resolve().parent
+        procs = [
+            subprocess.Popen(c, stdout=subprocess.PIPE, text=True, cwd=bench) for c in commands
+        ]
+        rate = float(procs[-1].communicate()[0].strip().splitlines()[-1])
+        for proc in procs[:-1]:
+            proc.communicate()
+        lines = [
+            line.split() for path in Path(tmp).glob("exec-*.txt")
+            for line in path.read_text().splitlines()
+        ]  # fmt: skip
+    executed = [name for name, _ in lines if name.startswith("job")]
+    result = summary(rate, [float(lag) for name, lag in lines if name.startswith("job")])
+    result["fired"] = len(set(executed))
+    result["duplicates"] = len(executed) - len(set(executed))
+    return result
+
+
 def run_postgres(args: argparse.Namespace) -> dict[str, Any]:
-    """The recall side on PostgreSQL with ``--engines`` processes; its summary."""
+    """Both sides on PostgreSQL with ``--engines`` processes each; their summaries."""
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from tests.pg_cluster import Cluster, binaries
 
     cluster = None
     url = args.db_url
+    aps4_url = ""
     if url is None:
         bin_dir = binaries()
         if bin_dir is None:
             raise SystemExit("PostgreSQL's binaries are not installed: give --db-url")
         cluster = Cluster(bin_dir).start()
         url = cluster.url(cluster.create_database())
+        aps4_url = cluster.tcp_url(cluster.create_database(), driver="postgresql+asyncpg")
     try:
         with tempfile.TemporaryDirectory(prefix="burst-") as tmp:
             done = Path(tmp) / "done"
@@ -278,6 +329,7 @@ def run_postgres(args: argparse.Namespace) -> dict[str, Any]:
                 for role in reversed(roles)  # the creator last: the others are up by then
             ]
             outputs = [json.loads(proc.communicate()[0].strip().splitlines()[-1]) for proc in procs]
+        aps4 = run_aps4(args, aps4_url) if cluster is not None else None
     finally:
         if cluster is not None:
             cluster.stop()
@@ -288,7 +340,7 @@ def run_postgres(args: argparse.Namespace) -> dict[str, Any]:
     result["fired"] = len(set(executed))
     result["duplicates"] = len(executed) - len(set(executed))
     result["per_engine"] = [len(out["executed"]) for out in outputs]
-    return result
+    return {"recall": result, "apscheduler4": aps4}
 
 
 # --- driver -----------------------------------------------------------------------------------
@@ -308,8 +360,7 @@ def run_shared(args: argparse.Namespace) -> None:
         "jobs": args.jobs,
         "store": "postgresql",
         "engines": args.engines,
-        "recall": run_postgres(args),
-        "apscheduler4": None,
+        **run_postgres(args),
     }
     print(json.dumps(results) if args.json else json.dumps(results, indent=2))
 
