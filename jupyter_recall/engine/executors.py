@@ -40,6 +40,9 @@ class RunOutcome:
     started_at: datetime | None = None
     """When the work itself began, when the executor first waited (an exclusive run waits for
     an idle kernel): the run's ``started_at`` then."""
+    handed_off: bool = False
+    """Another engine took the run over (``engine/handoff.py``) and records its end: this engine
+    writes nothing more of it."""
 
 
 class Executor(Protocol):

@@ -147,6 +147,8 @@ class _Item:
     scope: anyio.CancelScope | None = None
     reason: StopReason | None = None
     claim: Claim | None = None
+    handed_off: bool = False
+    """Another engine took it over: its end is that engine's to write."""
 
 
 class Runner:
@@ -393,20 +395,22 @@ class Runner:
                 run = run_with(run, status=RunStatus.RUNNING, started_at=self._clock.now())
                 self._bus.run(RUN_STARTED, run, job=job)
                 self._writer.started(run)
-                status, error, began = await self._call(job, run)
+                status, error, began = await self._call(item, run)
                 if began is not None:
                     run = run_with(run, status=RunStatus.RUNNING, started_at=began)
         finally:
             self._end(item, run, status, error)
 
-    async def _call(self, job: Job, run: Run) -> tuple[RunStatus, str | None, datetime | None]:
+    async def _call(self, item: _Item, run: Run) -> tuple[RunStatus, str | None, datetime | None]:
         """The run's status, its error and, when the executor says so, when its work began."""
+        job = item.job
         try:
             outcome = await self._executor.execute(
                 job, run, RunOutput(run, self._bus, self._writer)
             )
         except Exception as exc:
             return RunStatus.FAILED, f"{type(exc).__name__}: {exc}", None
+        item.handed_off = outcome.handed_off
         if outcome.skipped_reason is not None:
             return RunStatus.SKIPPED, outcome.skipped_reason, None
         if outcome.error is not None:
@@ -418,6 +422,8 @@ class Runner:
         if item.reason is not None:
             status, error = item.reason.status, item.reason.error
         others = self._release(item)
+        if item.handed_off:
+            return
         final = run_with(
             run,
             status=status,

@@ -16,10 +16,11 @@ from jupyter_recall.core.clock import SystemClock
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.core.tz import resolve_tz
 from jupyter_recall.engine import process
-from jupyter_recall.engine.executing import ExecutingScheduler
+from jupyter_recall.engine.executing import ClaimingScheduler, ExecutingScheduler
 from jupyter_recall.engine.process import ProcessSettings
-from jupyter_recall.engine.scheduler import Scheduler
+from jupyter_recall.server.approvals import ApprovalInbox
 from jupyter_recall.server.authorization import AuthorizedExecutor, JobAuthorization
+from jupyter_recall.server.claims import take_awaiting_runs
 from jupyter_recall.server.executors.fresh import FreshKernels
 from jupyter_recall.server.executors.kernel_pool import KernelPool
 from jupyter_recall.server.executors.launcher import ManagedKernelLauncher
@@ -33,7 +34,6 @@ from jupyter_recall.server.notifications import (
 )
 from jupyter_recall.server.owners import names_users, owner_resolver
 from jupyter_recall.server.sessions import SessionWatcher
-from jupyter_recall.server.approvals import ApprovalInbox
 from jupyter_recall.server.sse import EventHub
 from jupyter_recall.server.watcher_runtime import WatcherExecutor, WatcherRuntime
 from jupyter_recall.server.watchers import WatcherService
@@ -104,6 +104,20 @@ class RecallApp(ExtensionApp):
         help="Fire due jobs in this server. False when a standalone scheduler (jupyter recall "
         "scheduler) fires them on the same store: the server then fires nothing, serves REST, "
         "events and the UI, and executes the runs triggered through it (docs/deploy.md).",
+    )
+    live_kernel_grace = Float(
+        30.0,
+        config=True,
+        help="Seconds after its due instant that a live-kernel run fired by another engine (a "
+        "standalone scheduler) may be taken by the server hosting its kernel; after that the "
+        "firing engine applies the job's on_missing_kernel policy. Give the scheduler the same "
+        "RecallScheduler.live_kernel_grace.",
+    )
+    claim_interval = Float(
+        1.0,
+        config=True,
+        help="Seconds between looks for live-kernel runs fired elsewhere that wait for a server "
+        "hosting their kernel (docs/deploy.md).",
     )
     gil_switch_interval = Float(
         0.001,
@@ -188,7 +202,7 @@ class RecallApp(ExtensionApp):
             raise TraitError(f"RecallApp.{proposal['trait'].name} must be >= 1, got {value}")
         return value
 
-    @validate("sse_heartbeat", "max_sleep")
+    @validate("sse_heartbeat", "max_sleep", "live_kernel_grace", "claim_interval")
     def _check_seconds(self, proposal: dict[str, Any]) -> float:
         value = float(proposal["value"])
         if value <= 0:
@@ -256,7 +270,7 @@ class RecallApp(ExtensionApp):
         self.notifications = NotificationService(
             self._store, self._events, self._clock, self.notification_channels
         )
-        engine = Scheduler if self.run_scheduler else ExecutingScheduler
+        engine = ClaimingScheduler if self.run_scheduler else ExecutingScheduler
         self.scheduler = engine(
             self._store,
             self._make_executor(),
@@ -328,6 +342,7 @@ class RecallApp(ExtensionApp):
     def _make_executor(self) -> AuthorizedExecutor:
         self.fresh_kernels = self._make_fresh_kernels()
         kernels: KernelExecutors = make_server_executor(self.serverapp, self)
+        self._kernels = kernels
         self._watcher_runtime = WatcherRuntime(
             self._store,
             self.notifications,
@@ -371,7 +386,14 @@ class RecallApp(ExtensionApp):
                 self._ready.set()
                 if self._session_watcher is not None:
                     self._session_watcher.start()
-                await self._stopped.wait()
+                await take_awaiting_runs(
+                    self.scheduler,
+                    self._kernels.live.hosts,
+                    grace=self.live_kernel_grace,
+                    interval=self.claim_interval,
+                    stopped=self._stopped,
+                    log=self.log,
+                )
         except Exception as error:
             # The server goes on (other extensions, notebooks); our handlers answer 503 naming
             # this instead of waiting for a scheduler that will not come.

@@ -90,9 +90,10 @@ jupyter recall scheduler --db-url postgresql://recall@db/recall --root /srv/note
     live_kernel_grace = Float(
         30.0,
         config=True,
-        help="Seconds a live-kernel run waits after its due instant before its job's "
-        "on_missing_kernel policy (fail, skip, start) applies: this process hosts no user's "
-        "kernel.",
+        help="Seconds a live-kernel run waits after its due instant for a server hosting its "
+        "kernel to take it, before its job's on_missing_kernel policy (fail, skip, start) "
+        "applies (this process hosts no user's kernel). Give servers the same "
+        "RecallApp.live_kernel_grace.",
     )
     notification_channels = Dict(config=True, help="As RecallApp.notification_channels.")
     tool_policies = Dict(config=True, help="As RecallApp.tool_policies.")
@@ -175,8 +176,9 @@ jupyter recall scheduler --db-url postgresql://recall@db/recall --root /srv/note
             loop.add_signal_handler(sig, stop.set)
         clock = SystemClock()
         store = open_store(self.db_url)
+        handoff_store = open_store(self.db_url)
         managers = standalone_managers(self, self.root_dir or ".", self.gateway_url)
-        built = build_executor(self, store, clock, managers)
+        built = build_executor(self, (store, handoff_store), clock, managers)
         scheduler = Scheduler(
             store,
             built.executor,
@@ -199,6 +201,7 @@ jupyter recall scheduler --db-url postgresql://recall@db/recall --root /srv/note
             await built.aclose()
             await _shutdown_kernels(managers.kernel_manager)
             store.close()
+            handoff_store.close()
             self.log.info("jupyter_recall scheduler %s stopped", self.engine_id)
 
 

@@ -21,7 +21,7 @@ from jupyter_recall.server.notifications import NotificationActionExecutor, Noti
 from jupyter_recall.server.sse import EventHub
 from jupyter_recall.server.watcher_runtime import WatcherExecutor, WatcherRuntime
 from jupyter_recall.server.wiring import make_tool_runner
-from jupyter_recall.standalone.live import GracedLiveKernels
+from jupyter_recall.standalone.live import HandedLiveKernels
 from jupyter_recall.store.base import Store
 from jupyter_recall.tools import ToolRunner
 
@@ -49,10 +49,13 @@ class _Root:
 
 
 def build_executor(
-    app: Any, store: Store, clock: Clock, managers: ServerManagers
+    app: Any, stores: tuple[Store, Store], clock: Clock, managers: ServerManagers
 ) -> StandaloneExecutor:
     """Headless and notebook runs in fresh kernels from ``managers``; tools and notifications
-    here; watchers' checks; live-kernel runs after ``app.live_kernel_grace`` by their policy."""
+    here; watchers' checks; live-kernel runs handed to a server hosting their kernel, else by
+    their policy after ``app.live_kernel_grace`` (``stores``: the engine's, and a connection of
+    their own for live-kernel runs that wait)."""
+    store, handoff_store = stores
     notifications = NotificationService(store, EventHub(None), clock, app.notification_channels)
     tools = make_tool_runner(_Root(str(Path(managers.root_dir))), app)
     fresh = FreshKernels(
@@ -60,7 +63,9 @@ def build_executor(
     )
     live = LiveKernelExecutor(managers)
     router = TargetRouter(
-        kernel=GracedLiveKernels(live, clock, grace=app.live_kernel_grace),
+        kernel=HandedLiveKernels(
+            live, handoff_store, clock, engine_id=app.engine_id, grace=app.live_kernel_grace
+        ),
         headless=HeadlessExecutor(managers, fresh),
         server=ServerActionExecutor(tools),
     )

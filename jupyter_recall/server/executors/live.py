@@ -176,6 +176,11 @@ class LiveKernelExecutor:
         except KernelGone as gone:
             return RunOutcome(error=str(gone))
 
+    async def hosts(self, job: Job) -> bool:
+        """Whether the kernel ``job`` targets runs here now (a notebook's, or a kernel id)."""
+        target = parse_target(job.target)
+        return isinstance(target, KernelTarget) and await self._find(target) is not None
+
     async def aclose(self) -> None:
         """Close our connections (the kernels themselves belong to the server)."""
         for kernel in self._kernels.values():

@@ -1,0 +1,39 @@
+"""The server's side of live-kernel handoff: take the awaiting runs whose kernel it hosts.
+
+A standalone scheduler (or any engine that fired a live-kernel run without hosting its kernel)
+marks the run awaiting (``engine/handoff.py``); every server looks for such runs every
+``interval`` seconds (a bounded poll of running runs, on SQLite and PostgreSQL alike) and
+executes those whose notebook's kernel it hosts, as if it had fired them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from contextlib import suppress
+
+from jupyter_recall.core.model import Job
+from jupyter_recall.engine.executing import ClaimingScheduler
+
+
+async def take_awaiting_runs(
+    scheduler: ClaimingScheduler,
+    hosts: Callable[[Job], Awaitable[bool]],
+    *,
+    grace: float,
+    interval: float,
+    stopped: asyncio.Event,
+    log: logging.Logger | logging.LoggerAdapter[logging.Logger],
+) -> None:
+    """Until ``stopped``: take the awaiting runs this server can execute."""
+    while not stopped.is_set():
+        try:
+            taken = await scheduler.take_awaiting(hosts, grace=grace)
+        except Exception:
+            log.exception("jupyter_recall: looking for live-kernel runs to take failed")
+        else:
+            if taken:
+                log.info("jupyter_recall: took %d live-kernel run(s) fired elsewhere", taken)
+        with suppress(TimeoutError):
+            await asyncio.wait_for(stopped.wait(), interval)

@@ -1,0 +1,89 @@
+"""Live-kernel jobs fired by the standalone scheduler: taken by the server hosting the kernel,
+else their on_missing_kernel policy after the grace period (one SQLite file, real processes)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from tests.server.live_server import LiveServer
+from tests.standalone.scheduler_process import SchedulerProcess
+from tests.standalone.test_standalone import (
+    NOT_FIRING,
+    create_then_stop,
+    engine_of,
+    history_after_restart,
+    wait_until,
+)
+
+pytestmark = pytest.mark.slow
+
+GRACE = 3.0
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    path = tmp_path / "root"
+    path.mkdir()
+    nbformat.write(nbformat.v4.new_notebook(), path / "live.ipynb")
+    return path
+
+
+def live_job(code: str, policy: str) -> dict:
+    return {
+        "when": "in 4 seconds",
+        "action": {"type": "code", "code": code},
+        "target": {"type": "kernel", "path": "live.ipynb"},
+        "options": {"on_missing_kernel": policy},
+    }
+
+
+@pytest.mark.parametrize(
+    ("policy", "status", "reason"),
+    [("fail", "failed", "no running kernel for notebook 'live.ipynb'"), ("skip", "skipped", "")],
+)
+def test_a_live_kernel_job_due_while_the_server_is_down_follows_its_policy(
+    tmp_path, root, policy, status, reason
+):
+    db = tmp_path / "recall.sqlite"
+    scheduler = SchedulerProcess(root, db, config={"live_kernel_grace": GRACE}).start()
+    try:
+        server = LiveServer(root, db, args=NOT_FIRING).start()
+        marker = root / "never.txt"
+        job = create_then_stop(server, live_job(f"open({str(marker)!r}, 'w')", policy))
+        (run,) = history_after_restart(server, job["id"])
+    finally:
+        scheduler.stop()
+    assert run["status"] == status
+    assert reason in (run["error"] or "")
+    assert not marker.exists()
+
+
+def test_the_server_hosting_the_kernel_takes_the_run(tmp_path, root):
+    db = tmp_path / "recall.sqlite"
+    scheduler = SchedulerProcess(root, db, config={"live_kernel_grace": 20.0}).start()
+    server = LiveServer(root, db, args=(*NOT_FIRING, "--RecallApp.live_kernel_grace=20"))
+    try:
+        server.start()
+        session = {"path": "live.ipynb", "type": "notebook", "kernel": {"name": "python3"}}
+        server.request("POST", "/api/sessions", session)
+        marker = root / "live.txt"
+        code = f"import os\nopen({str(marker)!r}, 'w').write(str(os.getpid()))"
+        job = server.request("POST", "/api/recall/jobs", live_job(code, "fail"))
+        assert wait_until(marker.exists)
+        runs = server.wait_for(
+            lambda: [
+                r
+                for r in server.request("GET", f"/api/recall/jobs/{job['id']}/runs")["runs"]
+                if r["status"] != "running"
+            ],
+            timeout=30,
+        )
+    finally:
+        server.stop()
+        scheduler.stop()
+    (run,) = runs
+    assert run["status"] == "succeeded"
+    assert engine_of(db, run["id"]).startswith("server@")
