@@ -11,7 +11,10 @@ on the shell channel, after the running cell):
   idle, settled with the outcome whoever answered; plain text with the programmatic answer when
   ipywidgets is missing.
 
-Both end in ``approvals.answer(request_id, approved)``, which anyone may call.
+Both end in ``approvals.answer(request_id, approved)``, which anyone may call. The requests
+are also records of the server's approvals inbox (``approval_inbox.py``): a decision given in
+the sidebar, the CLI or over REST ends the prompt or settles the card at once, however busy
+the kernel is, and a notebook answer is recorded there with who gave it and when.
 """
 
 from __future__ import annotations
@@ -151,6 +154,12 @@ def install(approvals: Approvals) -> None:
     if getattr(approvals, "_notebook_prompts", False):
         return
     approvals._notebook_prompts = True  # type: ignore[attr-defined]
+    if approvals.inbox is None:
+        from jupyter_recall.kernel.approval_inbox import RestInbox
+
+        # Recorded in the server's inbox, the requests are answerable from anywhere, also
+        # while the asking cell is busy; without a server they are asked here only.
+        approvals.inbox = RestInbox()
     approvals.on_request.append(lambda request: show_request(approvals, request))
     approvals.on_settled.append(show_outcome)
     approvals.on_settled.append(_prompts.expire)

@@ -24,9 +24,6 @@ from jupyter_server.auth.decorator import authorized
 from tornado import web
 
 from jupyter_recall.core.approvals import (
-    APPROVED,
-    DENIED,
-    EXPIRED,
     PENDING,
     ApprovalRecord,
     check_decision,
@@ -40,7 +37,7 @@ from jupyter_recall.core.limits import ID_PATTERN
 from jupyter_recall.server.handlers import RecallHandler
 from jupyter_recall.server.sse import EventHub
 from jupyter_recall.store.base import ApprovalStore
-from jupyter_recall.tools.approval import TIMEOUT, ApprovalRequest, check_timeout
+from jupyter_recall.tools.approval import INBOX_OUTCOMES, ApprovalRequest, check_timeout
 
 T = TypeVar("T")
 
@@ -48,8 +45,6 @@ CREATED = "approval.created"
 DECIDED = "approval.decided"
 EXPIRED_EVENT = "approval.expired"
 MAX_TIMEOUT = 7 * 24 * 3600.0
-OUTCOMES = {APPROVED: APPROVED, DENIED: DENIED, EXPIRED: TIMEOUT}
-"""A settled record's status -> the outcome of the waiting ``ApprovalRequest``."""
 
 
 def approval_to_json(record: ApprovalRecord) -> dict[str, Any]:
@@ -183,11 +178,11 @@ class ServerInboxGate:
 
     async def outcome(self, record_id: str) -> str | None:
         record = await self._inbox.get(self._owner, record_id)
-        return OUTCOMES.get(record.status)
+        return INBOX_OUTCOMES.get(record.status)
 
     async def decide(self, record_id: str, approved: bool) -> str | None:
         record = await self._inbox.get(self._owner, record_id)
-        return OUTCOMES.get(record.status)
+        return INBOX_OUTCOMES.get(record.status)
 
 
 # --- REST ------------------------------------------------------------------------------------

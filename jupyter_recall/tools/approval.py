@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from jupyter_recall.core import approvals as records
 from jupyter_recall.core.errors import NotFoundError, ValidationError
 
 DEFAULT_TIMEOUT = 300.0
@@ -31,6 +32,8 @@ DENIED = "denied"
 TIMEOUT = "timeout"
 CANCELLED = "cancelled"
 
+INBOX_OUTCOMES = {records.APPROVED: APPROVED, records.DENIED: DENIED, records.EXPIRED: TIMEOUT}
+"""A settled inbox record's status -> the outcome of the waiting request."""
 POLL_INTERVAL = 0.5
 """Seconds between two looks at the inbox record of a waiting request."""
 
@@ -177,7 +180,7 @@ class Approvals:
             request.request_id = await self.inbox.open(request)
         except Exception as error:
             # Asking here still works; only other surfaces will not see the request.
-            log.warning("approval of %s not recorded in the inbox: %s", request.tool, error)
+            log.info("approval of %s not recorded in the inbox: %s", request.tool, error)
             return False
         return True
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -287,3 +288,89 @@ def test_tool_policies_in_a_fresh_kernel(policy_server):
         }
     finally:
         fresh.close()
+
+
+# --- the approvals inbox: answers from outside the notebook, while the asking cell is busy ---
+
+
+def _pending_record(server: KernelServer, summary: str) -> dict[str, Any]:
+    def found() -> dict[str, Any] | None:
+        records = server.request("GET", "/api/recall/approvals?status=pending")["approvals"]
+        return next((record for record in records if record["summary"] == summary), None)
+
+    return dict(server.wait_for(found, timeout=60))
+
+
+def _blocked_cell(kernel: Kernel, command: str) -> tuple[threading.Thread, dict[str, Any]]:
+    """Start a cell (no stdin: a frontend without prompts) that waits for shell.run."""
+    done: dict[str, Any] = {}
+    code = f"print(json.dumps(jupyter_recall.run_tool('shell.run', command={command!r})))"
+    thread = threading.Thread(target=lambda: done.update(cell=kernel.run(code, timeout=120)))
+    thread.start()
+    return thread, done
+
+
+@pytest.mark.parametrize("decision", ["approve", "deny"])
+def test_an_approval_decided_over_rest_reaches_the_blocked_cell(kernel, policy_server, decision):
+    command = f"echo decided-{decision}"
+    thread, done = _blocked_cell(kernel, command)
+    record = _pending_record(policy_server, f"shell.run(command={command!r})")
+    assert record["asked_by"] == "kernel:tools.ipynb"
+    assert thread.is_alive()  # the cell is still running: the kernel is busy
+    body = {"decision": decision, "note": "over REST"}
+    decided = policy_server.request("POST", f"/api/recall/approvals/{record['id']}", body)
+    assert decided["decided_by"]
+    thread.join(120)
+    assert not thread.is_alive()
+    cell = done["cell"]
+    assert cell.error is None, cell.error
+    result = _last_json(cell.stdout)
+    if decision == "approve":
+        assert result == {"success": True, "data": result["data"]}
+        assert f"decided-{decision}" in json.dumps(result["data"])
+    else:
+        assert result["error"] == f"tool shell.run was not run: approval denied ({record['id']})"
+
+
+def test_a_prompt_is_withdrawn_when_the_inbox_answers_first(kernel, policy_server):
+    command = "echo answered-elsewhere"
+    summary = f"shell.run(command={command!r})"
+
+    def approve_elsewhere() -> None:
+        record = _pending_record(policy_server, summary)
+        body = {"decision": "approve"}
+        policy_server.request("POST", f"/api/recall/approvals/{record['id']}", body)
+
+    helper = threading.Thread(target=approve_elsewhere)
+    helper.start()
+    code = (
+        "print(json.dumps(jupyter_recall.run_tool('shell.run', command='echo answered-elsewhere')))"
+    )
+    text, prompts = _interactive(kernel, code, None)
+    helper.join(60)
+    assert len(prompts) == 1
+    assert "[APPROVAL APPROVED]" in text
+    assert _last_json(text)["success"] is True
+
+
+def test_an_unanswered_kernel_approval_expires_in_the_inbox(kernel, policy_server):
+    code = (
+        "jupyter_recall.approvals.timeout = 1\n"
+        "r = jupyter_recall.run_tool('shell.run', command='echo expires')\n"
+        "jupyter_recall.approvals.timeout = 300\n"
+        "print(json.dumps(r))"
+    )
+    cell = kernel.ok(code, timeout=60)
+    assert _last_json(cell.stdout)["error"].startswith(
+        "tool shell.run was not run: approval timeout"
+    )
+
+    def expired() -> dict[str, Any] | None:
+        records = policy_server.request("GET", "/api/recall/approvals?status=expired")
+        found = [
+            r for r in records["approvals"] if r["summary"] == "shell.run(command='echo expires')"
+        ]
+        return found[0] if found else None
+
+    record = policy_server.wait_for(expired, timeout=30)
+    assert record["decided_by"] is None

@@ -1,0 +1,60 @@
+"""The kernel's approval requests as records of the server's approvals inbox, over REST.
+
+``RestInbox`` is the ``tools.approval.ApprovalInbox`` of the kernel's ``Approvals``: a request
+is recorded with ``POST /api/recall/approvals`` (asked by ``kernel:<session>``), and the
+waiting coroutine polls ``GET /api/recall/approvals/{id}`` from the jupyter_recall loop's
+thread, so a decision given in the sidebar, the CLI or over REST reaches a cell that is
+blocked waiting for the call (the shell channel, which carries widget clicks, is not read
+until that cell ends). An answer given in the notebook (stdin prompt, card) is POSTed there too,
+so it is recorded with who and when; the first answer wins.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from jupyter_recall.core.errors import ConflictError
+from jupyter_recall.kernel import client
+from jupyter_recall.tools.approval import INBOX_OUTCOMES, ApprovalRequest
+
+PATH = "/api/recall/approvals"
+
+
+def _asked_by() -> str:
+    return f"kernel:{client.identity().session or 'unknown'}"
+
+
+def _request(method: str, path: str, body: Any = None) -> Any:
+    return client.get_client().request(method, path, body=body)
+
+
+class RestInbox:
+    """The server's approvals inbox, seen from the kernel; calls block, so they run in a
+    worker thread of the asking loop."""
+
+    async def open(self, request: ApprovalRequest) -> str:
+        def create() -> str:
+            body = {
+                "tool": request.tool,
+                "summary": request.describe(),
+                "source": request.source,
+                "asked_by": _asked_by(),
+                "timeout": request.timeout,
+            }
+            return str(_request("POST", PATH, body)["id"])
+
+        return await asyncio.to_thread(create)
+
+    async def outcome(self, record_id: str) -> str | None:
+        record = await asyncio.to_thread(_request, "GET", f"{PATH}/{record_id}")
+        return INBOX_OUTCOMES.get(str(record["status"]))
+
+    async def decide(self, record_id: str, approved: bool) -> str | None:
+        body = {"decision": "approve" if approved else "deny"}
+        try:
+            record = await asyncio.to_thread(_request, "POST", f"{PATH}/{record_id}", body)
+        except ConflictError:
+            # Answered elsewhere first (or expired): that answer stands.
+            return await self.outcome(record_id)
+        return INBOX_OUTCOMES.get(str(record["status"]))
