@@ -113,7 +113,14 @@ class Cluster:
 
     def restart(self) -> None:
         """Stop the server abruptly (as a crash would) and start it again on the same data."""
+        self.crash()
+        self._start_server()
+
+    def crash(self) -> None:
+        """Stop the server abruptly, as a crash would; ``resume()`` starts it again."""
         self._run("pg_ctl", "stop", "-D", str(self.data), "-m", "immediate", "-w")
+
+    def resume(self) -> None:
         self._start_server()
 
     def _start_server(self) -> None:

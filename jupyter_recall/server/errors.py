@@ -9,6 +9,7 @@ from jupyter_recall.core.errors import (
     NotFoundError,
     PermissionDeniedError,
     RecallError,
+    StoreError,
     ValidationError,
 )
 
@@ -22,6 +23,8 @@ def status_for(error: RecallError) -> int:
         return 409
     if isinstance(error, PermissionDeniedError):
         return 403
+    if isinstance(error, StoreError):  # the database is unreachable, locked, restarting...
+        return 503
     return 500
 
 
