@@ -11,13 +11,21 @@ scheduler``) fires every job on the shared store.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from datetime import datetime, timedelta
 from functools import partial
 
 import anyio
 
-from jupyter_recall.core.model import Job
+from jupyter_recall.core.errors import NotFoundError
+from jupyter_recall.core.model import Job, Run
 from jupyter_recall.engine import handoff
+from jupyter_recall.engine.events import JOB_UPDATED, RUN_FINISHED, RUN_STARTED
 from jupyter_recall.engine.scheduler import Scheduler
+from jupyter_recall.store.base import RunFilter
+
+RELAY_OVERLAP = timedelta(seconds=5)
+"""How far back each look for other engines' runs reaches before the previous look: a run
+committed by another process a little after it says it ended is still seen."""
 
 
 class ClaimingScheduler(Scheduler):
@@ -47,6 +55,36 @@ class ClaimingScheduler(Scheduler):
                 self._runner.start(awaiting.job, run, lane=False, serial=False)
                 count += 1
         return count
+
+    async def relay_foreign_runs(self, since: datetime, seen: dict[str, str]) -> datetime:
+        """Announce to this engine's listeners (SSE streams, jupyter_events) the runs other
+        engines started or ended since ``since``, once per state (``seen``: run id -> status
+        announced, kept by the caller). Returns the ``since`` of the next look. Nothing is
+        read while nobody listens."""
+        now = self.clock.now()
+        if not self._bus.wants(RUN_STARTED, RUN_FINISHED):
+            return now
+        where = RunFilter(since=since - RELAY_OVERLAP)
+        runs = await self._in_store(partial(self.store.list_runs, owner=None, where=where))
+        announced = dict(seen)
+        # Only the runs of this look can come again (the next one starts later): the rest go.
+        seen.clear()
+        for run in runs:
+            seen[run.id] = run.status.value
+            if run.engine_id != self.engine_id and announced.get(run.id) != run.status.value:
+                await self._announce_foreign(run)
+        return now
+
+    async def _announce_foreign(self, run: Run) -> None:
+        if not run.status.is_final:
+            self._bus.run(RUN_STARTED, run)
+            return
+        try:
+            job = await self._in_store(partial(self.store.get_job, run.job_id, owner=None))
+        except NotFoundError:
+            return  # deleted since: its deletion was announced
+        self._bus.run(RUN_FINISHED, run, job=job)
+        self._bus.job(JOB_UPDATED, job)
 
 
 class ExecutingScheduler(ClaimingScheduler):

@@ -3,7 +3,9 @@
 A standalone scheduler (or any engine that fired a live-kernel run without hosting its kernel)
 marks the run awaiting (``engine/handoff.py``); every server looks for such runs every
 ``interval`` seconds (a bounded poll of running runs, on SQLite and PostgreSQL alike) and
-executes those whose notebook's kernel it hosts, as if it had fired them.
+executes those whose notebook's kernel it hosts, as if it had fired them. The same look
+relays the runs other engines start and end to this server's event streams, so that a sidebar
+open on a server with ``run_scheduler = False`` shows the scheduler's runs as they happen.
 """
 
 from __future__ import annotations
@@ -26,12 +28,16 @@ async def take_awaiting_runs(
     stopped: asyncio.Event,
     log: logging.Logger | logging.LoggerAdapter[logging.Logger],
 ) -> None:
-    """Until ``stopped``: take the awaiting runs this server can execute."""
+    """Until ``stopped``: take the awaiting runs this server can execute, and announce on its
+    event streams the runs other engines (a standalone scheduler) started and ended."""
+    since = scheduler.clock.now()
+    seen: dict[str, str] = {}
     while not stopped.is_set():
         try:
             taken = await scheduler.take_awaiting(hosts, grace=grace)
+            since = await scheduler.relay_foreign_runs(since, seen)
         except Exception:
-            log.exception("jupyter_recall: looking for live-kernel runs to take failed")
+            log.exception("jupyter_recall: looking at runs of other engines failed")
         else:
             if taken:
                 log.info("jupyter_recall: took %d live-kernel run(s) fired elsewhere", taken)

@@ -7,7 +7,9 @@ Jobs are created over the server's REST; the server is then stopped and the sche
 from __future__ import annotations
 
 import json
+import threading
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,7 +18,7 @@ import pytest
 
 from jupyter_recall.store.urls import open_store, sqlite_url
 from tests.engine.receivers import Hook, http_receiver
-from tests.server.live_server import LiveServer
+from tests.server.live_server import TOKEN, LiveServer
 from tests.standalone.scheduler_process import SchedulerProcess
 
 pytestmark = pytest.mark.slow
@@ -140,3 +142,45 @@ def test_a_notebook_job_runs_while_the_server_is_down(tmp_path, root):
         scheduler.stop()
     assert run["status"] == "succeeded"
     assert marker.read_text() == "nb"
+
+
+def stream_events(server: LiveServer, into: list[str], stop: threading.Event) -> None:
+    """Read the server's /api/recall/events stream line by line until ``stop``."""
+    request = urllib.request.Request(
+        server.url + "/api/recall/events", headers={"Authorization": f"token {TOKEN}"}
+    )
+    with urllib.request.urlopen(request, timeout=60) as response:
+        for line in response:
+            into.append(line.decode())
+            if stop.is_set():
+                return
+
+
+def test_a_non_firing_server_streams_the_runs_the_scheduler_executes(tmp_path, root):
+    db = tmp_path / "recall.sqlite"
+    scheduler = SchedulerProcess(root, db).start()
+    server = LiveServer(root, db, args=NOT_FIRING).start()
+    lines: list[str] = []
+    stop = threading.Event()
+    reader = threading.Thread(target=stream_events, args=(server, lines, stop), daemon=True)
+    reader.start()
+    try:
+        wait_until(lambda: any("event: open" in line for line in lines), timeout=20)
+        body = {"when": "in 3 seconds", "action": {"type": "notification", "message": "hello"}}
+        job = server.request("POST", "/api/recall/jobs", body)
+
+        def finished() -> list[dict]:
+            documents = [json.loads(line[5:]) for line in lines if line.startswith("data: {")]
+            return [
+                d
+                for d in documents
+                if d.get("type") == "run.finished" and d["run"]["job_id"] == job["id"]
+            ]
+
+        (event,) = wait_until(finished, timeout=30)
+    finally:
+        stop.set()
+        server.stop()
+        scheduler.stop()
+    assert event["run"]["status"] == "succeeded"
+    assert engine_of(db, event["run"]["id"]).startswith("scheduler@")
