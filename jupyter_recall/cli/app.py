@@ -15,6 +15,7 @@ from jupyter_core.application import JupyterApp
 
 from jupyter_recall._version import __version__
 from jupyter_recall.cli import commands
+from jupyter_recall.cli.approvals import ApprovalsCommand, ApproveCommand, DenyCommand
 from jupyter_recall.cli.base import EXIT_FAILED, EXIT_USAGE
 from jupyter_recall.cli.mcp_command import McpCommand
 from jupyter_recall.standalone.app import RecallScheduler
@@ -31,6 +32,9 @@ SUBCOMMANDS: dict[str, tuple[type[JupyterApp], str]] = {
     "runs": (commands.RunsCommand, "List your runs (--since, --job, --status)."),
     "logs": (commands.LogsCommand, "Print a run's output (--follow to stream it)."),
     "parse": (commands.ParseCommand, "Check a time expression and preview its fire times."),
+    "approvals": (ApprovalsCommand, "List approval requests (--status; default pending)."),
+    "approve": (ApproveCommand, "Approve waiting tool calls: ID [ID ...] [--note TEXT]."),
+    "deny": (DenyCommand, "Deny waiting tool calls: ID [ID ...] [--note TEXT]."),
     "mcp": (McpCommand, "Serve the MCP tools and resources over stdio (the mcp extra)."),
     "scheduler": (
         RecallScheduler,

@@ -1,0 +1,92 @@
+"""``jupyter recall approvals``, ``approve ID``, ``deny ID``: the approvals inbox in a terminal.
+
+A decision is recorded with the identity the command authenticates as (its token's user) and
+reaches the waiting tool call wherever it waits (a busy kernel, a server-side job).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from traitlets import Unicode
+
+from jupyter_recall.cli import render
+from jupyter_recall.cli.base import EXIT_OK, RecallCommand, with_aliases
+from jupyter_recall.core.text import clip, text_table
+
+COLUMNS = ("id", "status", "call", "asked by", "asked", "decided by")
+CALL_WIDTH = 50
+
+
+def approval_row(record: Mapping[str, Any]) -> tuple[str, ...]:
+    return (
+        str(record["id"]),
+        str(record["status"]),
+        clip(str(record["summary"]), CALL_WIDTH),
+        str(record["asked_by"]),
+        render.local_instant(record["created_at"]),
+        str(record.get("decided_by") or "-"),
+    )
+
+
+def approvals_table(records: list[Mapping[str, Any]]) -> str:
+    if not records:
+        return "no approvals"
+    return text_table(COLUMNS, [approval_row(record) for record in records])
+
+
+class ApprovalsCommand(RecallCommand):
+    name = "jupyter recall approvals"
+    description = "List your approval requests (tool calls waiting for a decision), newest first."
+    usage = ""
+    aliases = with_aliases({"status": "ApprovalsCommand.status"})
+    status = Unicode(
+        "pending",
+        config=True,
+        help="pending (default), approved, denied, expired, or all.",
+    )
+
+    def run(self) -> int:
+        self.positional(0)
+        query = {} if self.status == "all" else {"status": self.status}
+        records = self.request("GET", "/api/recall/approvals", query=query)["approvals"]
+        if self.json_output:
+            self.print_json({"approvals": records})
+        else:
+            print(approvals_table(records))
+        return EXIT_OK
+
+
+class DecisionCommand(RecallCommand):
+    """``approve`` and ``deny``: one POST per approval id."""
+
+    decision: ClassVar[str] = ""
+    usage = "ID [ID ...]"
+    note = Unicode("", config=True, help="Why (kept with the decision).")
+
+    def run(self) -> int:
+        body: dict[str, Any] = {"decision": self.decision}
+        if self.note:
+            body["note"] = self.note
+        for approval_id in self.positional(1, -1):
+            record = self.request("POST", f"/api/recall/approvals/{approval_id}", body=body)
+            if self.json_output:
+                self.print_json(record)
+            else:
+                print(f"{record['id']} {record['status']}: {record['summary']}")
+        return EXIT_OK
+
+
+class ApproveCommand(DecisionCommand):
+    name = "jupyter recall approve"
+    description = "Approve waiting tool calls: the calls run."
+    decision = "approve"
+    aliases = with_aliases({"note": "ApproveCommand.note"})
+
+
+class DenyCommand(DecisionCommand):
+    name = "jupyter recall deny"
+    description = "Deny waiting tool calls: the calls end with the denial."
+    decision = "deny"
+    aliases = with_aliases({"note": "DenyCommand.note"})
