@@ -7,6 +7,8 @@ manager as one ASGI call: the scope carries the caller's REST client, and the ma
 ``http.response.*`` messages are written back through tornado (flushed as they come, so an SSE
 answer streams). The manager is stateless with JSON answers: every POST stands alone, as an
 authenticated REST request does, and no MCP session outlives the credentials that opened it.
+Stateless, the server has nothing to push and no session to end, so there is no GET stream and
+no DELETE: both are 405, which the protocol allows and clients expect.
 """
 
 from __future__ import annotations
@@ -156,16 +158,6 @@ class McpHandler(RecallHandler):
     @web.authenticated
     @authorized_to("read")
     async def post(self) -> None:
-        await self.bridge()
-
-    @web.authenticated
-    @authorized_to("read")
-    async def get(self) -> None:
-        await self.bridge()
-
-    @web.authenticated
-    @authorized_to("read")
-    async def delete(self) -> None:
         await self.bridge()
 
 

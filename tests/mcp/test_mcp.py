@@ -3,6 +3,7 @@ Streamable HTTP (``/api/recall/mcp``), against a real Jupyter server and a live 
 
 from __future__ import annotations
 
+import json
 import time
 import urllib.error
 import urllib.request
@@ -20,7 +21,7 @@ from mcp.shared.exceptions import MCPError
 from jupyter_recall import agent
 from jupyter_recall.mcp.tools import MCP_TOOLS, SHARED_NAMES
 from tests.mcp.conftest import TRANSPORTS, mcp_session
-from tests.server.live_server import LiveServer
+from tests.server.live_server import TOKEN, LiveServer
 
 each_transport = pytest.mark.parametrize("transport", TRANSPORTS)
 DEADLINE = 120.0
@@ -207,3 +208,36 @@ async def test_a_recall_for_a_notebooks_agent(
     # One pending recall per notebook session, as in the kernel.
     assert second["ok"] is False
     assert created["job_id"] in second["error"]
+
+
+def post_raw(server: LiveServer, body: bytes, method: str = "POST") -> tuple[int, dict[str, Any]]:
+    request = urllib.request.Request(
+        f"{server.url}/api/recall/mcp",
+        data=body if method == "POST" else None,
+        method=method,
+        headers={
+            "Authorization": f"token {TOKEN}",
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+        },
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        with error:
+            return error.code, json.loads(error.read())
+
+
+def test_the_http_endpoint_is_stateless(server: LiveServer) -> None:
+    listing = b'{"jsonrpc": "2.0", "id": 7, "method": "tools/list"}'
+    status, answer = post_raw(server, listing)
+    assert status == 200
+    assert answer["id"] == 7
+    assert {tool["name"] for tool in answer["result"]["tools"]} == set(MCP_TOOLS)
+    # Nothing to push and no session to end: no GET stream, no DELETE.
+    assert post_raw(server, b"", "GET")[0] == 405
+    assert post_raw(server, b"", "DELETE")[0] == 405
+    status, refused = post_raw(server, b"{not json")
+    assert status == 400
+    assert refused["field"] == "body"
