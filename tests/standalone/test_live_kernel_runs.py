@@ -87,3 +87,20 @@ def test_the_server_hosting_the_kernel_takes_the_run(tmp_path, root):
     (run,) = runs
     assert run["status"] == "succeeded"
     assert engine_of(db, run["id"]).startswith("server@")
+
+
+def test_the_start_policy_runs_the_notebook_in_a_kernel_the_scheduler_starts(tmp_path, root):
+    db = tmp_path / "recall.sqlite"
+    scheduler = SchedulerProcess(root, db, config={"live_kernel_grace": GRACE}).start()
+    try:
+        server = LiveServer(root, db, args=NOT_FIRING).start()
+        marker = root / "started.txt"
+        code = f"import os\nopen({str(marker)!r}, 'w').write(os.getcwd())"
+        job = create_then_stop(server, live_job(code, "start"))
+        assert wait_until(marker.exists)
+        (run,) = history_after_restart(server, job["id"])
+    finally:
+        scheduler.stop()
+    assert run["status"] == "succeeded"
+    assert engine_of(db, run["id"]).startswith("scheduler@")
+    assert marker.read_text() == str(root)
