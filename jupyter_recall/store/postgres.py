@@ -410,6 +410,7 @@ class PostgresStore(PostgresWatcherTables, ApprovalTables):
         self, *, owner: str | None, where: JobFilter = _ANY_JOB
     ) -> list[JobCount]:
         clauses, params = _job_clauses(where)
+        _add_search(where, clauses, params)
         sql, params = _scoped(_COUNT_BY_STATUS + " AND ".join(clauses), params, owner)
         rows = self._rows(sql + " GROUP BY status ORDER BY status", params)
         return [JobCount(JobStatus(status), int(n), int(running)) for status, n, running in rows]
@@ -643,14 +644,19 @@ def _job_clauses(where: JobFilter) -> tuple[list[str], list[Any]]:
     return clauses, params
 
 
-def _add_job_page(where: JobFilter, clauses: list[str], params: list[Any]) -> None:
-    """The search and cursor of a listing page (``JobFilter.search``, ``after``)."""
+def _add_search(where: JobFilter, clauses: list[str], params: list[Any]) -> None:
+    """``JobFilter.search``: a substring of the id, name, ``when`` text or session."""
     if where.search:
         clauses.append(
             "(id ILIKE %s ESCAPE '\\' OR name ILIKE %s ESCAPE '\\' "
             "OR when_text ILIKE %s ESCAPE '\\' OR session ILIKE %s ESCAPE '\\')"
         )
         params.extend([_like_pattern(where.search)] * 4)
+
+
+def _add_job_page(where: JobFilter, clauses: list[str], params: list[Any]) -> None:
+    """The search and cursor of a listing page (``JobFilter.search``, ``after``)."""
+    _add_search(where, clauses, params)
     if where.after is not None:
         comparison = "<" if where.descending else ">"
         clauses.append(f"({_JOB_SORT_SQL[where.sort]}, id) {comparison} (%s, %s)")
