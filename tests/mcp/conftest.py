@@ -24,15 +24,20 @@ TRANSPORTS = ("stdio", "http")
 Handler = Callable[[Any], Awaitable[None]]
 
 
-@pytest.fixture(scope="package")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    root = tmp_path_factory.mktemp("mcp-root")
+def serving(factory: pytest.TempPathFactory, name: str, *args: str) -> Iterator[LiveServer]:
+    """A server of its own (``args``: more options), stopped when the fixture ends."""
+    root = factory.mktemp(name)
     (root / "watched.txt").write_text("first\n")
-    live = LiveServer(root, root.parent / "mcp.sqlite").start()
+    live = LiveServer(root, root.parent / f"{name}.sqlite", args=args).start()
     try:
         yield live
     finally:
         live.stop()
+
+
+@pytest.fixture(scope="package")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    yield from serving(tmp_path_factory, "mcp")
 
 
 @pytest.fixture(scope="package")

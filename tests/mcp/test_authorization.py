@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.mcp.conftest import http_session
+from tests.mcp.conftest import http_session, serving
 from tests.mcp.test_mcp import call, ok
 from tests.server.live_server import LiveServer
 
@@ -17,12 +17,7 @@ AUTHORIZER = "--ServerApp.authorizer_class=tests.mcp.authorizer.NoRecallWrites"
 
 @pytest.fixture(scope="module")
 def read_only(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    root = tmp_path_factory.mktemp("mcp-read-only")
-    live = LiveServer(root, root.parent / "read-only.sqlite", args=(AUTHORIZER,)).start()
-    try:
-        yield live
-    finally:
-        live.stop()
+    yield from serving(tmp_path_factory, "read-only", AUTHORIZER)
 
 
 async def test_the_authorizer_decides_each_tool_call(read_only: LiveServer) -> None:

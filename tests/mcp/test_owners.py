@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.mcp.conftest import http_session
+from tests.mcp.conftest import http_session, serving
 from tests.mcp.test_mcp import call, ok
 from tests.server.live_server import LiveServer
 
@@ -16,12 +16,7 @@ IDENTITY = "--ServerApp.identity_provider_class=tests.mcp.identity.HeaderUsers"
 
 @pytest.fixture(scope="module")
 def named_users(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    root = tmp_path_factory.mktemp("mcp-users")
-    live = LiveServer(root, root.parent / "users.sqlite", args=(IDENTITY,)).start()
-    try:
-        yield live
-    finally:
-        live.stop()
+    yield from serving(tmp_path_factory, "users", IDENTITY)
 
 
 async def test_each_caller_sees_only_their_jobs(named_users: LiveServer) -> None:
