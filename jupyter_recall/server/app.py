@@ -14,7 +14,6 @@ from traitlets import Bool, Dict, Float, Integer, List, TraitError, Unicode, def
 
 from jupyter_recall.core.clock import SystemClock
 from jupyter_recall.core.errors import ValidationError
-from jupyter_recall.core.tz import resolve_tz
 from jupyter_recall.engine import process
 from jupyter_recall.engine.executing import ClaimingScheduler, ExecutingScheduler
 from jupyter_recall.engine.process import ProcessSettings
@@ -30,7 +29,12 @@ from jupyter_recall.server.localzone import local_zone_name
 from jupyter_recall.server.notifications import (
     NotificationActionExecutor,
     NotificationService,
-    check_channels,
+)
+from jupyter_recall.server.option_checks import (
+    checked_channels,
+    checked_count,
+    checked_db_url,
+    checked_timezone,
 )
 from jupyter_recall.server.owners import names_users, owner_resolver
 from jupyter_recall.server.sessions import SessionWatcher
@@ -38,7 +42,7 @@ from jupyter_recall.server.sse import EventHub
 from jupyter_recall.server.watcher_runtime import WatcherExecutor, WatcherRuntime
 from jupyter_recall.server.watchers import WatcherService
 from jupyter_recall.server.wiring import make_server_executor, make_tool_runner
-from jupyter_recall.store.urls import open_store, sqlite_url, store_kind
+from jupyter_recall.store.urls import open_store, sqlite_url
 from jupyter_recall.tools.policy import check_key
 
 TOOL_POLICIES = ("auto", "approve", "block")
@@ -175,12 +179,7 @@ class RecallApp(ExtensionApp):
 
     @validate("db_url")
     def _check_db_url(self, proposal: dict[str, Any]) -> str:
-        value = str(proposal["value"])
-        try:
-            store_kind(value)
-        except ValidationError as error:
-            raise TraitError(f"RecallApp.{error}") from None
-        return value
+        return checked_db_url("RecallApp", proposal["value"])
 
     @default("default_timezone")
     def _default_timezone(self) -> str:
@@ -188,19 +187,11 @@ class RecallApp(ExtensionApp):
 
     @validate("default_timezone")
     def _check_timezone(self, proposal: dict[str, Any]) -> str:
-        value = str(proposal["value"])
-        try:
-            resolve_tz(value)
-        except ValidationError as error:
-            raise TraitError(f"RecallApp.default_timezone: {error}") from None
-        return value
+        return checked_timezone("RecallApp", proposal["value"])
 
     @validate("max_concurrent_runs", "per_kernel_limit", "output_limit")
     def _check_positive(self, proposal: dict[str, Any]) -> int:
-        value = int(proposal["value"])
-        if value < 1:
-            raise TraitError(f"RecallApp.{proposal['trait'].name} must be >= 1, got {value}")
-        return value
+        return checked_count("RecallApp", proposal["trait"].name, proposal["value"])
 
     @validate("sse_heartbeat", "max_sleep", "live_kernel_grace", "claim_interval")
     def _check_seconds(self, proposal: dict[str, Any]) -> float:
@@ -238,12 +229,7 @@ class RecallApp(ExtensionApp):
 
     @validate("notification_channels")
     def _check_channels(self, proposal: dict[str, Any]) -> dict[str, Any]:
-        channels = dict(proposal["value"])
-        try:
-            check_channels(channels)
-        except ValidationError as error:
-            raise TraitError(f"RecallApp.{error}") from None
-        return channels
+        return checked_channels("RecallApp", proposal["value"])
 
     @validate("tool_policies")
     def _check_policies(self, proposal: dict[str, Any]) -> dict[str, str]:

@@ -18,14 +18,19 @@ from traitlets import Dict, Float, Integer, TraitError, Unicode, default, valida
 
 from jupyter_recall._version import __version__
 from jupyter_recall.core.clock import SystemClock
-from jupyter_recall.core.errors import ValidationError
-from jupyter_recall.core.tz import resolve_tz
 from jupyter_recall.engine.scheduler import Scheduler
 from jupyter_recall.server.localzone import local_zone_name
-from jupyter_recall.server.notifications import check_channels
+from jupyter_recall.server.option_checks import (
+    checked_channels,
+    checked_count,
+    checked_db_url,
+    checked_timezone,
+)
 from jupyter_recall.standalone.executor import build_executor
 from jupyter_recall.standalone.managers import standalone_managers
-from jupyter_recall.store.urls import open_store, store_kind
+from jupyter_recall.store.urls import open_store
+
+APP = "RecallScheduler"
 
 ALIASES = {
     **base_aliases,
@@ -108,47 +113,28 @@ jupyter recall scheduler --db-url postgresql://recall@db/recall --root /srv/note
 
     @validate("db_url")
     def _check_db_url(self, proposal: dict[str, Any]) -> str:
-        value = str(proposal["value"])
-        try:
-            store_kind(value)
-        except ValidationError as error:
-            raise TraitError(f"RecallScheduler.{error}") from None
-        return value
+        return checked_db_url(APP, proposal["value"])
 
     @validate("default_timezone")
     def _check_timezone(self, proposal: dict[str, Any]) -> str:
-        value = str(proposal["value"])
-        try:
-            resolve_tz(value)
-        except ValidationError as error:
-            raise TraitError(f"RecallScheduler.default_timezone: {error}") from None
-        return value
+        return checked_timezone(APP, proposal["value"])
 
     @validate("max_sleep", "live_kernel_grace", "fire_ahead")
     def _check_seconds(self, proposal: dict[str, Any]) -> float:
         value = float(proposal["value"])
         if value < 0 or (value == 0 and proposal["trait"].name == "max_sleep"):
             raise TraitError(
-                f"RecallScheduler.{proposal['trait'].name} must be a positive number of "
-                f"seconds, got {value}"
+                f"{APP}.{proposal['trait'].name} must be a positive number of seconds, got {value}"
             )
         return value
 
     @validate("max_concurrent_runs", "per_kernel_limit", "output_limit")
     def _check_positive(self, proposal: dict[str, Any]) -> int:
-        value = int(proposal["value"])
-        if value < 1:
-            raise TraitError(f"RecallScheduler.{proposal['trait'].name} must be >= 1, got {value}")
-        return value
+        return checked_count(APP, proposal["trait"].name, proposal["value"])
 
     @validate("notification_channels")
     def _check_channels(self, proposal: dict[str, Any]) -> dict[str, Any]:
-        channels = dict(proposal["value"])
-        try:
-            check_channels(channels)
-        except ValidationError as error:
-            raise TraitError(f"RecallScheduler.{error}") from None
-        return channels
+        return checked_channels(APP, proposal["value"])
 
     def _log_format_default(self) -> str:
         # As the Jupyter server logs.

@@ -1,0 +1,48 @@
+"""Checks of the options the server (``RecallApp``) and the standalone scheduler
+(``RecallScheduler``) share: each names the application and the option it refuses."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from traitlets import TraitError
+
+from jupyter_recall.core.errors import ValidationError
+from jupyter_recall.core.tz import resolve_tz
+from jupyter_recall.server.notifications import check_channels
+from jupyter_recall.store.urls import store_kind
+
+
+def checked_db_url(app: str, value: object) -> str:
+    url = str(value)
+    try:
+        store_kind(url)
+    except ValidationError as error:
+        raise TraitError(f"{app}.{error}") from None
+    return url
+
+
+def checked_timezone(app: str, value: object) -> str:
+    zone = str(value)
+    try:
+        resolve_tz(zone)
+    except ValidationError as error:
+        raise TraitError(f"{app}.default_timezone: {error}") from None
+    return zone
+
+
+def checked_count(app: str, name: str, value: object) -> int:
+    """A count of at least one (runs, characters)."""
+    count = int(str(value))
+    if count < 1:
+        raise TraitError(f"{app}.{name} must be >= 1, got {count}")
+    return count
+
+
+def checked_channels(app: str, value: dict[str, Any]) -> dict[str, Any]:
+    channels = dict(value)
+    try:
+        check_channels(channels)
+    except ValidationError as error:
+        raise TraitError(f"{app}.{error}") from None
+    return channels

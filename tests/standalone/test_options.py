@@ -1,0 +1,43 @@
+"""RecallScheduler's options: bad values are refused naming the option and what is accepted."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from traitlets import TraitError
+
+from jupyter_recall.standalone.app import RecallScheduler
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("db_url", "mysql://x/y", r"RecallScheduler\.db_url"),
+        ("default_timezone", "Mars/Olympus", r"RecallScheduler\.default_timezone"),
+        ("max_concurrent_runs", 0, r"RecallScheduler\.max_concurrent_runs must be >= 1, got 0"),
+        ("max_sleep", 0, r"RecallScheduler\.max_sleep must be a positive number"),
+        ("live_kernel_grace", -1, r"RecallScheduler\.live_kernel_grace must be a positive"),
+        ("notification_channels", {"ops": {"type": "pager"}}, r"RecallScheduler\.notification"),
+    ],
+)
+def test_a_bad_option_is_refused_naming_it(option, value, message):
+    with pytest.raises(TraitError, match=message):
+        RecallScheduler(**{option: value})
+
+
+def test_without_a_store_the_command_says_how_to_give_one(tmp_path: Path):
+    jupyter = Path(sys.executable).parent / "jupyter"
+    result = subprocess.run(
+        [str(jupyter), "recall", "scheduler"],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+        env={"PATH": str(jupyter.parent), "JUPYTER_PLATFORM_DIRS": "1", "HOME": str(tmp_path)},
+    )
+    assert result.returncode == 2
+    assert "--db-url sqlite:///PATH" in result.stderr
