@@ -8,6 +8,7 @@ import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
 
 import { IToast, toastFor } from './alerts';
+import { addApprovals } from './approvals';
 import { RecallApi } from './api';
 import { currentNotebook, isNotebook, RecallBanner } from './banner';
 import { addCommands, CommandIds } from './commands';
@@ -147,6 +148,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       rank: 4
     });
     subscribe(app, model, sidebar);
+    addApprovals(app, api, trans, palette, statusBar);
     void app.restored.then(() => {
       trackNotebooks(app, model, form);
       void model.refresh();

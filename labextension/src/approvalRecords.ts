@@ -1,0 +1,45 @@
+/** Approval records of the inbox (docs/rest.md#approvals) and the pure rules the views share. */
+
+/** A tool call waiting for (or settled by) a decision: GET /api/recall/approvals/{id}. */
+export interface IApproval {
+  id: string;
+  owner: string;
+  tool: string;
+  summary: string;
+  source: string;
+  asked_by: string;
+  created_at: string;
+  expires_at: string;
+  status: 'pending' | 'approved' | 'denied' | 'expired';
+  decided_by: string | null;
+  decided_at: string | null;
+  note: string | null;
+}
+
+export type Decision = 'approve' | 'deny';
+
+export const APPROVAL_EVENTS: ReadonlySet<string> = new Set([
+  'approval.created',
+  'approval.decided',
+  'approval.expired'
+]);
+
+/** The records after an event's record: replaced by id, else added; newest first. */
+export function applyApproval(records: IApproval[], record: IApproval): IApproval[] {
+  const others = records.filter(item => item.id !== record.id);
+  return [record, ...others].sort((a, b) => b.created_at.localeCompare(a.created_at));
+}
+
+/** The records still waiting for a decision. */
+export function pendingApprovals(records: IApproval[]): IApproval[] {
+  return records.filter(record => record.status === 'pending');
+}
+
+/** The approval an event of the change stream carries, if it is an approval event. */
+export function approvalOf(event: { type?: unknown; approval?: unknown }): IApproval | null {
+  if (typeof event.type !== 'string' || !APPROVAL_EVENTS.has(event.type)) {
+    return null;
+  }
+  const approval = event.approval as IApproval | null | undefined;
+  return approval && typeof approval.id === 'string' ? approval : null;
+}

@@ -1,0 +1,240 @@
+import { JupyterFrontEnd } from '@jupyterlab/application';
+import { ICommandPalette, Notification } from '@jupyterlab/apputils';
+import { Event } from '@jupyterlab/services';
+import { IStatusBar } from '@jupyterlab/statusbar';
+import { TranslationBundle } from '@jupyterlab/translation';
+import { ISignal, Signal } from '@lumino/signaling';
+import { Widget } from '@lumino/widgets';
+
+import { RecallApi } from './api';
+import {
+  applyApproval,
+  approvalOf,
+  Decision,
+  IApproval,
+  pendingApprovals
+} from './approvalRecords';
+import { h } from './dom';
+import { recallIcon } from './icons';
+import { SCHEMA_ID } from './state';
+
+export const ShowApprovals = 'jupyter-recall:show-approvals';
+
+/** The approvals inbox as the page knows it: loaded over REST, kept live by events. */
+export class ApprovalsModel {
+  constructor(
+    readonly api: RecallApi,
+    readonly trans: TranslationBundle
+  ) {}
+
+  get changed(): ISignal<this, void> {
+    return this._changed;
+  }
+
+  get records(): IApproval[] {
+    return this._records;
+  }
+
+  get pending(): IApproval[] {
+    return pendingApprovals(this._records);
+  }
+
+  error = '';
+
+  async refresh(): Promise<void> {
+    try {
+      const answer = await this.api.request<{ approvals: IApproval[] }>('GET', 'approvals');
+      this._records = answer.approvals;
+      this.error = '';
+    } catch (error) {
+      this.error = String((error as Error).message ?? error);
+    }
+    this._changed.emit();
+  }
+
+  apply(record: IApproval): void {
+    this._records = applyApproval(this._records, record);
+    this._changed.emit();
+  }
+
+  async decide(id: string, decision: Decision): Promise<void> {
+    try {
+      this.apply(await this.api.request<IApproval>('POST', `approvals/${id}`, { decision }));
+    } catch (error) {
+      // Decided elsewhere first (409) or gone: show what the server has now.
+      this.error = String((error as Error).message ?? error);
+      await this.refresh();
+      this.error = String((error as Error).message ?? error);
+      this._changed.emit();
+    }
+  }
+
+  private _records: IApproval[] = [];
+  private _changed = new Signal<this, void>(this);
+}
+
+/** The Approvals panel: waiting calls with Approve / Deny, then the latest decisions. */
+export class ApprovalsPanel extends Widget {
+  constructor(readonly model: ApprovalsModel) {
+    super();
+    const { trans } = model;
+    this.id = 'jupyter-recall-approvals';
+    this.addClass('jp-RecallApprovals');
+    this.title.caption = trans.__('Recall: approvals');
+    this.title.label = trans.__('Approvals');
+    this.node.setAttribute('role', 'region');
+    this.node.setAttribute('aria-label', trans.__('Recall approvals'));
+    this.node.append(h('h3', {}, trans.__('Approvals')), this._error, this._list);
+    model.changed.connect(this._render, this);
+    this._render();
+  }
+
+  dispose(): void {
+    this.model.changed.disconnect(this._render, this);
+    super.dispose();
+  }
+
+  private _render(): void {
+    const { trans } = this.model;
+    const records = this.model.records.slice(0, RECENT);
+    this._error.textContent = this.model.error;
+    this._list.replaceChildren(
+      ...(records.length
+        ? records.map(record => this._item(record))
+        : [h('li', { class: 'jp-RecallSidebar-empty' }, trans.__('No approvals'))])
+    );
+  }
+
+  private _item(record: IApproval): HTMLElement {
+    const { trans } = this.model;
+    const decided = record.decided_by
+      ? trans.__('%1 by %2', record.status, record.decided_by)
+      : record.status;
+    const item = h(
+      'li',
+      {
+        class: 'jp-RecallApprovals-item',
+        'data-approval-id': record.id,
+        'data-status': record.status
+      },
+      h('code', { class: 'jp-RecallApprovals-call' }, record.summary),
+      h(
+        'div',
+        { class: 'jp-RecallSidebar-description' },
+        trans.__('asked by %1 · %2', record.asked_by, record.source)
+      ),
+      h('span', { class: `jp-RecallSidebar-badge jp-mod-${record.status}` }, decided)
+    );
+    if (record.status === 'pending') {
+      item.append(
+        h(
+          'div',
+          { class: 'jp-RecallApprovals-buttons' },
+          this._button(record, 'approve', trans.__('Approve')),
+          this._button(record, 'deny', trans.__('Deny'))
+        )
+      );
+    }
+    return item;
+  }
+
+  private _button(record: IApproval, decision: Decision, label: string): HTMLElement {
+    return h(
+      'button',
+      {
+        type: 'button',
+        class: `jp-Button jp-mod-styled jp-RecallApprovals-${decision}`,
+        onclick: () => void this.model.decide(record.id, decision)
+      },
+      label
+    );
+  }
+
+  private _error = h('div', { class: 'jp-RecallApprovals-error', role: 'alert' });
+  private _list = h('ul', { class: 'jp-RecallApprovals-list' });
+}
+
+/** The status bar item: how many calls wait for a decision (hidden when none); opens the panel. */
+export class ApprovalsStatus extends Widget {
+  constructor(
+    readonly model: ApprovalsModel,
+    readonly open: () => void
+  ) {
+    super({ node: h('button', { type: 'button', class: 'jp-RecallApprovalsStatus' }) });
+    this.node.addEventListener('click', () => this.open());
+    model.changed.connect(this._render, this);
+    this._render();
+  }
+
+  dispose(): void {
+    this.model.changed.disconnect(this._render, this);
+    super.dispose();
+  }
+
+  private _render(): void {
+    const count = this.model.pending.length;
+    const text = this.model.trans._n('%1 approval waiting', '%1 approvals waiting', count);
+    this.node.textContent = text;
+    this.node.dataset.pending = String(count);
+    this.node.title = this.model.trans.__('%1. Open the Recall approvals', text);
+    this.setHidden(count === 0);
+  }
+}
+
+const RECENT = 50;
+
+/**
+ * The approvals inbox in the page: its panel in the left area, the command "Show approvals",
+ * the status bar count, a toast (with Approve / Deny) when a call asks, live through events.
+ */
+export function addApprovals(
+  app: JupyterFrontEnd,
+  api: RecallApi,
+  trans: TranslationBundle,
+  palette: ICommandPalette | null,
+  statusBar: IStatusBar | null
+): ApprovalsModel {
+  const model = new ApprovalsModel(api, trans);
+  const panel = new ApprovalsPanel(model);
+  panel.title.icon = recallIcon;
+  app.shell.add(panel, 'left', { rank: 851 });
+  const show = () => app.shell.activateById(panel.id);
+  app.commands.addCommand(ShowApprovals, {
+    label: trans.__('Show approvals'),
+    caption: trans.__('Open the Recall approvals: tool calls waiting for a decision'),
+    execute: show
+  });
+  palette?.addItem({ command: ShowApprovals, category: trans.__('Recall') });
+  statusBar?.registerStatusItem('jupyter-recall:approvals', {
+    item: new ApprovalsStatus(model, show),
+    align: 'left',
+    rank: 5
+  });
+  app.serviceManager.events.stream.connect((_, emission: Event.Emission) => {
+    if (emission.schema_id !== SCHEMA_ID) {
+      return;
+    }
+    const event = emission as unknown as { type?: unknown; approval?: unknown };
+    const record = approvalOf(event);
+    if (record) {
+      model.apply(record);
+      if (event.type === 'approval.created') {
+        toast(model, record, show);
+      }
+    }
+  });
+  void app.restored.then(() => model.refresh());
+  return model;
+}
+
+function toast(model: ApprovalsModel, record: IApproval, show: () => void): void {
+  const { trans } = model;
+  Notification.emit(trans.__('Approval needed: %1', record.summary), 'warning', {
+    autoClose: false,
+    actions: [
+      { label: trans.__('Approve'), callback: () => void model.decide(record.id, 'approve') },
+      { label: trans.__('Deny'), callback: () => void model.decide(record.id, 'deny') },
+      { label: trans.__('Show approvals'), callback: show }
+    ]
+  });
+}
