@@ -14,4 +14,5 @@ def test_tools_notebook_runs(server):
     assert "succeeded built" in text
     assert "[BACKGROUND TASK COMPLETED] task_id=" in text
     assert "is blocked by kernel setting jupyter_recall.set_tool_policy('shell', ...)" in text
-    assert "approval-" in text
+    assert "approved filesystem.write(path='demo/approved.txt', content='ok')" in text
+    assert "who and when recorded: True" in text
