@@ -5,7 +5,9 @@ PostgreSQL refuses to run as root, and the tests run as root: the cluster then b
 unprivileged user (``recall_pg``, created if missing) and its commands run through ``runuser``.
 It listens on a unix socket in its own directory and on a free loopback port, trusts local
 connections (nothing else can reach it) and trades durability for speed (``fsync=off``): it
-holds nothing worth keeping.
+holds nothing worth keeping. Commits still wait for their WAL to reach the operating system
+(``synchronous_commit`` stays on), so a crash of the server alone (``crash()``, ``restart()``)
+loses no acknowledged commit, as on a real deployment.
 
 The pytest fixtures at the end give a new, empty database per test (``postgres_db_url``). They
 skip only where the binaries are absent, and fail instead in CI (``CI=true``), where
@@ -30,7 +32,6 @@ USER = "recall_pg"
 SUPERUSER = "postgres"
 _SETTINGS = {
     "fsync": "off",
-    "synchronous_commit": "off",
     "full_page_writes": "off",
     "max_connections": "300",
     "shared_buffers": "128MB",

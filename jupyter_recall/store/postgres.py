@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -157,6 +158,8 @@ _COUNT_BY_STATUS = (
     "FROM jobs WHERE "
 )
 _ANY_JOB = JobFilter()
+COMMIT_CHECK_RETRY = 0.2
+"""Seconds between two tries at asking whether a cut-off commit went through."""
 Params = Sequence[Any] | Mapping[str, Any]
 _ANY_RUN = RunFilter()
 
@@ -182,6 +185,7 @@ class PostgresStore(PostgresWatcherTables, ApprovalTables):
         self.where = _redacted(url)
         self._lock = threading.RLock()
         self._listener: Listener | None = None
+        self._depth = 0
         self._conn = self._connect()
         try:
             with self._errors():
@@ -216,8 +220,45 @@ class PostgresStore(PostgresWatcherTables, ApprovalTables):
 
     @contextmanager
     def atomic(self) -> Iterator[None]:
-        with self._errors(), self._conn.transaction():
-            yield
+        with self._errors():
+            if self._depth:
+                with self._conn.transaction():
+                    yield
+                return
+            with self._outermost():
+                yield
+
+    @contextmanager
+    def _outermost(self) -> Iterator[None]:
+        """A transaction whose outcome is known even when the connection breaks as it commits:
+        its id is read first, and after such a break ``_committed`` asks the database (once it
+        answers again) whether it committed. Without this, a firing pass cut off at its commit
+        would leave runs recorded that nobody executes."""
+        txid: int | None = None
+        self._depth = 1
+        try:
+            with self._conn.transaction():
+                txid = int(self._fetch("SELECT txid_current()")[0][0])
+                yield
+        except psycopg.OperationalError:
+            if txid is None or not self._committed(txid):
+                raise
+        finally:
+            self._depth = 0
+
+    def _committed(self, txid: int) -> bool:
+        """Whether transaction ``txid`` committed, asked on a new connection, trying for as
+        long as ``connect_timeout``; False when the database cannot tell by then."""
+        deadline = time.monotonic() + self.connect_timeout
+        while True:
+            try:
+                self._conn = self._connect()
+                status = self._fetch("SELECT txid_status(%s)", (txid,))[0][0]
+                return bool(status == "committed")
+            except (StoreError, psycopg.Error):
+                if time.monotonic() >= deadline:
+                    return False
+                time.sleep(COMMIT_CHECK_RETRY)
 
     def close(self) -> None:
         if self._listener is not None:

@@ -1,7 +1,7 @@
 """Faults with two engine processes on one PostgreSQL database: one of them killed with
 ``kill -9`` in the middle of a burst. Every job still ends with exactly one run: succeeded, or
 interrupted (the survivor takes over the dead engine's runs once its lease expires); none is
-lost and none runs twice."""
+lost and none runs twice. The same when the database restarts in the middle of a burst."""
 
 from __future__ import annotations
 
@@ -14,10 +14,11 @@ from collections import Counter
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from jupyter_recall.core.model import RunStatus
-from jupyter_recall.store.base import RunFilter
+from jupyter_recall.core.model import Run, RunStatus
+from jupyter_recall.store.base import RunFilter, Store
 from jupyter_recall.store.urls import open_store
 from tests.engine.support import UTC
+from tests.pg_cluster import Cluster
 from tests.store.factories import make_job
 
 REPO = Path(__file__).resolve().parents[2]
@@ -44,6 +45,26 @@ def start_engine(url: str, engine_id: str) -> subprocess.Popen[str]:
     return process
 
 
+def wait_settled(store: Store, *, timeout: float) -> list[Run]:
+    """Every run, once there is one per job and all are final."""
+    deadline = time.monotonic() + timeout
+    while True:
+        runs = store.list_runs(owner=None, where=RunFilter())
+        settled = [run for run in runs if run.status.is_final]
+        if len(settled) >= JOBS and len(runs) == len(settled):
+            return runs
+        assert time.monotonic() < deadline, f"{len(settled)} of {JOBS} runs settled"
+        time.sleep(0.25)
+
+
+def stop(engine: subprocess.Popen[str]) -> None:
+    if engine.poll() is None:
+        engine.kill()
+    engine.wait(timeout=30)
+    if engine.stdout is not None:
+        engine.stdout.close()
+
+
 def test_an_engine_killed_mid_burst_loses_and_repeats_nothing(postgres_db_url: str) -> None:
     engines = [start_engine(postgres_db_url, f"engine-{n}") for n in range(2)]
     store = open_store(postgres_db_url)
@@ -58,21 +79,10 @@ def test_an_engine_killed_mid_burst_loses_and_repeats_nothing(postgres_db_url: s
         time.sleep(2.0)  # a third of the burst is over
         os.kill(engines[0].pid, signal.SIGKILL)
         engines[0].wait(timeout=30)
-        deadline = time.monotonic() + 120
-        while True:
-            runs = store.list_runs(owner=None, where=RunFilter())
-            settled = [run for run in runs if run.status.is_final]
-            if len(settled) >= JOBS and len(runs) == len(settled):
-                break
-            assert time.monotonic() < deadline, f"{len(settled)} of {JOBS} runs settled"
-            time.sleep(0.25)
+        runs = wait_settled(store, timeout=120)
     finally:
         for engine in engines:
-            if engine.poll() is None:
-                engine.kill()
-            engine.wait(timeout=30)
-            if engine.stdout is not None:
-                engine.stdout.close()
+            stop(engine)
         store.close()
     per_job = Counter(run.job_id for run in runs)
     assert set(per_job) == {job.id for job in jobs}
@@ -87,3 +97,33 @@ def test_an_engine_killed_mid_burst_loses_and_repeats_nothing(postgres_db_url: s
         if run.status is RunStatus.INTERRUPTED:
             assert run.engine_id == "engine-0"
             assert "engine-0" in (run.error or "")
+
+
+def test_a_database_restart_mid_burst_loses_and_repeats_nothing(
+    pg_cluster: Cluster, postgres_db_url: str
+) -> None:
+    engines = [start_engine(postgres_db_url, f"engine-{n}") for n in range(2)]
+    try:
+        store = open_store(postgres_db_url)
+        now = datetime.now(UTC)
+        start = now + timedelta(seconds=1)
+        jobs = [
+            make_job(when=(start + timedelta(milliseconds=10 * i)).isoformat(), created_at=now)
+            for i in range(JOBS)
+        ]
+        store.insert_jobs(jobs)
+        store.close()
+        time.sleep(2.0)
+        pg_cluster.restart()
+        store = open_store(postgres_db_url)
+        try:
+            runs = wait_settled(store, timeout=120)
+        finally:
+            store.close()
+    finally:
+        for engine in engines:
+            stop(engine)
+    per_job = Counter(run.job_id for run in runs)
+    assert set(per_job) == {job.id for job in jobs}
+    assert set(per_job.values()) == {1}
+    assert {run.status for run in runs} <= {RunStatus.SUCCEEDED, RunStatus.INTERRUPTED}
