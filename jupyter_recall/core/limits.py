@@ -30,7 +30,8 @@ MAX_RUNS = 1_000_000_000
 """``policies.max_runs``: from 1 to this."""
 
 MAX_SECONDS = 10 * 366 * 86_400
-"""``policies.catchup_window`` and ``policies.jitter``: from 0 to ten years in seconds."""
+"""``policies.catchup_window`` and ``policies.jitter``: from 0 to ten years in seconds;
+``policies.timeout``: above 0 and at most this."""
 
 ID_PATTERN = r"[A-Za-z0-9_-]{1,64}"
 """Job, run and watcher ids in paths (ids are made by ``core.model.new_id``)."""

@@ -63,6 +63,8 @@ class RunStatus(_Choice):
     SKIPPED = "skipped"
     MISSED = "missed"
     CANCELLED = "cancelled"
+    TIMED_OUT = "timed_out"
+    """Stopped by the engine at its job's time limit (``Policies.timeout``)."""
 
     @property
     def is_final(self) -> bool:
@@ -137,6 +139,9 @@ class Policies:
     end_at: datetime | None = None
     jitter: float = 0.0
     """Upper bound, in seconds, of a deterministic delay added to each occurrence."""
+    timeout: float | None = None
+    """Seconds a run may execute before the engine stops it as ``timed_out``; None: the
+    server's default (``RecallApp.default_timeout``), itself none unless set."""
 
     def __post_init__(self) -> None:
         if self.catchup_window is not None and self.catchup_window < 0:
@@ -149,6 +154,10 @@ class Policies:
             raise ValidationError("jitter", f"must be >= 0 seconds, got {self.jitter!r}")
         if self.end_at is not None and self.end_at.tzinfo is None:
             raise ValidationError("end_at", f"must carry a time zone, got {self.end_at!r}")
+        if self.timeout is not None and not self.timeout > 0:
+            raise ValidationError(
+                "timeout", f"must be a number of seconds above 0 or null, got {self.timeout!r}"
+            )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -158,12 +167,13 @@ class Policies:
             "max_runs": self.max_runs,
             "end_at": self.end_at.isoformat() if self.end_at else None,
             "jitter": self.jitter,
+            "timeout": self.timeout,
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Policies:
         """Build from user or stored input; unknown keys are refused by name."""
-        known = {"catchup_window", "coalesce", "overlap", "max_runs", "end_at", "jitter"}
+        known = {"catchup_window", "coalesce", "overlap", "max_runs", "end_at", "jitter", "timeout"}
         unknown = sorted(set(data) - known)
         if unknown:
             raise ValidationError(unknown[0], "unknown policy", accepted=sorted(known))
@@ -175,6 +185,7 @@ class Policies:
             max_runs=_optional_int(data, "max_runs"),
             end_at=_parse_instant(end_at, "end_at") if end_at is not None else None,
             jitter=float(_optional_float(data, "jitter", 0.0) or 0.0),
+            timeout=_optional_float(data, "timeout", None),
         )
 
 

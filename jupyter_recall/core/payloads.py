@@ -18,7 +18,7 @@ from jupyter_recall.core.records import (
     TARGET_TYPES,
     JobOptions,
     action_from_json,
-    check_fits,
+    check_types_fit,
     target_from_json,
 )
 
@@ -36,8 +36,9 @@ def validate_target(value: object) -> dict[str, Any]:
 
 
 def check_action_fits_target(action: Mapping[str, Any], target: Mapping[str, Any]) -> None:
-    """Refuse combinations that cannot run (kernel code on the server, a notebook in a kernel)."""
-    check_fits(action_from_json(action), target_from_json(target))
+    """Refuse combinations that cannot run (kernel code on the server, a notebook in a kernel):
+    ``action`` and ``target`` are payloads already validated."""
+    check_types_fit(action["type"], target["type"])
 
 
 def validate_options(value: object) -> dict[str, Any]:
@@ -60,6 +61,7 @@ _POLICY_RANGES: dict[str, tuple[float, float]] = {
     "max_runs": (1, MAX_RUNS),
     "catchup_window": (0, MAX_SECONDS),
     "jitter": (0, MAX_SECONDS),
+    "timeout": (0, MAX_SECONDS),
 }
 
 

@@ -466,9 +466,9 @@ def exhausted_status(is_recurring: bool, last: RunStatus | None) -> JobStatus:
 
 
 def counts_as_failure(status: RunStatus) -> bool:
-    """Whether a run adds to the job's failure_count: an interrupted run (engine shut down or
-    crashed) or a cancelled one is not the job's failure."""
-    return status is RunStatus.FAILED
+    """Whether a run adds to the job's failure_count: a run stopped at its time limit is; an
+    interrupted run (engine shut down or crashed) or a cancelled one is not the job's failure."""
+    return status is RunStatus.FAILED or status is RunStatus.TIMED_OUT
 
 
 def earliest(instants: Sequence[datetime | None]) -> datetime | None:

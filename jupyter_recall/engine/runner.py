@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import math
 from collections import deque
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -66,6 +67,12 @@ SHUTDOWN = StopReason(
     RunStatus.INTERRUPTED, "interrupted: the engine shut down while the run was in flight"
 )
 DELETED = StopReason(RunStatus.CANCELLED, "cancelled: its job was deleted")
+
+
+def timed_out(limit: float) -> StopReason:
+    return StopReason(
+        RunStatus.TIMED_OUT, f"timed_out: still running after its limit of {limit:g} s"
+    )
 
 
 class RunOutput:
@@ -161,6 +168,7 @@ class Runner:
         *,
         max_concurrent_runs: int,
         per_target_limit: int,
+        default_timeout: float | None = None,
     ) -> None:
         if max_concurrent_runs < 1:
             raise ValueError(f"max_concurrent_runs must be >= 1, got {max_concurrent_runs}")
@@ -172,6 +180,8 @@ class Runner:
         self._writer = writer
         self._workers = max_concurrent_runs
         self._per_target_limit = per_target_limit
+        self._default_timeout = default_timeout
+        """Time limit of the runs whose job sets none (``Policies.timeout``)."""
         self._items: dict[str, _Item] = {}
         self._lanes: dict[str, _Lane] = {}
         self._per_job: dict[str, int] = {}
@@ -389,7 +399,12 @@ class Runner:
         job, run = item.job, item.run
         status: RunStatus = RunStatus.CANCELLED
         error: str | None = None
-        item.scope = anyio.CancelScope()
+        limit = job.policies.timeout or self._default_timeout
+        # The limit counts from when the run executes: time spent waiting for its lane or
+        # target is not the run's. A deadline cancels the run as a stop does, so each executor
+        # stops its work the way it stops a run (interrupt, shut down, cancel).
+        deadline = math.inf if limit is None else anyio.current_time() + limit
+        item.scope = anyio.CancelScope(deadline=deadline)
         try:
             with item.scope:
                 run = run_with(run, status=RunStatus.RUNNING, started_at=self._clock.now())
@@ -399,6 +414,8 @@ class Runner:
                 if began is not None:
                     run = run_with(run, status=RunStatus.RUNNING, started_at=began)
         finally:
+            if limit is not None and item.reason is None and item.scope.cancelled_caught:
+                item.reason = timed_out(limit)
             self._end(item, run, status, error)
 
     async def _call(self, item: _Item, run: Run) -> tuple[RunStatus, str | None, datetime | None]:

@@ -76,6 +76,7 @@ class Scheduler:
         batch_size: int = 500,
         fire_ahead: float = 0.25,
         fire_owner: str | None = None,
+        default_timeout: float | None = None,
     ) -> None:
         if fire_ahead < 0:
             raise ValueError(f"fire_ahead must be >= 0 seconds, got {fire_ahead}")
@@ -110,6 +111,7 @@ class Scheduler:
             self._writer,
             max_concurrent_runs=max_concurrent_runs,
             per_target_limit=per_target_limit,
+            default_timeout=default_timeout,
         )
         self._wake = anyio.Event()
         self._sleeping_until: datetime | None = None

@@ -14,6 +14,7 @@ from traitlets import Bool, Dict, Float, Integer, List, TraitError, Unicode, def
 
 from jupyter_recall.core.clock import SystemClock
 from jupyter_recall.core.errors import ValidationError
+from jupyter_recall.core.limits import MAX_SECONDS
 from jupyter_recall.engine import process
 from jupyter_recall.engine.executing import ClaimingScheduler, ExecutingScheduler
 from jupyter_recall.engine.process import ProcessSettings
@@ -84,6 +85,13 @@ class RecallApp(ExtensionApp):
         config=True,
         help="Seconds a server-side tool job under an approve policy waits for a decision in "
         "the approvals inbox before it fails (denied as expired).",
+    )
+    default_timeout = Float(
+        None,
+        allow_none=True,
+        config=True,
+        help="Seconds a run may execute before it is stopped as timed_out, for jobs whose "
+        "policies set no timeout (default: no limit).",
     )
     max_sleep = Float(
         30.0, config=True, help="Longest the scheduler sleeps before re-reading the wall clock."
@@ -200,6 +208,16 @@ class RecallApp(ExtensionApp):
             raise TraitError(f"RecallApp.{proposal['trait'].name} must be > 0, got {value}")
         return value
 
+    @validate("default_timeout")
+    def _check_default_timeout(self, proposal: dict[str, Any]) -> float | None:
+        value = proposal["value"]
+        if value is not None and not 0 < value <= MAX_SECONDS:
+            raise TraitError(
+                f"RecallApp.default_timeout must be above 0 and at most {MAX_SECONDS:,} "
+                f"seconds, or None; got {value}"
+            )
+        return None if value is None else float(value)
+
     @validate("fire_ahead")
     def _check_fire_ahead(self, proposal: dict[str, Any]) -> float:
         value = float(proposal["value"])
@@ -269,6 +287,7 @@ class RecallApp(ExtensionApp):
             fire_ahead=self.fire_ahead,
             fire_owner=self.fire_owner or None,
             engine_id=self._engine_id(),
+            default_timeout=self.default_timeout,
         )
         self._events.attach(self.scheduler)
         self.notifications.attach(self.scheduler)

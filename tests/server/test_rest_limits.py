@@ -147,6 +147,8 @@ async def test_batch_errors_name_the_path(jp_fetch, jobs, field):
         ({"jitter": 1e300}, "policies.jitter", f"{MAX_SECONDS:,}"),
         ({"jitter": -1}, "policies.jitter", f"{MAX_SECONDS:,}"),
         ({"catchup_window": 10**20}, "policies.catchup_window", f"{MAX_SECONDS:,}"),
+        ({"timeout": 10**20}, "policies.timeout", f"{MAX_SECONDS:,}"),
+        ({"timeout": 0}, "policies.timeout", "above 0"),
         ({"overlap": "queue"}, "policies.overlap", "buffer_one"),
         ({"colour": "red"}, "policies.colour", "jitter"),
     ],
@@ -397,6 +399,8 @@ def test_openapi_states_the_policy_ranges_of_the_code():
     assert (policies["max_runs"]["minimum"], policies["max_runs"]["maximum"]) == (1, MAX_RUNS)
     for name in ("jitter", "catchup_window"):
         assert (policies[name]["minimum"], policies[name]["maximum"]) == (0, MAX_SECONDS)
+    timeout = policies["timeout"]
+    assert (timeout["exclusiveMinimum"], timeout["maximum"]) == (0, MAX_SECONDS)
 
 
 def _path_parameters():
