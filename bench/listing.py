@@ -18,19 +18,15 @@ import argparse
 import http.client
 import json
 import statistics
-import sys
-import tempfile
 import time
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from served import HEADERS, live_server
 
-from tests.server.live_server import TOKEN, LiveServer
+from tests.server.live_server import LiveServer
 
 BATCH = 1_000
-HEADERS = {"Authorization": f"token {TOKEN}", "Content-Type": "application/json"}
 
 
 class Client:
@@ -113,21 +109,15 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=15, help="requests per figure")
     parser.add_argument("--json", action="store_true", help="print one JSON object only")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp) / "root"
-        root.mkdir()
-        server = LiveServer(root, Path(tmp) / "recall.sqlite").start()
-        try:
-            client = Client(server)
-            create_per_s = fill(client, args.jobs)
-            result = {
-                "jobs": args.jobs,
-                "limit": args.limit,
-                "batch_create_per_s": round(create_per_s),
-                "pages": measure(client, args.limit, args.rounds),
-            }
-        finally:
-            server.stop()
+    with live_server() as server:
+        client = Client(server)
+        create_per_s = fill(client, args.jobs)
+        result = {
+            "jobs": args.jobs,
+            "limit": args.limit,
+            "batch_create_per_s": round(create_per_s),
+            "pages": measure(client, args.limit, args.rounds),
+        }
     if not args.json:
         for name, figure in result["pages"].items():
             print(f"{name:>20}: {figure['median_ms']:8.2f} ms  {figure['bytes']:>8} bytes")

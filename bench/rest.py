@@ -18,16 +18,12 @@ import argparse
 import http.client
 import json
 import statistics
-import sys
-import tempfile
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from served import HEADERS, live_server
 
-from tests.server.live_server import TOKEN, LiveServer
+from tests.server.live_server import LiveServer
 
-HEADERS = {"Authorization": f"token {TOKEN}", "Content-Type": "application/json"}
 JOB = json.dumps(
     {
         "when": "in 1 day",
@@ -75,14 +71,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--json", action="store_true", help="print one JSON object only")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp) / "root"
-        root.mkdir()
-        server = LiveServer(root, Path(tmp) / "recall.sqlite").start()
-        try:
-            figures = measure(server, args.requests, args.rounds)
-        finally:
-            server.stop()
+    with live_server() as server:
+        figures = measure(server, args.requests, args.rounds)
     result = {"requests": args.requests, "rounds": args.rounds, **figures}
     if not args.json:
         print(

@@ -1,6 +1,7 @@
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
+import type { IJobCounts, IJobPage } from './pages';
 import type { IJob, IRun, IWatcher } from './state';
 
 /** An error answer of /api/recall, with the server's message (it names the field at fault). */
@@ -56,6 +57,16 @@ export class RecallApi {
     const search = new URLSearchParams(query).toString();
     const answer = await this.request<{ jobs: IJob[] }>('GET', search ? `jobs?${search}` : 'jobs');
     return answer.jobs;
+  }
+
+  /** One page of the user's jobs, filtered and sorted by the server (pages.ts). */
+  jobsPage(query: { [key: string]: string }): Promise<IJobPage> {
+    return this.request<IJobPage>('GET', `jobs?${new URLSearchParams(query).toString()}`);
+  }
+
+  /** How many jobs match, by status, without reading them. */
+  counts(): Promise<IJobCounts> {
+    return this.request<IJobCounts>('GET', 'jobs/counts');
   }
 
   async runs(jobId: string): Promise<IRun[]> {

@@ -3,6 +3,7 @@ import { ISignal, Signal } from '@lumino/signaling';
 
 import { ACTION_ROUTES, actionLabel, JobAction } from './actions';
 import { RecallApi } from './api';
+import { FINISHED, finishedCount, IJobCounts, listingQuery, statusCounts } from './pages';
 import { DEFAULT_SETTINGS, IRecallSettings } from './settings';
 import {
   applyChange,
@@ -14,6 +15,7 @@ import {
   IJob,
   IRun,
   IState,
+  jobCounts,
   mergeJobs,
   outputGap,
   staleWatcher,
@@ -24,6 +26,19 @@ import {
   withWatchers
 } from './state';
 import { formatFull, formatTime } from './time';
+
+/** Milliseconds of quiet before the filters typed are sent to the server. */
+const REFETCH_DELAY = 250;
+/** Milliseconds a burst of changes is given before the counts are read again. */
+const COUNTS_DELAY = 500;
+/** The changes that can move the status bar's counts (not each chunk of output). */
+const COUNTED_EVENTS = new Set([
+  'job.created',
+  'job.updated',
+  'job.deleted',
+  'run.started',
+  'run.finished'
+]);
 
 /**
  * The sidebar's live state: loaded from REST, then kept current by change events. Views read
@@ -42,6 +57,20 @@ export class RecallModel {
   error = '';
   /** The extension's settings; views redraw when they change. */
   settings: IRecallSettings = DEFAULT_SETTINGS;
+  /** Where the next page of the listing starts; null when every matching job is loaded. */
+  nextCursor: string | null = null;
+  /** The server's counts of every job of the user (null until read). */
+  jobCounts: IJobCounts | null = null;
+
+  /** The status bar's figures: from the server's counts, or the jobs loaded until they come. */
+  get counts(): { running: number; pending: number } {
+    return this.jobCounts ? statusCounts(this.jobCounts) : jobCounts(this.state);
+  }
+
+  /** How many jobs never fire again, loaded or not. */
+  get finishedCount(): number {
+    return this.jobCounts ? finishedCount(this.jobCounts) : finishedJobs(this.state).length;
+  }
 
   get changed(): ISignal<this, void> {
     return this._changed;
@@ -50,6 +79,7 @@ export class RecallModel {
   setSettings(settings: IRecallSettings): void {
     this.settings = settings;
     this._changed.emit();
+    this._refetchIfQueryChanged();
   }
 
   /** An instant as the settings show times (time.ts); '' for none. */
@@ -62,12 +92,24 @@ export class RecallModel {
     return iso ? formatFull(iso) : '';
   }
 
-  /** Full re-sync from REST: at start and after the event stream was lost. */
+  /**
+   * Full re-sync from REST: at start, after the event stream was lost and when the server's
+   * filters change. The first page of the listing only (pages.ts): the sidebar opens as fast
+   * with 100,000 jobs as with 10; `loadMore` reads the next.
+   */
   async refresh(): Promise<void> {
     try {
       // Fetch first, then merge into the state as it is now: events may land meanwhile.
-      const [jobs, watchers] = await Promise.all([this.api.jobs(), this.api.watchers()]);
-      this.state = withWatchers(withJobs(this.state, jobs), watchers);
+      const query = listingQuery(this.filter);
+      const [page, watchers] = await Promise.all([this.api.jobsPage(query), this.api.watchers()]);
+      // The pending recalls the banner read for its notebook stay, in the page or not.
+      const recalls = Object.values(this.state.jobs).filter(
+        job => job.kind === 'recall' && job.pending
+      );
+      this.state = withWatchers(mergeJobs(withJobs(this.state, page.jobs), recalls), watchers);
+      this.nextCursor = page.next_cursor;
+      this._query = JSON.stringify(query);
+      void this._refreshCounts();
       const selected = this.selectedJob;
       if (selected && this.state.jobs[selected]) {
         const runs = await this.api.runs(selected);
@@ -79,6 +121,47 @@ export class RecallModel {
     }
     this._changed.emit();
     await Promise.all(Object.keys(this.state.watchers).map(id => this._fetchWatcher(id)));
+  }
+
+  /** The next page of the listing, added to the jobs shown. */
+  async loadMore(): Promise<void> {
+    const cursor = this.nextCursor;
+    if (!cursor || this._loadingMore) {
+      return;
+    }
+    this._loadingMore = true;
+    try {
+      const query = listingQuery(this.filter, cursor);
+      const page = await this.api.jobsPage(query);
+      this.state = mergeJobs(this.state, page.jobs);
+      this.nextCursor = page.next_cursor;
+    } catch (error) {
+      this.error = this.trans.__('Could not load jobs: %1', (error as Error).message);
+    } finally {
+      this._loadingMore = false;
+    }
+    this._changed.emit();
+  }
+
+  /** The status bar's figures from the server's counts (all jobs, not only those loaded). */
+  private async _refreshCounts(): Promise<void> {
+    try {
+      this.jobCounts = await this.api.counts();
+      this._changed.emit();
+    } catch (error) {
+      console.warn('jupyter-recall: counts', error);
+    }
+  }
+
+  /** The listing again when what the server filters on changed (typing waits a moment). */
+  private _refetchIfQueryChanged(): void {
+    const query = JSON.stringify(listingQuery(this.filter));
+    if (query === this._query) {
+      return;
+    }
+    this._query = query;
+    clearTimeout(this._refetchTimer);
+    this._refetchTimer = setTimeout(() => void this.refresh(), REFETCH_DELAY);
   }
 
   /** A watcher with its last check: after a listing, and when one of its checks ended. */
@@ -103,6 +186,11 @@ export class RecallModel {
   }
 
   apply(event: IChangeEvent): void {
+    if (COUNTED_EVENTS.has(event.type)) {
+      // A burst of changes asks for the counts once.
+      clearTimeout(this._countsTimer);
+      this._countsTimer = setTimeout(() => void this._refreshCounts(), COUNTS_DELAY);
+    }
     const next = applyChange(this.state, event);
     if (next !== this.state) {
       this.state = next;
@@ -188,7 +276,7 @@ export class RecallModel {
    * history; the job.deleted events take them out of the list. Returns how many went.
    */
   async clearFinished(): Promise<number> {
-    const finished = finishedJobs(this.state);
+    const finished = await this._finishedJobs();
     const results = await Promise.allSettled(finished.map(job => this.api.remove(job.id)));
     const failed = results.filter(result => result.status === 'rejected');
     this.error = failed.length
@@ -201,6 +289,22 @@ export class RecallModel {
       : '';
     this._changed.emit();
     return finished.length - failed.length;
+  }
+
+  /** Every finished job, loaded or not, read from the server page by page. */
+  private async _finishedJobs(): Promise<IJob[]> {
+    const found: IJob[] = [];
+    let cursor: string | null = null;
+    do {
+      const query: { [key: string]: string } = { status: FINISHED, limit: '1000' };
+      if (cursor) {
+        query.cursor = cursor;
+      }
+      const page = await this.api.jobsPage(query);
+      found.push(...page.jobs);
+      cursor = page.next_cursor;
+    } while (cursor);
+    return found;
   }
 
   /** A new schedule for a job; the server's job.updated event brings the change. */
@@ -218,8 +322,13 @@ export class RecallModel {
   setFilter(filter: Partial<IFilter>): void {
     this.filter = { ...this.filter, ...filter };
     this._changed.emit();
+    this._refetchIfQueryChanged();
   }
 
   private _changed = new Signal<this, void>(this);
+  private _loadingMore = false;
+  private _query = '';
+  private _refetchTimer: ReturnType<typeof setTimeout> | undefined = undefined;
+  private _countsTimer: ReturnType<typeof setTimeout> | undefined = undefined;
   private _fetching = new Set<string>();
 }

@@ -9,7 +9,7 @@ import { pendingClock } from './icons';
 import { RecallModel } from './model';
 import { NotificationList, WatcherList } from './panels';
 import {
-  finishedJobs,
+  FINISHED_STATUSES,
   IJob,
   JOB_KINDS,
   JOB_STATUSES,
@@ -52,10 +52,20 @@ export class RecallSidebar extends Widget {
       },
       trans.__('Clear finished')
     );
+    this._loadMore = h(
+      'button',
+      {
+        type: 'button',
+        class: 'jp-RecallSidebar-loadMore',
+        onClick: () => void this.model.loadMore()
+      },
+      trans.__('Load more')
+    );
     this.node.append(
       this._header(),
       this._error,
       this._list,
+      this._loadMore,
       h('div', { class: 'jp-RecallSidebar-finished' }, this._finishedNote, this._clearFinished),
       this._details.node,
       this._watchers.node,
@@ -69,7 +79,7 @@ export class RecallSidebar extends Widget {
   /** Asks first, then deletes the jobs that never fire again (with their run history). */
   private async _confirmClearFinished(): Promise<void> {
     const { trans } = this.model;
-    const count = finishedJobs(this.model.state).length;
+    const count = this.model.finishedCount;
     const answer = await showDialog({
       title: trans.__('Clear finished jobs'),
       body: trans._n(
@@ -171,6 +181,8 @@ export class RecallSidebar extends Widget {
         ? jobs.map(job => this._job(job, now, pending))
         : [h('li', { class: 'jp-RecallSidebar-empty' }, model.trans.__('No jobs'))])
     );
+    // The server has more jobs than the pages read so far.
+    this._loadMore.hidden = !model.nextCursor;
     this._renderFinished(jobs);
     this._details.render(now);
     this._watchers.render(now);
@@ -180,15 +192,17 @@ export class RecallSidebar extends Widget {
   /** How many finished jobs the list leaves out, and the action clearing them. */
   private _renderFinished(shown: IJob[]): void {
     const { trans } = this.model;
-    const finished = finishedJobs(this.model.state);
-    const hidden = finished.filter(job => !shown.includes(job)).length;
+    // Counted over every job (the server's counts), not only the pages loaded.
+    const finished = this.model.finishedCount;
+    const shownFinished = shown.filter(job => FINISHED_STATUSES.has(job.status)).length;
+    const hidden = Math.max(finished - shownFinished, 0);
     this._finishedNote.textContent = hidden
       ? trans._n('%1 finished job hidden', '%1 finished jobs hidden', hidden)
       : '';
-    this._clearFinished.hidden = finished.length === 0;
+    this._clearFinished.hidden = finished === 0;
     this._clearFinished.setAttribute(
       'aria-label',
-      trans._n('Clear %1 finished job', 'Clear %1 finished jobs', finished.length)
+      trans._n('Clear %1 finished job', 'Clear %1 finished jobs', finished)
     );
   }
 
@@ -284,6 +298,7 @@ export class RecallSidebar extends Widget {
   private _list = h('ul', { class: 'jp-RecallSidebar-jobs' });
   private _finishedNote = h('span', { class: 'jp-RecallSidebar-finishedNote' });
   private _clearFinished: HTMLButtonElement;
+  private _loadMore: HTMLButtonElement;
   private _details = new JobDetails(this.model);
   private _watchers = new WatcherList(this.model);
   private _notifications = new NotificationList(this.model);

@@ -2,7 +2,6 @@ import { Widget } from '@lumino/widgets';
 
 import { h } from './dom';
 import { RecallModel } from './model';
-import { jobCounts } from './state';
 
 /**
  * The status bar item: how many jobs have a run going and how many wait for their next fire;
@@ -26,7 +25,8 @@ export class RecallStatus extends Widget {
 
   private _render(): void {
     const { trans } = this.model;
-    const { running, pending } = jobCounts(this.model.state);
+    // The server's counts cover every job, not only the page loaded.
+    const { running, pending } = this.model.counts;
     const text = trans.__('Recall: %1 running, %2 pending', running, pending);
     this.node.textContent = text;
     this.node.dataset.running = String(running);

@@ -3,26 +3,9 @@ printed, not asserted: only that each is there and is a positive number)."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "bench"
-
-
-def run_bench(*args: str) -> dict[str, object]:
-    done = subprocess.run(
-        [sys.executable, str(BENCH / args[0]), *args[1:], "--json"],
-        capture_output=True,
-        text=True,
-        timeout=240,
-        check=True,
-    )
-    result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
-    return result
+from tests.engine.test_bench import run_bench
 
 
 @pytest.mark.slow

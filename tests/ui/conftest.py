@@ -232,8 +232,10 @@ def run_first_cell(page: Any, url: str) -> Any:
 
 
 def _delete_jobs(lab: Lab) -> None:
-    for job in lab.request("GET", "/api/recall/jobs")["jobs"]:
-        lab.request("DELETE", f"/api/recall/jobs/{job['id']}")
+    # The listing answers a page at a time: the first page again until none is left.
+    while jobs := lab.request("GET", "/api/recall/jobs?limit=1000")["jobs"]:
+        for job in jobs:
+            lab.request("DELETE", f"/api/recall/jobs/{job['id']}")
 
 
 @pytest.fixture

@@ -1,0 +1,58 @@
+import type { IFilter, IJob } from './state';
+
+/** Jobs read per page: the first page when the sidebar opens, and each "Load more". */
+export const PAGE_SIZE = 100;
+
+/** One page of `GET /api/recall/jobs` (docs/rest.md, Listing pages). */
+export interface IJobPage {
+  jobs: IJob[];
+  next_cursor: string | null;
+}
+
+/** `GET /api/recall/jobs/counts`: how many jobs by status, and how many have a run going. */
+export interface IJobCounts {
+  total: number;
+  by_status: { [status: string]: number };
+  running: number;
+}
+
+/** The statuses of jobs that never fire again. */
+export const FINISHED = 'completed,failed,cancelled';
+
+/**
+ * The query of the sidebar's listing: the server filters on status, kind and the search text,
+ * and sorts soonest fire first, as the list shows them, so finished jobs (no next fire) come
+ * after every job still to fire. The notebook filter, "only notebooks with a pending recall"
+ * and hiding finished jobs stay in the page (a job's notebook is also its target's path).
+ */
+export function listingQuery(
+  filter: IFilter,
+  cursor: string | null = null
+): { [key: string]: string } {
+  const query: { [key: string]: string } = { sort: 'next_fire_at', limit: String(PAGE_SIZE) };
+  if (filter.status) {
+    query.status = filter.status;
+  }
+  if (filter.kind) {
+    query.kind = filter.kind;
+  }
+  const text = filter.query.trim();
+  if (text) {
+    query.q = text;
+  }
+  if (cursor) {
+    query.cursor = cursor;
+  }
+  return query;
+}
+
+/** What the status bar shows, from the server's counts: runs going, jobs waiting to fire. */
+export function statusCounts(counts: IJobCounts): { running: number; pending: number } {
+  const active = counts.by_status.active ?? 0;
+  return { running: counts.running, pending: Math.max(active - counts.running, 0) };
+}
+
+/** How many of the user's jobs never fire again, from the server's counts. */
+export function finishedCount(counts: IJobCounts): number {
+  return FINISHED.split(',').reduce((sum, status) => sum + (counts.by_status[status] ?? 0), 0);
+}
