@@ -287,13 +287,18 @@ def target_from_json(value: object) -> Target:
 
 def check_fits(action: Action, target: Target) -> None:
     """Refuse combinations that cannot run (kernel code on the server, a notebook in a kernel)."""
-    if isinstance(target, ServerTarget) and isinstance(action, (CodeAction, InstructionAction)):
+    check_types_fit(action.type, target.type)
+
+
+def check_types_fit(action_type: str, target_type: str) -> None:
+    """``check_fits`` by type names: the rule for payloads already checked one by one."""
+    if target_type == "server" and action_type in ("code", "instruction"):
         raise ValidationError(
             "target.type",
-            f"a {action.type!r} action runs in a kernel, not on the server",
+            f"a {action_type!r} action runs in a kernel, not on the server",
             accepted=("kernel", "headless"),
         )
-    if isinstance(action, NotebookAction) and isinstance(target, KernelTarget):
+    if action_type == "notebook" and target_type == "kernel":
         raise ValidationError(
             "target.type",
             "a notebook action runs in a fresh kernel",
