@@ -72,7 +72,8 @@ class ApprovalInbox:
         self._events = events
         self._clock = clock
         self._limiter = anyio.CapacityLimiter(1)
-        self._timers: set[asyncio.TimerHandle] = set()
+        self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._expiring: set[asyncio.Task[None]] = set()
 
     async def _call(self, func: Callable[[], T]) -> T:
         return await anyio.to_thread.run_sync(func, limiter=self._limiter)
@@ -94,14 +95,19 @@ class ApprovalInbox:
         await self._call(lambda: self._store.insert_approval(record))
         self._publish(CREATED, record)
         # Expiry is announced when it happens; after a restart, reads find it (``expire_due``).
-        loop = asyncio.get_running_loop()
-        timer = loop.call_later(timeout, lambda: loop.create_task(self.expire_due()))
-        self._timers.add(timer)
+        self._timers[record.id] = asyncio.get_running_loop().call_later(
+            timeout, self._expire, record.id
+        )
         return record
+
+    def _expire(self, approval_id: str) -> None:
+        self._timers.pop(approval_id, None)
+        task = asyncio.get_running_loop().create_task(self.expire_due())
+        self._expiring.add(task)
+        task.add_done_callback(self._expiring.discard)
 
     async def expire_due(self) -> None:
         now = self._clock.now()
-        self._timers = {timer for timer in self._timers if not timer.cancelled()}
         for approval_id in await self._call(lambda: self._store.expire_approvals(now=now)):
             record = await self._call(partial(self._store.get_approval, approval_id))
             if record is not None:
@@ -134,6 +140,9 @@ class ApprovalInbox:
         if not settled:
             current = await self.get(owner, approval_id)
             raise ConflictError(f"approval {approval_id} is already {current.status}")
+        timer = self._timers.pop(approval_id, None)
+        if timer is not None:
+            timer.cancel()
         record = await self.get(owner, approval_id)
         self._publish(DECIDED, record)
         return record
@@ -151,9 +160,11 @@ class ApprovalInbox:
         )
 
     def close(self) -> None:
-        for timer in self._timers:
+        for timer in self._timers.values():
             timer.cancel()
         self._timers.clear()
+        for task in self._expiring:
+            task.cancel()
 
 
 class ServerInboxGate:
