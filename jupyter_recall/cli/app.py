@@ -18,6 +18,7 @@ from jupyter_recall.cli import commands
 from jupyter_recall.cli.approvals import ApprovalsCommand, ApproveCommand, DenyCommand
 from jupyter_recall.cli.base import EXIT_FAILED, EXIT_USAGE
 from jupyter_recall.cli.mcp_command import McpCommand
+from jupyter_recall.cli.transfer import ExportCommand, ImportCommand, MigrateCommand
 from jupyter_recall.standalone.app import RecallScheduler
 
 SUBCOMMANDS: dict[str, tuple[type[JupyterApp], str]] = {
@@ -36,6 +37,9 @@ SUBCOMMANDS: dict[str, tuple[type[JupyterApp], str]] = {
     "approve": (ApproveCommand, "Approve waiting tool calls: ID [ID ...] [--note TEXT]."),
     "deny": (DenyCommand, "Deny waiting tool calls: ID [ID ...] [--note TEXT]."),
     "mcp": (McpCommand, "Serve the MCP tools and resources over stdio (the mcp extra)."),
+    "migrate": (MigrateCommand, "Copy a whole store into another: --from URL --to URL."),
+    "export": (ExportCommand, "Write a whole store as JSON lines: --from URL [FILE]."),
+    "import": (ImportCommand, "Load an export into a store: FILE --to URL [--force]."),
     "scheduler": (
         RecallScheduler,
         "Fire and execute jobs with no Jupyter server (--db-url; see docs/deploy.md).",

@@ -373,7 +373,32 @@ class ApprovalStore(Protocol):
         ...
 
 
+class RowStore(Protocol):
+    """Every table's rows as stored (``rows.py``), for moving a store (``store/transfer.py``)."""
+
+    def dump_rows(
+        self, table: str, *, after: Sequence[Any] | None, limit: int
+    ) -> list[tuple[Any, ...]]:
+        """At most ``limit`` rows of ``table`` in its primary key's order, after the row whose
+        key is ``after`` (None: from the first)."""
+        ...
+
+    def load_rows(self, table: str, rows: Sequence[Sequence[Any]]) -> int:
+        """Insert rows as given (ids kept) in one transaction, skipping any whose key (or
+        unique columns) is already there; how many were inserted."""
+        ...
+
+    def count_rows(self, table: str) -> int: ...
+
+
 class Store(
-    JobStore, LeaseStore, OwnerStore, WatcherStore, NotificationBuffer, ApprovalStore, Protocol
+    JobStore,
+    LeaseStore,
+    OwnerStore,
+    WatcherStore,
+    NotificationBuffer,
+    ApprovalStore,
+    RowStore,
+    Protocol,
 ):
     """Every concern in one store object, as ``open_store`` opens it."""

@@ -43,6 +43,7 @@ from jupyter_recall.store.changes import ChangeListener
 from jupyter_recall.store.postgres_listen import NOTIFY, Listener, payload
 from jupyter_recall.store.postgres_schema import PostgresMigration, migrate
 from jupyter_recall.store.postgres_watchers import PostgresWatcherTables
+from jupyter_recall.store.row_tables import RowTables
 from jupyter_recall.store.rows import (
     DisabledOwnerRow,
     JobRow,
@@ -174,7 +175,7 @@ def _redacted(url: str) -> str:
     return " ".join(f"{key}={value}" for key, value in info.items())
 
 
-class PostgresStore(PostgresWatcherTables, ApprovalTables):
+class PostgresStore(PostgresWatcherTables, ApprovalTables, RowTables):
     """The Store protocol on a PostgreSQL database (``postgresql://`` URL, libpq's forms)."""
 
     _mark = "%s"

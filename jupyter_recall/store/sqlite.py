@@ -42,6 +42,7 @@ from jupyter_recall.store.base import (
     RunFilter,
 )
 from jupyter_recall.store.migrations import Migration, migrate
+from jupyter_recall.store.row_tables import RowTables
 from jupyter_recall.store.rows import (
     DisabledOwnerRow,
     JobRow,
@@ -206,7 +207,7 @@ WAL_SWITCH_RETRY = 0.005
 """Seconds between two tries of switching a new file to WAL (``SQLiteStore._enable_wal``)."""
 
 
-class SQLiteStore(SQLiteWatcherTables, ApprovalTables):
+class SQLiteStore(SQLiteWatcherTables, ApprovalTables, RowTables):
     """The Store protocol on one SQLite file. ``path`` may be ``":memory:"`` for tests.
 
     Watchers and the notification buffer are in ``SQLiteWatcherTables``."""

@@ -1,0 +1,157 @@
+"""``jupyter recall migrate`` / ``export`` / ``import``: move or back up a whole store.
+
+Unlike the other subcommands these talk to no server: they open the stores by URL
+(``open_store``). Stop the servers and schedulers on the source first, so that nothing fires
+or changes while it is copied; see docs/store.md.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any
+
+from jupyter_core.application import base_aliases, base_flags
+from traitlets import Bool, Int, Unicode
+
+from jupyter_recall.cli.base import EXIT_OK, RecallCommand
+from jupyter_recall.cli.progress import ProgressBar
+from jupyter_recall.core.errors import UsageError, ValidationError
+from jupyter_recall.store.base import Store
+from jupyter_recall.store.export_lines import load_export, write_export
+from jupyter_recall.store.transfer import copy_store, refuse_occupied, total_rows
+from jupyter_recall.store.urls import open_store
+
+_ALIASES: dict[str, Any] = {
+    **base_aliases,
+    "from": "StoreCommand.source",
+    "to": "StoreCommand.target",
+    "batch": "StoreCommand.batch",
+}
+_FLAGS: dict[str, Any] = {
+    **{name: flag for name, flag in base_flags.items() if name in ("debug", "h", "help")},
+    "force": (
+        {"StoreCommand": {"force": True}},
+        "Write into a target that already holds rows (rows it has are kept, the rest added).",
+    ),
+    "quiet": ({"StoreCommand": {"quiet": True}}, "No progress on stderr."),
+}
+FORMS = ("sqlite:///absolute/path", "postgresql://user:password@host:port/database")
+
+
+@contextmanager
+def opened(url: str, option: str) -> Iterator[Store]:
+    """The store at ``url``, closed after; a bad URL is an error naming ``option``."""
+    if not url:
+        raise ValidationError(option, "give the store's URL", accepted=FORMS)
+    try:
+        store = open_store(url)
+    except ValidationError as exc:
+        raise ValidationError(option, exc.message, accepted=exc.accepted) from None
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+class StoreCommand(RecallCommand):
+    """A subcommand that opens stores by URL instead of asking a server."""
+
+    aliases = _ALIASES
+    flags = _FLAGS
+    source = Unicode(
+        "", config=True, help="URL of the store to read (sqlite:///… or postgresql://…)."
+    )
+    target = Unicode(
+        "", config=True, help="URL of the store to write (sqlite:///… or postgresql://…)."
+    )
+    force = Bool(False, config=True, help="Write into a target that already holds rows.")
+    quiet = Bool(False, config=True, help="No progress on stderr.")
+    batch = Int(500, config=True, help="Rows per read and per transaction.")
+
+    def progress(self, label: str, total: int) -> ProgressBar:
+        return ProgressBar(label, total, sys.stderr, quiet=self.quiet)
+
+    def check_batch(self) -> None:
+        if self.batch < 1:
+            raise ValidationError("--batch", f"must be at least 1, got {self.batch}")
+
+    def say(self, text: str) -> None:
+        if not self.quiet:
+            print(text, file=sys.stderr)
+
+
+class MigrateCommand(StoreCommand):
+    """Copy everything a store holds into another one (SQLite to PostgreSQL, or any pair)."""
+
+    usage = "--from URL --to URL [--force]"
+
+    def run(self) -> int:
+        self.positional(0)
+        self.check_batch()
+        if self.source and self.source == self.target:
+            raise ValidationError("--to", "is the same store as --from")
+        with opened(self.source, "--from") as source, opened(self.target, "--to") as target:
+            if not self.force:
+                refuse_occupied(target, "--to")
+            bar = self.progress("migrate", total_rows(source))
+            counts = copy_store(source, target, batch=self.batch, progress=bar)
+            bar.finish()
+        for table, (read, added) in counts.items():
+            print(f"{table}: {read} read, {added} added, {read - added} already there")
+        return EXIT_OK
+
+
+class ExportCommand(StoreCommand):
+    """Write a store as JSON lines (a portable backup) to FILE, or stdout without one."""
+
+    usage = "--from URL [FILE]"
+
+    def run(self) -> int:
+        args = self.positional(0, 1)
+        self.check_batch()
+        with ExitStack() as stack:
+            store = stack.enter_context(opened(self.source, "--from"))
+            out: IO[str] = sys.stdout
+            if args and args[0] != "-":
+                out = _open(stack, args[0], "x")
+            bar = self.progress("export", total_rows(store))
+            written = write_export(
+                store, out, now=datetime.now(UTC), progress=bar, batch=self.batch
+            )
+            bar.finish()
+        self.say(f"exported {written} rows")
+        return EXIT_OK
+
+
+class ImportCommand(StoreCommand):
+    """Load an export (JSON lines, FILE or stdin with -) into a store, empty unless --force."""
+
+    usage = "FILE --to URL [--force]"
+
+    def run(self) -> int:
+        (path,) = self.positional(1)
+        self.check_batch()
+        with ExitStack() as stack:
+            store = stack.enter_context(opened(self.target, "--to"))
+            lines = sys.stdin if path == "-" else _open(stack, path, "r")
+            if not self.force:
+                refuse_occupied(store, "--to")
+            bar = self.progress("import", 0)
+            added = load_export(lines, store, progress=bar, batch=self.batch)
+            bar.finish()
+        for table, count in added.items():
+            print(f"{table}: {count} added")
+        return EXIT_OK
+
+
+def _open(stack: ExitStack, path: str, mode: str) -> IO[str]:
+    """The file, closed with ``stack``; an export is created, never overwritten."""
+    try:
+        return stack.enter_context(Path(path).open(mode, encoding="utf-8"))
+    except OSError as exc:
+        doing = "create (an export never overwrites a file)" if mode == "x" else "read"
+        raise UsageError(f"FILE: cannot {doing} {path!r}: {exc.strerror}") from None
