@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.core.limits import MAX_SECONDS
@@ -19,6 +19,8 @@ from jupyter_recall.core.limits import MAX_SECONDS
 ACTION_TYPES = ("code", "instruction", "tool", "notebook", "notification")
 TARGET_TYPES = ("kernel", "headless", "server")
 MISSING_KERNEL_POLICIES = ("start", "skip", "fail")
+
+R = TypeVar("R")
 
 
 def require_mapping(value: object, field_name: str) -> Mapping[str, Any]:
@@ -177,14 +179,23 @@ _ACTIONS: dict[str, Callable[[Mapping[str, Any]], Action]] = {
 }
 
 
+def _by_type(
+    value: object, name: str, parsers: Mapping[str, Callable[[Mapping[str, Any]], R]]
+) -> R:
+    """The record of a JSON payload (an action, a target) by its ``type``."""
+    data = require_mapping(value, name)
+    kind = data.get("type")
+    parse = parsers.get(kind) if isinstance(kind, str) else None
+    if parse is None:
+        raise ValidationError(
+            f"{name}.type", f"unknown {name} type {kind!r}", accepted=tuple(parsers)
+        )
+    return parse(data)
+
+
 def action_from_json(value: object) -> Action:
     """The action record of a JSON payload, or a ValidationError naming the field."""
-    data = require_mapping(value, "action")
-    kind = data.get("type")
-    parse = _ACTIONS.get(kind) if isinstance(kind, str) else None
-    if parse is None:
-        raise ValidationError("action.type", f"unknown action type {kind!r}", accepted=ACTION_TYPES)
-    return parse(data)
+    return _by_type(value, "action", _ACTIONS)
 
 
 # --- targets ------------------------------------------------------------------------------------
@@ -277,12 +288,7 @@ _TARGETS: dict[str, Callable[[Mapping[str, Any]], Target]] = {
 
 def target_from_json(value: object) -> Target:
     """The target record of a JSON payload, or a ValidationError naming the field."""
-    data = require_mapping(value, "target")
-    kind = data.get("type")
-    parse = _TARGETS.get(kind) if isinstance(kind, str) else None
-    if parse is None:
-        raise ValidationError("target.type", f"unknown target type {kind!r}", accepted=TARGET_TYPES)
-    return parse(data)
+    return _by_type(value, "target", _TARGETS)
 
 
 def check_fits(action: Action, target: Target) -> None:
