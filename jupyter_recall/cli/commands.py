@@ -7,7 +7,7 @@ import sys
 from datetime import datetime, timedelta, timezone
 from typing import Any, ClassVar
 
-from traitlets import Bool, Int, Unicode
+from traitlets import Bool, Float, Int, Unicode
 
 from jupyter_recall.cli import render
 from jupyter_recall.cli.base import (
@@ -163,6 +163,7 @@ jupyter recall add "tomorrow at 17:00" --notify "send the report" --name report
             "tz": "AddCommand.tz",
             "kernel-name": "AddCommand.kernel_name",
             "on-missing-kernel": "AddCommand.on_missing_kernel",
+            "timeout": "AddCommand.run_timeout",
         }
     )
     flags = with_flags(
@@ -179,6 +180,13 @@ jupyter recall add "tomorrow at 17:00" --notify "send the report" --name report
     tz = Unicode("", config=True, help="Time zone of the schedule (default: the server's).")
     kernel_name = Unicode("", config=True, help="Kernel of a headless run (default python3).")
     headless = Bool(False, config=True, help="Run the code in a fresh headless kernel.")
+    run_timeout = Float(
+        None,
+        allow_none=True,
+        config=True,
+        help="Seconds a run may execute before it is stopped and ends timed_out "
+        "(default: the server's RecallApp.default_timeout).",
+    )
     on_missing_kernel = Unicode(
         "",
         config=True,
@@ -207,6 +215,8 @@ jupyter recall add "tomorrow at 17:00" --notify "send the report" --name report
             body["tz"] = self.tz
         if self.on_missing_kernel:
             body["options"] = {"on_missing_kernel": self.on_missing_kernel}
+        if self.run_timeout is not None:
+            body["policies"] = {"timeout": self.run_timeout}
         return body
 
     def _notification(self, args: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -240,14 +240,18 @@ def _create(when: str, action: dict[str, Any], args: dict[str, Any]) -> api.Job:
     options = {
         key: args[key] for key in ("output_channel", "output_config") if args.get(key) is not None
     }
-    max_runs = args.get("max_runs")
+    policies = {
+        key: args[name]
+        for key, name in (("max_runs", "max_runs"), ("timeout", "timeout_seconds"))
+        if args.get(name)
+    }
     body = api.job_body(
         when,
         action,
         api.target_payload(None, action, ident=ident),
         name=_clip_name(args.get("label")),
         session=ident.session,
-        policies={"max_runs": max_runs} if max_runs else None,
+        policies=policies,
         options=options,
     )
     return api.create(body)
@@ -342,6 +346,7 @@ _JOB_FIELDS = {
     "action.title": "label",
     "action.channel": "output_channel",
     "max_runs": "max_runs",
+    "timeout": "timeout_seconds",
     "options": "output_config",
 }
 _JOB_PARAMS = (
@@ -360,6 +365,13 @@ _JOB_PARAMS = (
     Param("label", "string", "Human-readable description of the job."),
     Param("output_channel", "string", "Where results go (default: your notification queue)."),
     Param("output_config", "object", "Per-delivery settings of the output channel."),
+    Param(
+        "timeout_seconds",
+        "integer",
+        "Stop a run still going after this many seconds; it ends timed_out (0: no limit).",
+        minimum=0,
+        default=0,
+    ),
 )
 
 TOOLS: dict[str, Tool] = {

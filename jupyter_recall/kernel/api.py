@@ -299,7 +299,8 @@ def schedule(
     """Schedule a job: ``code`` in this kernel (or ``target='headless'``/a target dict), a
     self-``instruction`` for this kernel's agent, a ``tool`` call, a ``notification`` or a
     ``notebook``. Keyword policies: ``max_runs``, ``end_at``, ``overlap``, ``coalesce``,
-    ``catchup_window``, ``jitter``."""
+    ``catchup_window``, ``jitter``, ``timeout`` (seconds a run may execute before it is
+    stopped as ``timed_out``)."""
     action = action_payload(
         code=code,
         instruction=instruction,

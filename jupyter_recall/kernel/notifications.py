@@ -45,7 +45,15 @@ MAX_BACKOFF = 30.0
 RESYNC_MARGIN = timedelta(seconds=5)
 """Re-sync reaches this far before the last known point: clocks of kernel and server differ."""
 SEEN_LIMIT = 5000
-FINAL_STATUSES = ("succeeded", "failed", "interrupted", "skipped", "missed", "cancelled")
+FINAL_STATUSES = (
+    "succeeded",
+    "failed",
+    "interrupted",
+    "timed_out",
+    "skipped",
+    "missed",
+    "cancelled",
+)
 SENT_FIELDS = (
     "id",
     "channel",

@@ -35,13 +35,22 @@ class Option:
     key: str
     takes_value: bool = True
     integer: bool = False
+    seconds: bool = False
 
     def convert(self, value: str) -> Any:
+        if self.seconds:
+            return _seconds(self.flag, value)
         if not self.integer:
             return value
         if not re.fullmatch(r"[0-9]+", value):
             raise ValidationError(self.flag, f"must be a positive integer, got {value!r}")
         return int(value)
+
+
+def _seconds(flag: str, value: str) -> float:
+    if not re.fullmatch(r"[0-9]+(\.[0-9]+)?", value) or float(value) == 0:
+        raise ValidationError(flag, f"must be a number of seconds above 0, got {value!r}")
+    return float(value)
 
 
 SCHEDULE_OPTIONS = (
@@ -51,6 +60,7 @@ SCHEDULE_OPTIONS = (
     Option("--tz", "tz"),
     Option("--name", "name"),
     Option("--max-runs", "max_runs", integer=True),
+    Option("--timeout", "timeout", seconds=True),
     Option("--on-missing-kernel", "on_missing_kernel"),
 )
 COMMAND_OPTIONS = (Option("--all", "all", takes_value=False),)

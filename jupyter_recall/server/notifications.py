@@ -51,7 +51,7 @@ T = TypeVar("T")
 
 log = logging.getLogger("jupyter_recall.notifications")
 
-OUTCOME_STATUSES = ("succeeded", "failed", "interrupted", "cancelled")
+OUTCOME_STATUSES = ("succeeded", "failed", "interrupted", "timed_out", "cancelled")
 """Runs that ran: their outcome goes to the job's output channel (skipped/missed ones do not)."""
 
 

@@ -88,6 +88,16 @@ def test_add_kernel_policy(app):
     assert "start, skip, fail" in bad.err
 
 
+def test_add_time_limit(app):
+    limited = app("add", "in 1h", "x = 1", "--timeout", "90", "--json")
+    assert limited.code == 0, limited.err
+    assert limited.json()["policies"]["timeout"] == 90
+    bad = app("add", "in 1h", "x = 1", "--timeout", "0")
+    assert bad.code == 2
+    assert "policies.timeout" in bad.err
+    assert "above 0" in bad.err
+
+
 def test_help_shows_usage_and_options(cli):
     shown = cli("add", "--help")
     assert shown.code == 0

@@ -239,6 +239,7 @@ def test_every_required_argument_is_required(tool, argument):
         ),
         ("schedule_once", {"when": ""}, "when", "must not be empty"),
         ("schedule_cron", {"max_runs": -1}, "max_runs", ">= 0"),
+        ("schedule_once", {"timeout_seconds": 1.5}, "timeout_seconds", "integer"),
         ("schedule_cancel", {"job_id": "../etc"}, "job_id", "does not match"),
         ("schedule_status", {"job_id": ""}, "job_id", "must not be empty"),
         (

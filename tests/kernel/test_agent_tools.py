@@ -178,6 +178,10 @@ def test_schedule_cron_list_status_cancel(nb, server):
     )
     unlimited = ok(nb, "schedule_cron", {"cron": "every 2h", "prompt": "x", "max_runs": 0})
     assert server.job(unlimited["job_id"])["policies"]["max_runs"] is None
+    assert server.job(unlimited["job_id"])["policies"]["timeout"] is None
+    limited = ok(nb, "schedule_once", {"when": "in 1h", "prompt": "x", "timeout_seconds": 45})
+    assert server.job(limited["job_id"])["policies"]["timeout"] == 45
+    server.request("DELETE", f"/api/recall/jobs/{limited['job_id']}")
 
     listed = ok(nb, "schedule_list", {})
     assert {j["job_id"] for j in listed["jobs"]} == {cron["job_id"], unlimited["job_id"]}

@@ -22,12 +22,13 @@ def error_of(call):
 
 def test_schedule_and_the_job_handle(nb, server):
     info = nb.json(
-        "job = jupyter_recall.schedule('every 1h', \"print('api')\", name='api job', max_runs=5)\n"
+        "job = jupyter_recall.schedule('every 1h', \"print('api')\", name='api job', max_runs=5,"
+        " timeout=30)\n"
         "print(json.dumps([job.id, job.name, job['status'], job.policies['max_runs'],"
-        " isinstance(job, jupyter_recall.Job), sorted(dict(job))[:3]]))"
+        " isinstance(job, jupyter_recall.Job), sorted(dict(job))[:3], job.policies['timeout']]))"
     )
-    ident, name, status, max_runs, is_job, keys = info
-    assert (name, status, max_runs, is_job) == ("api job", "active", 5, True)
+    ident, name, status, max_runs, is_job, keys, limit = info
+    assert (name, status, max_runs, is_job, limit) == ("api job", "active", 5, True, 30)
     assert keys == sorted(server.job(ident))[:3]
     assert server.job(ident)["target"] == {"type": "kernel", "path": nb.path}
 

@@ -51,12 +51,13 @@ def test_cell_magic_body_is_the_code(nb, server):
 def test_options(nb, server):
     nb.ok(
         "%schedule --headless --name 'nightly report' --max-runs 3 --tz Europe/Paris "
-        "every day at 09:00: print(1)"
+        "--timeout 30 every day at 09:00: print(1)"
     )
     job = only_job(server)
     assert job["target"] == {"type": "headless", "kernel_name": "python3"}
     assert job["name"] == "nightly report"
     assert job["policies"]["max_runs"] == 3
+    assert job["policies"]["timeout"] == 30
     assert job["tz"] == "Europe/Paris"
     server.delete_all_jobs()
     nb.ok("%schedule --exclusive --on-missing-kernel skip in 1h: print(2)")

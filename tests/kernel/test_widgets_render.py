@@ -135,6 +135,21 @@ def test_run_titles_say_outcome_duration_and_trigger():
     assert render.run_header_html(None, timezone.utc, NOW).endswith("no run yet</div>")
 
 
+def test_cards_show_the_time_limit_and_timed_out_runs():
+    job = {
+        "run_count": 2,
+        "failure_count": 1,
+        "last_status": "timed_out",
+        "policies": {"timeout": 30},
+    }
+    counters = render.counters_html(job)
+    assert "time limit 30 s" in counters
+    assert render.RUN_COLOURS["timed_out"] in counters
+    run = {"status": "timed_out", "started_at": iso(0), "duration": 30.2, "trigger": "schedule"}
+    assert render.run_title(run, timezone.utc, NOW).startswith("⧗ 12:00:00 UTC timed_out in 30 s")
+    assert "time limit" not in render.counters_html({**job, "policies": {"timeout": None}})
+
+
 def test_sparkline_scales_the_values():
     assert render.sparkline_svg([1.0]) == ""
     svg = render.sparkline_svg([3.0, 5.0, 4.0], width=108, height=36)

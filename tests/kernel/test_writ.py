@@ -43,7 +43,8 @@ def test_no_separator(line):
 
 def test_options_anywhere_before_the_separator():
     writ = parse_writ(
-        "--headless --name 'nightly report' every day at 09:00 --max-runs 3 --tz=Europe/Paris: f()",
+        "--headless --name 'nightly report' every day at 09:00 --max-runs 3 --tz=Europe/Paris "
+        "--timeout 2.5: f()",
         None,
         SCHEDULE_OPTIONS,
         "code",
@@ -55,6 +56,7 @@ def test_options_anywhere_before_the_separator():
         "name": "nightly report",
         "max_runs": 3,
         "tz": "Europe/Paris",
+        "timeout": 2.5,
     }
 
 
@@ -82,6 +84,8 @@ def test_cell_body_is_the_code():
     [
         ("--bogus in 5m: f()", None, "--bogus", "accepted: --headless"),
         ("--max-runs many in 5m: f()", None, "--max-runs", "positive integer"),
+        ("--timeout 0 in 5m: f()", None, "--timeout", "above 0"),
+        ("--timeout soon in 5m: f()", None, "--timeout", "number of seconds"),
         ("in 5m --name: f()", None, "--name", "needs a value"),
         ("--headless=yes in 5m: f()", None, "--headless", "takes no value"),
         (": f()", None, "when", "missing"),

@@ -24,6 +24,7 @@ RUN_COLOURS = {
     "succeeded": "#2e7d32",
     "failed": "#c62828",
     "interrupted": "#ef6c00",
+    "timed_out": "#ad1457",
     "cancelled": "#6d4c41",
     "skipped": "#9e9e9e",
     "missed": "#9e9e9e",
@@ -41,6 +42,7 @@ RUN_SYMBOLS = {
     "succeeded": "✓",
     "failed": "✗",
     "interrupted": "!",
+    "timed_out": "⧗",
     "cancelled": "■",
     "skipped": "↷",
     "missed": "↷",
@@ -170,6 +172,9 @@ def counters_html(job: Mapping[str, Any]) -> str:
     policies = job.get("policies") or {}
     if isinstance(policies, Mapping) and policies.get("max_runs"):
         parts.append(f"max runs {_esc(policies['max_runs'])}")
+    limit = policies.get("timeout") if isinstance(policies, Mapping) else None
+    if isinstance(limit, (int, float)):
+        parts.append(f"time limit {limit:g} s")
     text = " · ".join(parts)
     if job.get("last_error"):
         text += f'<br><span style="color:#c62828">{_esc(job["last_error"])}</span>'
