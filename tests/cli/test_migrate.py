@@ -1,0 +1,151 @@
+"""`jupyter recall migrate`, `export` and `import` as a user runs them: the real command on real
+SQLite files and a real PostgreSQL cluster; after the move, a real engine on PostgreSQL keeps
+firing the jobs without firing again an occurrence that ran before the move."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import anyio
+
+from jupyter_recall.core.clock import ManualClock
+from jupyter_recall.engine.executors import CallableExecutor
+from jupyter_recall.engine.scheduler import Scheduler
+from jupyter_recall.store.urls import open_store, sqlite_url
+from tests.cli.conftest import jupyter_recall
+from tests.engine.support import OWNER, T0, Script, eventually, new, runs_of, wait_runs
+from tests.store.test_transfer import contents, populate
+
+
+def _filled(path: Path, *, jobs: int = 3) -> str:
+    url = sqlite_url(path)
+    store = open_store(url)
+    try:
+        populate(store, jobs=jobs)
+    finally:
+        store.close()
+    return url
+
+
+def _same_contents(first_url: str, second_url: str) -> bool:
+    first, second = open_store(first_url), open_store(second_url)
+    try:
+        return contents(first) == contents(second)
+    finally:
+        first.close()
+        second.close()
+
+
+def test_migrate_to_postgresql_then_refuse_then_rerun(tmp_path: Path, postgres_db_url: str) -> None:
+    source = _filled(tmp_path / "recall.sqlite", jobs=40)
+    done = jupyter_recall(
+        "migrate", f"--from={source}", f"--to={postgres_db_url}", "--batch=7", runtime=tmp_path
+    )
+    assert done.code == 0, done.err
+    assert "jobs: 44 read, 44 added, 0 already there" in done.out
+    # stderr is a pipe here: progress comes as periodic lines, not a redrawn bar
+    assert "migrate [" in done.err
+    assert "\r" not in done.err
+    assert _same_contents(source, postgres_db_url)
+
+    refused = jupyter_recall(
+        "migrate", f"--from={source}", f"--to={postgres_db_url}", runtime=tmp_path
+    )
+    assert refused.code == 2
+    assert "--to: the target store is not empty" in refused.err
+
+    again = jupyter_recall(
+        "migrate",
+        f"--from={source}",
+        f"--to={postgres_db_url}",
+        "--force",
+        "--quiet",
+        runtime=tmp_path,
+    )
+    assert again.code == 0, again.err
+    assert "jobs: 44 read, 0 added, 44 already there" in again.out
+    assert again.err == ""
+    assert _same_contents(source, postgres_db_url)
+
+
+def test_export_import_round_trip_through_the_command(tmp_path: Path, postgres_db_url: str) -> None:
+    source = _filled(tmp_path / "recall.sqlite")
+    backup = tmp_path / "backup.jsonl"
+    exported = jupyter_recall("export", f"--from={source}", str(backup), runtime=tmp_path)
+    assert exported.code == 0, exported.err
+    header = json.loads(backup.read_text(encoding="utf-8").splitlines()[0])
+    assert header["format"] == "jupyter_recall-export"
+    for target in (postgres_db_url, sqlite_url(tmp_path / "restored.sqlite")):
+        loaded = jupyter_recall("import", str(backup), f"--to={target}", runtime=tmp_path)
+        assert loaded.code == 0, loaded.err
+        assert "jobs: 7 added" in loaded.out
+        assert _same_contents(source, target)
+    refused = jupyter_recall("export", f"--from={source}", str(backup), runtime=tmp_path)
+    assert refused.code == 2
+    assert "never overwrites" in refused.err
+
+
+def test_bad_urls_name_their_option(tmp_path: Path) -> None:
+    good = sqlite_url(tmp_path / "recall.sqlite")
+    from_bad = jupyter_recall("migrate", "--from=mysql://x/db", f"--to={good}", runtime=tmp_path)
+    assert from_bad.code == 2
+    assert "--from: unknown scheme 'mysql'" in from_bad.err
+    to_bad = jupyter_recall("migrate", f"--from={good}", "--to=sqlite://relative", runtime=tmp_path)
+    assert to_bad.code == 2
+    assert "--to: " in to_bad.err
+    missing = jupyter_recall("export", runtime=tmp_path)
+    assert missing.code == 2
+    assert "--from: give the store's URL" in missing.err
+
+
+def test_a_bad_export_file_names_the_line_and_field(tmp_path: Path) -> None:
+    source = _filled(tmp_path / "recall.sqlite", jobs=1)
+    backup = tmp_path / "backup.jsonl"
+    assert jupyter_recall("export", f"--from={source}", str(backup), runtime=tmp_path).code == 0
+    lines = backup.read_text(encoding="utf-8").splitlines()
+    row = json.loads(lines[3])
+    row["row"]["run_count"] = "many"
+    lines[3] = json.dumps(row)
+    backup.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    target = sqlite_url(tmp_path / "restored.sqlite")
+    done = jupyter_recall("import", str(backup), f"--to={target}", runtime=tmp_path)
+    assert done.code == 2
+    assert 'line 4: jobs.run_count: must be int, got "many"' in done.err
+
+
+async def test_an_engine_on_postgresql_keeps_firing_after_the_move(
+    tmp_path: Path, postgres_db_url: str
+) -> None:
+    clock = ManualClock(T0)
+    script = Script()
+    source_url = sqlite_url(tmp_path / "recall.sqlite")
+    source = open_store(source_url)
+    try:
+        async with Scheduler(source, CallableExecutor(script), clock=clock) as engine:
+            job = await engine.add_job(new("every 1 minute"), owner=OWNER)
+            clock.advance(60)
+            before = await wait_runs(engine, job.id, 1)
+    finally:
+        source.close()
+
+    moved = await anyio.to_thread.run_sync(
+        lambda: jupyter_recall(
+            "migrate", f"--from={source_url}", f"--to={postgres_db_url}", runtime=tmp_path
+        )
+    )
+    assert moved.code == 0, moved.err
+
+    target = open_store(postgres_db_url)
+    try:
+        async with Scheduler(target, CallableExecutor(script), clock=clock) as engine:
+            assert [run.id for run in await runs_of(engine, job.id)] == [before[0].id]
+            clock.advance(60)
+            after = await wait_runs(engine, job.id, 2)
+            await eventually(lambda: len(script.executed(job.id)) == 2)
+    finally:
+        target.close()
+    assert after[0] == before[0]
+    assert after[1].scheduled_for > before[0].scheduled_for
+    fired = [run.scheduled_for for run in script.executed(job.id)]
+    assert fired == [before[0].scheduled_for, after[1].scheduled_for]
