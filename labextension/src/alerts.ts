@@ -54,6 +54,9 @@ function backgroundToast(notification: INotification, trans: TranslationBundle):
   return { type, category: 'backgroundTasks', message };
 }
 
+/** Run statuses that are the job's failure: each gets an error toast. */
+const FAILED_RUNS: ReadonlySet<string> = new Set(['failed', 'timed_out']);
+
 function notificationToast(notification: INotification, trans: TranslationBundle): IToast | null {
   if (notification.source?.kind === 'watcher') {
     return watcherToast(notification);
@@ -64,7 +67,8 @@ function notificationToast(notification: INotification, trans: TranslationBundle
   // The rest is for the notebook's kernel, unless it was meant for the user's UI; a job's
   // failed outcome already has the failed run's toast.
   const failedOutcome =
-    notification.source?.kind === 'job' && notification.structured_data?.status === 'failed';
+    notification.source?.kind === 'job' &&
+    FAILED_RUNS.has(String(notification.structured_data?.status));
   if (notification.delivered_to !== 'ui' || failedOutcome) {
     return null;
   }
@@ -87,8 +91,8 @@ export function toastFor(
   state: IState,
   trans: TranslationBundle
 ): IToast | null {
-  if (event.type === 'run.finished' && event.run?.status === 'failed') {
-    const run = event.run;
+  const run = event.type === 'run.finished' ? event.run : undefined;
+  if (run && FAILED_RUNS.has(run.status)) {
     const job = event.job ?? state.jobs[run.job_id];
     // A failed check of a watcher speaks through its notification, by its strategy.
     if (job?.kind === 'watcher') {

@@ -42,6 +42,7 @@ export class JobForm {
       h('label', {}, trans.__('When'), this._when.input),
       this._when.preview,
       h('label', {}, trans.__('Name'), this._name),
+      h('label', {}, trans.__('Time limit (s)'), this._timeout),
       this._codeLabel,
       this._targetLabel,
       this._codeInstead,
@@ -49,6 +50,10 @@ export class JobForm {
       this._status
     );
     this._name.placeholder = trans.__('optional');
+    this._timeout.placeholder = trans.__("server's default");
+    this._timeout.title = trans.__(
+      'A run still going after this many seconds is stopped and ends timed_out'
+    );
     this._create.textContent = trans.__('Create');
     this._when.onValidity = valid => (this._create.disabled = !valid);
     this.update();
@@ -140,6 +145,9 @@ export class JobForm {
     if (this._name.value.trim()) {
       job.name = this._name.value.trim();
     }
+    if (this._timeout.value.trim()) {
+      job.policies = { timeout: Number(this._timeout.value) };
+    }
     try {
       const created = await this.model.api.create(job);
       this._status.textContent = this.model.trans.__('Created %1', created.name);
@@ -155,6 +163,12 @@ export class JobForm {
   private _create = h('button', { type: 'submit', class: 'jp-RecallForm-create' });
   private _when: SchedulePreview;
   private _name = h('input', { type: 'text', name: 'name' });
+  private _timeout = h('input', {
+    type: 'number',
+    name: 'timeout',
+    min: '0.001',
+    step: 'any'
+  });
   private _code = h('textarea', { name: 'code', rows: '3', required: true });
   private _codeLabel: HTMLLabelElement;
   private _target: HTMLSelectElement;

@@ -32,6 +32,17 @@ describe('toastFor', () => {
     expect(toastFor({ ...finished('j', 'failed'), type: 'run.started' }, state, trans)).toBeNull();
   });
 
+  it('says a run stopped at its time limit as a failure', () => {
+    const error = 'timed_out: still running after its limit of 30 s';
+    expect(toastFor(finished('j', 'timed_out', error), state, trans)).toEqual({
+      type: 'error',
+      category: 'failedRuns',
+      message: `Recall job "job j" failed: ${error}`,
+      jobId: 'j',
+      runId: 'run-of-j'
+    });
+  });
+
   it("leaves a watcher's failed check to its notification", () => {
     expect(toastFor(finished('w', 'failed', 'check failed: 503'), state, trans)).toBeNull();
   });
