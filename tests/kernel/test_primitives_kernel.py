@@ -301,32 +301,48 @@ def _pending_record(server: KernelServer, summary: str) -> dict[str, Any]:
     return dict(server.wait_for(found, timeout=60))
 
 
-def _blocked_cell(kernel: Kernel, command: str) -> tuple[threading.Thread, dict[str, Any]]:
-    """Start a cell (no stdin: a frontend without prompts) that waits for shell.run."""
-    done: dict[str, Any] = {}
-    code = f"print(json.dumps(jupyter_recall.run_tool('shell.run', command={command!r})))"
-    thread = threading.Thread(target=lambda: done.update(cell=kernel.run(code, timeout=120)))
-    thread.start()
-    return thread, done
+def _decide_when_asked(
+    server: KernelServer, summary: str, decision: str, finished: threading.Event
+) -> tuple[threading.Thread, dict[str, Any]]:
+    """A helper thread deciding the request over REST once it is pending; it notes whether the
+    asking cell was still running then. (The kernel client stays in the test's thread: its
+    calls make an event loop per thread.)"""
+    seen: dict[str, Any] = {}
+
+    def decide() -> None:
+        record = _pending_record(server, summary)
+        seen["cell_running"] = not finished.is_set()
+        body = {"decision": decision, "note": "over REST"}
+        seen["record"] = record
+        seen["decided"] = server.request("POST", f"/api/recall/approvals/{record['id']}", body)
+
+    helper = threading.Thread(target=decide)
+    helper.start()
+    return helper, seen
 
 
 @pytest.mark.parametrize("decision", ["approve", "deny"])
 def test_an_approval_decided_over_rest_reaches_the_blocked_cell(kernel, policy_server, decision):
+    # No stdin (a frontend without prompts): the cell blocks in run_tool until the inbox answers.
     command = f"echo decided-{decision}"
-    thread, done = _blocked_cell(kernel, command)
-    record = _pending_record(policy_server, f"shell.run(command={command!r})")
+    finished = threading.Event()
+    helper, seen = _decide_when_asked(
+        policy_server, f"shell.run(command={command!r})", decision, finished
+    )
+    code = f"print(json.dumps(jupyter_recall.run_tool('shell.run', command={command!r})))"
+    try:
+        cell = kernel.run(code, timeout=120)
+    finally:
+        finished.set()
+        helper.join(60)
+    record = seen["record"]
     assert record["asked_by"] == "kernel:tools.ipynb"
-    assert thread.is_alive()  # the cell is still running: the kernel is busy
-    body = {"decision": decision, "note": "over REST"}
-    decided = policy_server.request("POST", f"/api/recall/approvals/{record['id']}", body)
-    assert decided["decided_by"]
-    thread.join(120)
-    assert not thread.is_alive()
-    cell = done["cell"]
+    assert seen["cell_running"] is True
+    assert seen["decided"]["decided_by"]
     assert cell.error is None, cell.error
     result = _last_json(cell.stdout)
     if decision == "approve":
-        assert result == {"success": True, "data": result["data"]}
+        assert result["success"] is True
         assert f"decided-{decision}" in json.dumps(result["data"])
     else:
         assert result["error"] == f"tool shell.run was not run: approval denied ({record['id']})"
