@@ -347,6 +347,33 @@ async def test_stop_run_cancels_the_executing_run(
             await engine.stop_run(run.id, owner=OWNER)
 
 
+async def test_a_run_past_its_time_limit_is_stopped_and_ends_timed_out(
+    db: Path, script: Script, clock: ManualClock
+) -> None:
+    async with running(db, script, clock) as engine:
+        job = await engine.add_job(new("every 1h", "block", timeout=0.2), owner=OWNER)
+        clock.advance(3600)
+        (run,) = await wait_runs(engine, job.id, 1)
+        assert run.status is RunStatus.TIMED_OUT
+        assert run.error == "timed_out: still running after its limit of 0.2 s"
+        assert script.active == 0, "the blocked call was cancelled"
+        after = await engine.get_job(job.id, owner=OWNER)
+        assert (after.status, after.failure_count) == (JobStatus.ACTIVE, 1)
+
+
+async def test_the_engine_default_time_limit_applies_to_jobs_that_set_none(
+    db: Path, script: Script, clock: ManualClock
+) -> None:
+    async with running(db, script, clock, default_timeout=0.2) as engine:
+        own = await engine.add_job(new("in 1s", "ok", timeout=30), owner=OWNER)
+        default = await engine.add_job(new("in 1s", "block"), owner=OWNER)
+        clock.advance(1)
+        (limited,) = await wait_runs(engine, default.id, 1)
+        assert limited.status is RunStatus.TIMED_OUT
+        assert limited.error == "timed_out: still running after its limit of 0.2 s"
+        assert (await wait_runs(engine, own.id, 1))[0].status is RunStatus.SUCCEEDED
+
+
 async def test_stop_run_of_a_queued_run_lets_the_lane_go_on(
     db: Path, script: Script, clock: ManualClock
 ) -> None:
