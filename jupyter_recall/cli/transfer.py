@@ -23,7 +23,7 @@ from jupyter_recall.core.errors import UsageError, ValidationError
 from jupyter_recall.store.base import Store
 from jupyter_recall.store.export_lines import load_export, write_export
 from jupyter_recall.store.transfer import copy_store, refuse_occupied, total_rows
-from jupyter_recall.store.urls import open_store
+from jupyter_recall.store.urls import MEMORY, SQLITE, open_store, sqlite_path, store_kind
 
 _ALIASES: dict[str, Any] = {
     **base_aliases,
@@ -43,11 +43,15 @@ FORMS = ("sqlite:///absolute/path", "postgresql://user:password@host:port/databa
 
 
 @contextmanager
-def opened(url: str, option: str) -> Iterator[Store]:
-    """The store at ``url``, closed after; a bad URL is an error naming ``option``."""
+def opened(url: str, option: str, *, existing: bool = False) -> Iterator[Store]:
+    """The store at ``url``, closed after; a bad URL is an error naming ``option``. An
+    ``existing`` store is one to read: a SQLite file that is not there is refused rather than
+    created empty (a typo would otherwise copy nothing and succeed)."""
     if not url:
         raise ValidationError(option, "give the store's URL", accepted=FORMS)
     try:
+        if existing and store_kind(url) is SQLITE:
+            _check_exists(sqlite_path(url), option)
         store = open_store(url)
     except ValidationError as exc:
         raise ValidationError(option, exc.message, accepted=exc.accepted) from None
@@ -55,6 +59,11 @@ def opened(url: str, option: str) -> Iterator[Store]:
         yield store
     finally:
         store.close()
+
+
+def _check_exists(path: str, option: str) -> None:
+    if path != MEMORY and not Path(path).is_file():
+        raise ValidationError(option, f"there is no SQLite file at {path!r}")
 
 
 class StoreCommand(RecallCommand):
@@ -87,6 +96,7 @@ class StoreCommand(RecallCommand):
 class MigrateCommand(StoreCommand):
     """Copy everything a store holds into another one (SQLite to PostgreSQL, or any pair)."""
 
+    name = "jupyter recall migrate"
     usage = "--from URL --to URL [--force]"
 
     def run(self) -> int:
@@ -94,7 +104,10 @@ class MigrateCommand(StoreCommand):
         self.check_batch()
         if self.source and self.source == self.target:
             raise ValidationError("--to", "is the same store as --from")
-        with opened(self.source, "--from") as source, opened(self.target, "--to") as target:
+        with (
+            opened(self.source, "--from", existing=True) as source,
+            opened(self.target, "--to") as target,
+        ):
             if not self.force:
                 refuse_occupied(target, "--to")
             bar = self.progress("migrate", total_rows(source))
@@ -108,13 +121,14 @@ class MigrateCommand(StoreCommand):
 class ExportCommand(StoreCommand):
     """Write a store as JSON lines (a portable backup) to FILE, or stdout without one."""
 
+    name = "jupyter recall export"
     usage = "--from URL [FILE]"
 
     def run(self) -> int:
         args = self.positional(0, 1)
         self.check_batch()
         with ExitStack() as stack:
-            store = stack.enter_context(opened(self.source, "--from"))
+            store = stack.enter_context(opened(self.source, "--from", existing=True))
             out: IO[str] = sys.stdout
             if args and args[0] != "-":
                 out = _open(stack, args[0], "x")
@@ -130,6 +144,7 @@ class ExportCommand(StoreCommand):
 class ImportCommand(StoreCommand):
     """Load an export (JSON lines, FILE or stdin with -) into a store, empty unless --force."""
 
+    name = "jupyter recall import"
     usage = "FILE --to URL [--force]"
 
     def run(self) -> int:

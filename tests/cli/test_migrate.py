@@ -4,11 +4,13 @@ firing the jobs without firing again an occurrence that ran before the move."""
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
 import anyio
 
+from jupyter_recall.cli.progress import ProgressBar
 from jupyter_recall.core.clock import ManualClock
 from jupyter_recall.engine.executors import CallableExecutor
 from jupyter_recall.engine.scheduler import Scheduler
@@ -87,13 +89,21 @@ def test_export_import_round_trip_through_the_command(tmp_path: Path, postgres_d
 
 
 def test_bad_urls_name_their_option(tmp_path: Path) -> None:
-    good = sqlite_url(tmp_path / "recall.sqlite")
+    good = _filled(tmp_path / "recall.sqlite", jobs=1)
     from_bad = jupyter_recall("migrate", "--from=mysql://x/db", f"--to={good}", runtime=tmp_path)
     assert from_bad.code == 2
     assert "--from: unknown scheme 'mysql'" in from_bad.err
     to_bad = jupyter_recall("migrate", f"--from={good}", "--to=sqlite://relative", runtime=tmp_path)
     assert to_bad.code == 2
-    assert "--to: " in to_bad.err
+    assert (
+        "jupyter recall migrate: error: --to: 'sqlite://relative' is not a SQLite URL" in to_bad.err
+    )
+    typo = jupyter_recall(
+        "export", f"--from={sqlite_url(tmp_path / 'nosuch.sqlite')}", runtime=tmp_path
+    )
+    assert typo.code == 2
+    assert "--from: there is no SQLite file at" in typo.err
+    assert not (tmp_path / "nosuch.sqlite").exists()
     missing = jupyter_recall("export", runtime=tmp_path)
     assert missing.code == 2
     assert "--from: give the store's URL" in missing.err
@@ -149,3 +159,22 @@ async def test_an_engine_on_postgresql_keeps_firing_after_the_move(
     assert after[1].scheduled_for > before[0].scheduled_for
     fired = [run.scheduled_for for run in script.executed(job.id)]
     assert fired == [before[0].scheduled_for, after[1].scheduled_for]
+
+
+def test_the_progress_bar_redraws_one_line_on_a_terminal() -> None:
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    screen = Terminal()
+    bar = ProgressBar("migrate", 40, screen, quiet=False)
+    bar("jobs", 10)
+    bar("runs", 30)
+    bar.finish()
+    assert screen.getvalue() == (
+        "\rmigrate [#######.......................] 10/40 rows (jobs)"
+        "\rmigrate [##############################] 40/40 rows (runs)\n"
+    )
+    quiet = Terminal()
+    ProgressBar("migrate", 40, quiet, quiet=True)("jobs", 40)
+    assert quiet.getvalue() == ""
