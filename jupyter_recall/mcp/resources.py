@@ -1,7 +1,8 @@
-"""``recall://`` resources: a job, its runs, a run's output; read through the REST API.
+"""``recall://`` resources: a job, its runs, a run's output, approvals; read through REST.
 
 ``recall://jobs/{job_id}`` (the job, JSON), ``recall://jobs/{job_id}/runs`` (its latest runs,
-JSON) and ``recall://runs/{run_id}/output`` (the run's output as text).
+JSON), ``recall://runs/{run_id}/output`` (the run's output as text), ``recall://approvals`` (the
+pending approvals, JSON) and ``recall://approvals/{approval_id}`` (one record, JSON).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ JSON = "application/json"
 TEXT = "text/plain"
 LISTED_JOBS = 50
 RUNS_SHOWN = 20
+PENDING_APPROVALS = "recall://approvals"
 
 
 @dataclass(frozen=True)
@@ -53,8 +55,15 @@ TEMPLATES = (
         TEXT,
         re.compile(rf"recall://runs/(?P<id>{ID_PATTERN})/output"),
     ),
+    Template(
+        "recall://approvals/{approval_id}",
+        "approval",
+        "An approval record: the tool call, who asked, its status and decision.",
+        JSON,
+        re.compile(rf"recall://approvals/(?P<id>{ID_PATTERN})"),
+    ),
 )
-JOB, JOB_RUNS, RUN_OUTPUT = TEMPLATES
+JOB, JOB_RUNS, RUN_OUTPUT, APPROVAL = TEMPLATES
 
 
 def match(uri: str) -> tuple[Template, str]:
@@ -63,7 +72,7 @@ def match(uri: str) -> tuple[Template, str]:
         found = template.pattern.fullmatch(uri)
         if found:
             return template, found["id"]
-    accepted = [template.uri_template for template in TEMPLATES]
+    accepted = [PENDING_APPROVALS, *(template.uri_template for template in TEMPLATES)]
     raise ValidationError("uri", f"not a jupyter_recall resource: {uri!r}", accepted=accepted)
 
 
@@ -76,7 +85,12 @@ def run_output_id(uri: str) -> str:
 
 def read(backend: Backend, uri: str) -> tuple[str, str]:
     """The resource's MIME type and text."""
+    if uri == PENDING_APPROVALS:
+        pending = backend.request("GET", "/api/recall/approvals", query={"status": "pending"})
+        return JSON, json.dumps(pending)
     template, ident = match(uri)
+    if template is APPROVAL:
+        return JSON, json.dumps(backend.request("GET", f"/api/recall/approvals/{ident}"))
     if template is JOB:
         return JSON, json.dumps(backend.request("GET", f"/api/recall/jobs/{ident}"))
     if template is JOB_RUNS:
@@ -88,9 +102,12 @@ def read(backend: Backend, uri: str) -> tuple[str, str]:
 
 
 def listed(backend: Backend) -> list[dict[str, Any]]:
-    """The caller's latest jobs as resources (uri, name, mime type)."""
+    """The pending approvals, then the caller's latest jobs, as resources (uri, name)."""
     jobs = backend.request("GET", "/api/recall/jobs")["jobs"][:LISTED_JOBS]
     return [
-        {"uri": f"{SCHEME}jobs/{job['id']}", "name": str(job.get("name") or job["id"])}
-        for job in jobs
+        {"uri": PENDING_APPROVALS, "name": "pending approvals"},
+        *(
+            {"uri": f"{SCHEME}jobs/{job['id']}", "name": str(job.get("name") or job["id"])}
+            for job in jobs
+        ),
     ]

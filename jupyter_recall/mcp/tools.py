@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from jupyter_recall.core.errors import NotFoundError, RecallError, ValidationError
+from jupyter_recall.core.errors import ConflictError, NotFoundError, RecallError, ValidationError
 from jupyter_recall.core.model import RunStatus
 from jupyter_recall.kernel.agent import JOB_STATUSES, TOOLS, job_summary
 from jupyter_recall.kernel.api import JOB_ID
@@ -24,9 +24,11 @@ Run = Callable[[Backend, dict[str, Any]], Result]
 JOBS = "/api/recall/jobs"
 WATCHERS = "/api/recall/watchers"
 NOTIFICATIONS = "/api/recall/notifications"
+APPROVALS = "/api/recall/approvals"
+APPROVAL_STATUSES = ("pending", "approved", "denied", "expired", "all")
 ONE_TIME = ("once", "immediate")
 RECURRING = ("interval", "cron")
-ID_PARAMS = ("job_id", "run_id", "watcher_id")
+ID_PARAMS = ("job_id", "run_id", "watcher_id", "approval_id")
 
 
 def _outside_the_kernel(args: dict[str, Any]) -> Result:
@@ -249,6 +251,24 @@ def _take_notifications(backend: Backend, args: dict[str, Any]) -> Result:
     return taken
 
 
+def _approval_list(backend: Backend, args: dict[str, Any]) -> Result:
+    status = args["status"]
+    query = {} if status == "all" else {"status": status}
+    found = backend.request("GET", APPROVALS, query=query)["approvals"]
+    return {"approvals": found, "total": len(found)}
+
+
+def _approval_get(backend: Backend, args: dict[str, Any]) -> Result:
+    record: Result = backend.request("GET", f"{APPROVALS}/{args['approval_id']}")
+    return record
+
+
+def _approval_decide(backend: Backend, args: dict[str, Any]) -> Result:
+    body = {"decision": args["decision"], **({"note": args["note"]} if args["note"] else {})}
+    record: Result = backend.request("POST", f"{APPROVALS}/{args['approval_id']}", body=body)
+    return record
+
+
 def _parse_when(backend: Backend, args: dict[str, Any]) -> Result:
     return _parsed(backend, args["when"], args["timezone_offset"])
 
@@ -273,6 +293,9 @@ _KERNEL_NAME = Param(
 )
 _JOB_ID = Param(
     "job_id", "string", "A job id (schedule_* or job_list).", True, pattern=JOB_ID.pattern
+)
+_APPROVAL_ID = Param(
+    "approval_id", "string", "An approval id (approval_list).", True, pattern=JOB_ID.pattern
 )
 _RUN_ID = Param("run_id", "string", "A run id (run_list).", True, pattern=JOB_ID.pattern)
 _CODE_FIELDS = {
@@ -411,6 +434,42 @@ MCP_TOOLS: dict[str, McpTool] = {
         ),
         McpTool(
             _spec(
+                "approval_list",
+                "The approvals inbox: tool calls under an 'approve' policy, newest first.",
+                (
+                    Param(
+                        "status",
+                        "string",
+                        "Only records with this status ('all': every one).",
+                        enum=APPROVAL_STATUSES,
+                        default="pending",
+                    ),
+                ),
+            ),
+            _approval_list,
+        ),
+        McpTool(
+            _spec(
+                "approval_get",
+                "One approval record: the call, who asked, its status.",
+                (_APPROVAL_ID,),
+            ),
+            _approval_get,
+        ),
+        McpTool(
+            _spec(
+                "approval_decide",
+                "Approve or deny a pending tool call; the first decision wins.",
+                (
+                    _APPROVAL_ID,
+                    Param("decision", "string", "The decision.", True, enum=("approve", "deny")),
+                    Param("note", "string", "Why (kept with the record)."),
+                ),
+            ),
+            _approval_decide,
+        ),
+        McpTool(
+            _spec(
                 "parse_when",
                 "Check a time expression: its kind, canonical form, description and next fire "
                 "times, without scheduling anything.",
@@ -428,7 +487,8 @@ def _refusal(error: RecallError, tool: McpTool) -> Result:
     if isinstance(error, ValidationError):
         return failure(error, tool.spec)
     ids = [param.name for param in tool.spec.params if param.name in ID_PARAMS]
-    field = ids[0] if isinstance(error, NotFoundError) and ids else None
+    # Both are about the thing the id names: it is not there, or no longer in a state for this.
+    field = ids[0] if isinstance(error, (NotFoundError, ConflictError)) and ids else None
     return {"ok": False, "error": str(error), "field": field}
 
 

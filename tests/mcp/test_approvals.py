@@ -1,0 +1,124 @@
+"""The approvals inbox over MCP: a server-side ``shell.run`` job under an ``approve`` policy waits
+until an MCP client approves or denies it, over stdio and Streamable HTTP against a real server."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import anyio
+import pytest
+from mcp.client.session import ClientSession
+
+from tests.mcp.conftest import mcp_session, serving
+from tests.mcp.test_mcp import DEADLINE, call, each_transport, finished_run, ok
+from tests.server.live_server import LiveServer
+
+
+@pytest.fixture(scope="module")
+def guarded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """A server whose shell tools wait for a decision in the approvals inbox."""
+    yield from serving(
+        tmp_path_factory,
+        "approvals",
+        "--RecallApp.tool_policies=shell=approve",
+        "--RecallApp.tool_policies=*=auto",
+    )
+
+
+async def waiting_approval(session: ClientSession, marker: str) -> tuple[str, dict[str, Any]]:
+    """Schedule ``echo marker`` on the server now; its job id and pending approval record."""
+    job = await ok(
+        session,
+        "schedule_once",
+        {
+            "when": "now",
+            "action_type": "tool_call",
+            "tool_name": "shell.run",
+            "tool_params": {"command": f"echo {marker}"},
+        },
+    )
+    deadline = time.monotonic() + DEADLINE
+    while True:
+        listed = await ok(session, "approval_list", {})
+        mine = [record for record in listed["approvals"] if marker in record["summary"]]
+        if mine:
+            assert all(record["status"] == "pending" for record in listed["approvals"])
+            return str(job["job_id"]), mine[0]
+        assert time.monotonic() < deadline, "no pending approval"
+        await anyio.sleep(0.3)
+
+
+@each_transport
+async def test_an_approved_tool_job_runs(transport: str, guarded: LiveServer) -> None:
+    marker = f"approved-{uuid.uuid4().hex[:8]}"
+    async with mcp_session(transport, guarded) as session:
+        job_id, record = await waiting_approval(session, marker)
+        assert record["tool"] == "shell.run"
+        # The server-side run asked: the record says which one.
+        assert record["asked_by"].startswith("run:")
+        # Nothing ran while it waited.
+        runs = (await ok(session, "run_list", {"job_id": job_id}))["runs"]
+        assert [run["status"] for run in runs] == ["running"]
+        # The pending approvals resource and the record's own resource show it.
+        pending = json.loads((await session.read_resource("recall://approvals")).contents[0].text)
+        assert record["id"] in [item["id"] for item in pending["approvals"]]
+        one = await session.read_resource(f"recall://approvals/{record['id']}")
+        assert json.loads(one.contents[0].text)["status"] == "pending"
+
+        decided = await ok(
+            session, "approval_decide", {"approval_id": record["id"], "decision": "approve"}
+        )
+        assert decided["status"] == "approved"
+        run = await finished_run(session, job_id)
+        assert run["status"] == "succeeded", run
+        assert marker in json.dumps(await ok(session, "run_output", {"run_id": run["id"]}))
+        shown = await ok(session, "approval_get", {"approval_id": record["id"]})
+        assert shown["status"] == "approved"
+        assert shown["decided_by"]
+        everything = await ok(session, "approval_list", {"status": "all"})
+        assert record["id"] in [item["id"] for item in everything["approvals"]]
+        still = await ok(session, "approval_list", {})
+        assert record["id"] not in [item["id"] for item in still["approvals"]]
+
+
+@each_transport
+async def test_a_denied_tool_job_fails_and_the_decision_is_final(
+    transport: str, guarded: LiveServer
+) -> None:
+    marker = f"denied-{uuid.uuid4().hex[:8]}"
+    async with mcp_session(transport, guarded) as session:
+        job_id, record = await waiting_approval(session, marker)
+        decision = {"approval_id": record["id"], "decision": "deny", "note": "not tonight"}
+        denied = await ok(session, "approval_decide", decision)
+        assert (denied["status"], denied["note"]) == ("denied", "not tonight")
+        run = await finished_run(session, job_id)
+        assert run["status"] == "failed"
+        assert run["error"] == f"tool shell.run was not run: approval denied ({record['id']})"
+
+        again = await call(
+            session, "approval_decide", {"approval_id": record["id"], "decision": "approve"}
+        )
+        assert again["ok"] is False
+        assert again["field"] == "approval_id"
+        assert f"approval {record['id']} is already denied" in again["error"]
+
+
+@each_transport
+async def test_bad_approval_arguments_name_the_field(transport: str, guarded: LiveServer) -> None:
+    async with mcp_session(transport, guarded) as session:
+        _, record = await waiting_approval(session, f"bad-{uuid.uuid4().hex[:8]}")
+        bad = await call(
+            session, "approval_decide", {"approval_id": record["id"], "decision": "maybe"}
+        )
+        assert (bad["ok"], bad["field"]) == (False, "decision")
+        assert bad["accepted"] == ["approve", "deny"]
+        status = await call(session, "approval_list", {"status": "someday"})
+        assert (status["field"], status["accepted"][-1]) == ("status", "all")
+        missing = await call(session, "approval_get", {"approval_id": "no-such-approval"})
+        assert (missing["ok"], missing["field"]) == (False, "approval_id")
+        # Left pending no more: the next test's listing sees only its own records waiting.
+        await ok(session, "approval_decide", {"approval_id": record["id"], "decision": "deny"})
