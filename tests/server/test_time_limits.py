@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
+from pathlib import Path
 
 import pytest
 
@@ -25,6 +27,17 @@ def notebook(jp_serverapp, jp_create_notebook, jp_asyncio_loop):
     jp_asyncio_loop.run_until_complete(user.start())
     yield user
     user.close()
+
+
+def processes_running(argument: str) -> list[str]:
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if argument in cmdline.read_bytes().decode(errors="replace"):
+                found.append(cmdline.parent.name)
+        except OSError:
+            continue  # the process ended while we looked
+    return found
 
 
 def seconds_between(run: dict) -> float:
@@ -82,7 +95,9 @@ async def test_a_fresh_kernel_run_times_out_and_its_kernel_is_shut_down(jp_fetch
 
 @pytest.fixture
 def recall_config(recall_config):
-    return {**recall_config, "default_timeout": 1.0}
+    # The server's default limit is short here: every job of this module that sets none has it.
+    # shell.run asks for approval by default, which a server-side job cannot get.
+    return {**recall_config, "default_timeout": 1.0, "tool_policies": {"shell.run": "auto"}}
 
 
 async def test_the_server_default_limits_jobs_that_set_none(jp_fetch):
@@ -96,3 +111,27 @@ async def test_the_server_default_limits_jobs_that_set_none(jp_fetch):
     run = await finished(jp_fetch, (await first_run(jp_fetch, job["id"]))["id"], timeout=90)
     assert run["status"] == "timed_out", run
     assert "limit of 1 s" in run["error"]
+
+
+async def test_a_tool_call_past_its_limit_is_cancelled_with_its_process(jp_fetch):
+    marker = "61.4321"
+    body = {
+        "when": "now",
+        "action": {"type": "tool", "name": "shell.run", "params": {"command": f"sleep {marker}"}},
+        "target": {"type": "server"},
+        "policies": {"timeout": 2},
+    }
+    job = await call(jp_fetch, "POST", "api/recall/jobs", body, expect=201)
+    started = await first_run(jp_fetch, job["id"])
+    while not processes_running(marker) and started["status"] == "running":
+        await asyncio.sleep(0.05)
+        started = await call(jp_fetch, "GET", f"api/recall/runs/{started['id']}")
+    assert started["status"] == "running", "the tool's process was seen while the run went on"
+    run = await finished(jp_fetch, started["id"], timeout=60)
+
+    assert run["status"] == "timed_out", run
+    assert seconds_between(run) < 12, run
+    deadline = time.monotonic() + 30
+    while processes_running(marker) and time.monotonic() < deadline:
+        await asyncio.sleep(0.2)
+    assert processes_running(marker) == [], "the tool's process outlived its cancelled run"
