@@ -13,9 +13,17 @@ from typing import Any
 
 
 class SchedulerProcess:
-    def __init__(self, root: Path, db_path: Path, *, config: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        db_path: Path,
+        *,
+        config: dict[str, Any] | None = None,
+        db_url: str | None = None,
+    ) -> None:
         self.root = root
         self.db_path = db_path
+        self.db_url = db_url or f"sqlite:///{db_path}"
         self.config_file = root.parent / "scheduler_config.json"
         self.config_file.write_text(json.dumps({"RecallScheduler": config or {}}))
         self.log = root.parent / "scheduler.log"
@@ -27,7 +35,7 @@ class SchedulerProcess:
             str(bin_dir / "jupyter"),
             "recall",
             "scheduler",
-            f"--db-url=sqlite:///{self.db_path}",
+            f"--db-url={self.db_url}",
             f"--root={self.root}",
             f"--config={self.config_file}",
             "--RecallScheduler.default_timezone=UTC",
