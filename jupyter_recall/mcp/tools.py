@@ -99,8 +99,13 @@ def _server_job(when: str, args: dict[str, Any]) -> dict[str, Any]:
     body: dict[str, Any] = {"when": when, "action": _job_action(args), "target": {"type": "server"}}
     if args["label"]:
         body["name"] = args["label"]
-    if args.get("max_runs"):
-        body["policies"] = {"max_runs": args["max_runs"]}
+    policies = {
+        key: args[name]
+        for key, name in (("max_runs", "max_runs"), ("timeout", "timeout_seconds"))
+        if args.get(name)
+    }
+    if policies:
+        body["policies"] = policies
     if args["output_config"] is not None:
         body["options"] = {"output_config": args["output_config"]}
     return body

@@ -126,6 +126,15 @@ async def test_a_watcher_starts_and_stops(transport: str, server: LiveServer) ->
     assert gone["field"] == "watcher_id"
 
 
+async def test_a_job_scheduled_over_mcp_carries_its_time_limit(server: LiveServer) -> None:
+    args = {"when": "in 1h", "prompt": "check", "label": "limited", "timeout_seconds": 45}
+    async with mcp_session("stdio", server) as session:
+        created = await ok(session, "schedule_once", args)
+    job = server.request("GET", f"/api/recall/jobs/{created['job_id']}")
+    assert job["policies"]["timeout"] == 45
+    server.request("DELETE", f"/api/recall/jobs/{created['job_id']}")
+
+
 @each_transport
 async def test_bad_arguments_are_tool_errors_naming_the_field(
     transport: str, server: LiveServer
