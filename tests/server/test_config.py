@@ -29,6 +29,17 @@ def test_a_negative_fire_ahead_is_refused_naming_the_option():
         RecallApp(fire_ahead=-1)
 
 
+@pytest.mark.parametrize("value", [0, -1, 10**12])
+def test_a_default_timeout_out_of_range_is_refused_naming_the_option(value):
+    with pytest.raises(TraitError, match=r"RecallApp\.default_timeout must be above 0"):
+        RecallApp(default_timeout=value)
+
+
+def test_default_timeout_is_none_unless_set():
+    assert RecallApp().default_timeout is None
+    assert RecallApp(default_timeout=30).default_timeout == 30.0
+
+
 def test_fire_ahead_defaults_to_a_quarter_second():
     assert RecallApp().fire_ahead == 0.25
 
