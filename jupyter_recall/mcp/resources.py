@@ -76,11 +76,19 @@ def match(uri: str) -> tuple[Template, str]:
     raise ValidationError("uri", f"not a jupyter_recall resource: {uri!r}", accepted=accepted)
 
 
-def run_output_id(uri: str) -> str:
+def followed(uri: str) -> tuple[str, str | None]:
+    """What a subscription to ``uri`` follows: ``("run", run id)`` or ``("approvals", id)``, the
+    id None for the pending list."""
+    if uri == PENDING_APPROVALS:
+        return "approvals", None
     template, ident = match(uri)
-    if template is not RUN_OUTPUT:
-        raise ValidationError("uri", "only run outputs change while one watches them: " + uri)
-    return ident
+    if template is RUN_OUTPUT:
+        return "run", ident
+    if template is APPROVAL:
+        return "approvals", ident
+    raise ValidationError(
+        "uri", "only run outputs and approvals change while one watches them: " + uri
+    )
 
 
 def read(backend: Backend, uri: str) -> tuple[str, str]:

@@ -1,17 +1,21 @@
-"""Subscriptions to a run's output: ``notifications/resources/updated`` while it streams.
+"""Subscriptions to a run's output and to approvals: ``notifications/resources/updated``.
 
-A subscription follows the run through the server's event stream (``cli/follow.py``'s
-``Follower``, the reader of ``jupyter recall logs --follow``) in a daemon thread, and tells the
-client the resource changed at every chunk and once more when the run has finished. The thread
-is a daemon: a client that goes away does not keep ``jupyter recall mcp`` alive until the runs it
-followed have ended.
+A subscription to a run's output follows the run through the server's event stream
+(``cli/follow.py``'s ``Follower``, the reader of ``jupyter recall logs --follow``) in a daemon
+thread, and tells the client the resource changed at every chunk and once more when the run has
+finished. A subscription to ``recall://approvals`` or ``recall://approvals/{id}`` follows the
+``approval.*`` events of the same stream (``approval_events.py``) until it ends. The threads
+are daemons: a client that goes away does not keep ``jupyter recall mcp`` alive until the runs
+it followed have ended.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
+import anyio
 import anyio.from_thread
 import anyio.lowlevel
 import mcp_types as types
@@ -20,7 +24,8 @@ from mcp.server.session import ServerSession
 
 from jupyter_recall.cli.follow import Follower
 from jupyter_recall.core.errors import RecallError
-from jupyter_recall.mcp.resources import run_output_id
+from jupyter_recall.mcp.approval_events import ApprovalEvents
+from jupyter_recall.mcp.resources import followed
 from jupyter_recall.remote import Client
 
 Context = ServerRequestContext[Any, Any]
@@ -60,16 +65,16 @@ class OutputSubscriptions:
     async def subscribe(
         self, ctx: Context, params: types.SubscribeRequestParams
     ) -> types.EmptyResult:
-        run_id = run_output_id(params.uri)
+        kind, ident = followed(params.uri)
         self._stop(params.uri)
         following = self.active[params.uri] = _Following(ctx.session, params.uri)
-        thread = threading.Thread(
-            target=following.follow,
-            args=(self.client, run_id),
-            name=f"recall-mcp-{run_id}",
-            daemon=True,
-        )
-        thread.start()
+        target: Callable[..., None] = following.follow
+        args: tuple[Any, ...] = (self.client, ident)
+        if kind == "approvals":
+            events = ApprovalEvents(self.client, ident, following.tell, following.stopped)
+            target, args = events.follow, (await anyio.to_thread.run_sync(events.open),)
+        name = f"recall-mcp-{ident or kind}"
+        threading.Thread(target=target, args=args, name=name, daemon=True).start()
         return types.EmptyResult()
 
     async def unsubscribe(

@@ -10,10 +10,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import anyio
+import mcp_types as types
 import pytest
 from mcp.client.session import ClientSession
+from mcp.shared.exceptions import MCPDeprecationWarning
 
-from tests.mcp.conftest import mcp_session, serving
+from tests.mcp.conftest import mcp_session, serving, stdio_session
 from tests.mcp.test_mcp import DEADLINE, call, each_transport, finished_run, ok
 from tests.server.live_server import LiveServer
 
@@ -122,3 +124,39 @@ async def test_bad_approval_arguments_name_the_field(transport: str, guarded: Li
         assert (missing["ok"], missing["field"]) == (False, "approval_id")
         # Left pending no more: the next test's listing sees only its own records waiting.
         await ok(session, "approval_decide", {"approval_id": record["id"], "decision": "deny"})
+
+
+async def subscribe(session: ClientSession, uri: str) -> None:
+    # Deprecated by the SDK for protocol 2026-07-28 (subscriptions/listen), the method of the
+    # 2025-11-25 sessions that MCP clients negotiate today.
+    with pytest.warns(MCPDeprecationWarning, match="resources/subscribe"):
+        await session.subscribe_resource(uri)
+
+
+async def test_a_subscriber_hears_of_approvals(guarded: LiveServer) -> None:
+    updated: list[str] = []
+
+    async def handle(message: Any) -> None:
+        if isinstance(message, types.ResourceUpdatedNotification):
+            updated.append(str(message.params.uri))
+
+    async with stdio_session(guarded, handle) as session:
+        await subscribe(session, "recall://approvals")
+        other = "recall://approvals/someone-elses-record"
+        await subscribe(session, other)
+        job_id, record = await waiting_approval(session, f"heard-{uuid.uuid4().hex[:8]}")
+        with anyio.fail_after(DEADLINE):
+            while "recall://approvals" not in updated:
+                await anyio.sleep(0.2)
+        one = f"recall://approvals/{record['id']}"
+        await subscribe(session, one)
+        updated.clear()
+        await ok(session, "approval_decide", {"approval_id": record["id"], "decision": "approve"})
+        with anyio.fail_after(DEADLINE):
+            while not {one, "recall://approvals"} <= set(updated):
+                await anyio.sleep(0.2)
+        assert (await finished_run(session, job_id))["status"] == "succeeded"
+        with pytest.warns(MCPDeprecationWarning, match="resources/unsubscribe"):
+            await session.unsubscribe_resource(one)
+    # The record's subscription heard its decision; another record's heard nothing.
+    assert other not in updated
