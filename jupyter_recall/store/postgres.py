@@ -123,14 +123,17 @@ _DUE_JOBS = (
     "ORDER BY next_fire_at, id LIMIT %(limit)s FOR UPDATE SKIP LOCKED"
 )
 _SETTLE_JOB_STATE = (
-    "UPDATE jobs SET last_status = %(status)s, last_error = %(error)s, updated_at = %(at)s, "
-    "failure_count = failure_count + %(failed)s, "
-    "status = CASE WHEN status IN ('active', 'paused') AND next_occurrence IS NULL "
-    "AND %(others)s = 0 "
-    "THEN CASE WHEN schedule_kind IN ('interval', 'cron') THEN %(recurring)s ELSE %(once)s END "
-    "ELSE status END "
-    "WHERE id = %(id)s"
+    "UPDATE jobs SET last_status = v.status, last_error = v.error, updated_at = %s, "
+    "failure_count = failure_count + v.failed, "
+    "status = CASE WHEN jobs.status IN ('active', 'paused') AND next_occurrence IS NULL "
+    "AND v.ending "
+    "THEN CASE WHEN schedule_kind IN ('interval', 'cron') THEN v.recurring ELSE v.once END "
+    "ELSE jobs.status END "
+    "FROM unnest(%s::text[], %s::text[], %s::text[], %s::bigint[], %s::boolean[], "
+    "%s::text[], %s::text[]) AS v (id, status, error, failed, ending, recurring, once) "
+    "WHERE jobs.id = v.id"
 )
+"""Run ends settled in one statement, one row per job (``_settled``)."""
 _SELECT_JOB_STATE = f"SELECT {columns(JobStateRow._fields)} FROM jobs WHERE id = ANY(%s)"
 _NEXT_FIRE_AT = (
     "SELECT next_fire_at FROM jobs WHERE status = 'active' AND next_fire_at > %(after)s "
@@ -395,21 +398,8 @@ class PostgresStore(PostgresWatcherTables, ApprovalTables, RowTables):
         if not ends:
             return
         at = codec.encode_instant(now, "now")
-        rows = [
-            {
-                "status": end.status._value_,
-                "error": end.error,
-                "at": at,
-                "failed": int(end.failed),
-                "others": end.others_in_flight,
-                "recurring": end.recurring_end._value_,
-                "once": end.one_shot_end._value_,
-                "id": end.job_id,
-            }
-            for end in ends
-        ]
-        with self.atomic(), self._conn.cursor() as cursor:
-            cursor.executemany(_SETTLE_JOB_STATE.encode(), rows)
+        with self._errors(), self.atomic():
+            self._conn.execute(_SETTLE_JOB_STATE.encode(), [at, *_settled(ends)])
 
     def update_job_states(self, states: Sequence[JobState]) -> None:
         if not states:
@@ -655,6 +645,31 @@ class PostgresStore(PostgresWatcherTables, ApprovalTables, RowTables):
                 [(stamp, run.error, run.id) for run in orphans],
             )
         return orphans
+
+
+def _settled(ends: Sequence[RunEnd]) -> list[list[Any]]:
+    """The ends of a batch folded to one row per job, as applying them one by one would leave
+    it: the last end's status and error, the failures summed, and the status decided by the
+    first end that left no other run in flight (a status once ended is kept)."""
+    folded: dict[str, list[Any]] = {}
+    for end in ends:
+        ending = end.others_in_flight == 0
+        row = folded.get(end.job_id)
+        if row is None:
+            folded[end.job_id] = [
+                end.job_id,
+                end.status._value_,
+                end.error,
+                int(end.failed),
+                ending,
+                end.recurring_end._value_,
+                end.one_shot_end._value_,
+            ]
+            continue
+        row[1], row[2], row[3] = end.status._value_, end.error, row[3] + int(end.failed)
+        if ending and not row[4]:
+            row[4:7] = [True, end.recurring_end._value_, end.one_shot_end._value_]
+    return _columns_of(list(folded.values()), 7)
 
 
 def _scoped(sql: str, params: list[Any], owner: str | None) -> tuple[str, list[Any]]:

@@ -254,7 +254,8 @@ class TestJobStore:
         ran_out = make_job(when="every 5m", next_occurrence=None, next_fire_at=None)
         paused = make_job(status=JobStatus.PAUSED, next_occurrence=None, next_fire_at=None)
         cancelled = make_job(status=JobStatus.CANCELLED, next_occurrence=None, next_fire_at=None)
-        store.insert_jobs([done, broke, ahead, busy, ran_out, paused, cancelled])
+        overlapped = make_job(next_occurrence=None, next_fire_at=None)
+        store.insert_jobs([done, broke, ahead, busy, ran_out, paused, cancelled, overlapped])
         later = T0 + minutes(1)
         store.settle_job_states(
             [
@@ -266,6 +267,10 @@ class TestJobStore:
                 end(ran_out, RunStatus.FAILED, error="last"),
                 end(paused, RunStatus.SUCCEEDED),
                 end(cancelled, RunStatus.FAILED),
+                # The first end that leaves no run in flight decides; later ones keep it.
+                end(overlapped, RunStatus.FAILED, others=1),
+                end(overlapped, RunStatus.FAILED),
+                end(overlapped, RunStatus.SUCCEEDED),
                 RunEnd("no-such-job", RunStatus.SUCCEEDED, None, False, 0, *[JobStatus.FAILED] * 2),
             ],
             now=later,
@@ -281,6 +286,7 @@ class TestJobStore:
                 ("ran_out", ran_out),
                 ("paused", paused),
                 ("cancelled", cancelled),
+                ("overlapped", overlapped),
             ]
         }
         assert summary == {
@@ -291,6 +297,7 @@ class TestJobStore:
             "ran_out": (JobStatus.COMPLETED, RunStatus.FAILED, 1),
             "paused": (JobStatus.COMPLETED, RunStatus.SUCCEEDED, 0),
             "cancelled": (JobStatus.CANCELLED, RunStatus.FAILED, 1),
+            "overlapped": (JobStatus.FAILED, RunStatus.SUCCEEDED, 2),
         }
         assert (got[broke.id].last_error, got[ahead.id].last_error) == ("boom", None)
         assert got[done.id].updated_at == later
