@@ -8,25 +8,15 @@ from pathlib import Path
 
 import pytest
 
+from tests.server import test_live_jobs
 from tests.server.rest import call
 from tests.server.test_live_jobs import NB, finished, first_run
-from tests.server.user_notebook import UserNotebook
 
 SLOW = "import time\nprint('go', flush=True)\ntime.sleep(60)"
 
 
-@pytest.fixture
-def notebook(jp_serverapp, jp_create_notebook, jp_asyncio_loop):
-    jp_create_notebook(NB)
-    session = jp_asyncio_loop.run_until_complete(
-        jp_serverapp.session_manager.create_session(
-            path=NB, name=NB, type="notebook", kernel_name="python3"
-        )
-    )
-    user = UserNotebook(jp_serverapp, session)
-    jp_asyncio_loop.run_until_complete(user.start())
-    yield user
-    user.close()
+user = test_live_jobs.user
+"""A user's notebook session with its kernel (the fixture of the live-job tests)."""
 
 
 def processes_running(argument: str) -> list[str]:
@@ -46,7 +36,7 @@ def seconds_between(run: dict) -> float:
     return ended - started
 
 
-async def test_a_sleeping_live_kernel_run_times_out_and_the_kernel_stays_usable(jp_fetch, notebook):
+async def test_a_sleeping_live_kernel_run_times_out_and_the_kernel_stays_usable(jp_fetch, user):
     body = {
         "when": "now",
         "action": {"type": "code", "code": SLOW},
@@ -74,7 +64,7 @@ async def test_a_sleeping_live_kernel_run_times_out_and_the_kernel_stays_usable(
     next_run = await finished(jp_fetch, (await first_run(jp_fetch, next_job["id"]))["id"])
     assert next_run["status"] == "succeeded", next_run
     assert next_run["output"] == "kernel still usable\n"
-    assert (await notebook.run("print('the user too')"))["content"]["status"] == "ok"
+    assert (await user.run("print('the user too')"))["content"]["status"] == "ok"
 
 
 async def test_a_fresh_kernel_run_times_out_and_its_kernel_is_shut_down(jp_fetch, jp_serverapp):
