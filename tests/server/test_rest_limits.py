@@ -420,7 +420,7 @@ def test_openapi_path_patterns_are_the_routes_patterns():
         expected = OWNER_PATTERN.pattern if parameter["name"] == "plugin_owner" else ID_PATTERN
         assert pattern == f"^{expected}$", (template, parameter["name"])
         seen.add(parameter["name"])
-    assert seen == {"job_id", "run_id", "watcher_id", "plugin_owner"}
+    assert seen == {"job_id", "run_id", "watcher_id", "approval_id", "plugin_owner"}
 
 
 def test_openapi_query_enums_are_the_codes():
