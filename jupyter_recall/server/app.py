@@ -14,7 +14,6 @@ from traitlets import Bool, Dict, Float, Integer, List, TraitError, Unicode, def
 
 from jupyter_recall.core.clock import SystemClock
 from jupyter_recall.core.errors import ValidationError
-from jupyter_recall.core.limits import MAX_SECONDS
 from jupyter_recall.engine import process
 from jupyter_recall.engine.executing import ClaimingScheduler, ExecutingScheduler
 from jupyter_recall.engine.process import ProcessSettings
@@ -35,6 +34,7 @@ from jupyter_recall.server.option_checks import (
     checked_channels,
     checked_count,
     checked_db_url,
+    checked_timeout,
     checked_timezone,
 )
 from jupyter_recall.server.owners import names_users, owner_resolver
@@ -210,13 +210,7 @@ class RecallApp(ExtensionApp):
 
     @validate("default_timeout")
     def _check_default_timeout(self, proposal: dict[str, Any]) -> float | None:
-        value = proposal["value"]
-        if value is not None and not 0 < value <= MAX_SECONDS:
-            raise TraitError(
-                f"RecallApp.default_timeout must be above 0 and at most {MAX_SECONDS:,} "
-                f"seconds, or None; got {value}"
-            )
-        return None if value is None else float(value)
+        return checked_timeout("RecallApp", proposal["value"])
 
     @validate("fire_ahead")
     def _check_fire_ahead(self, proposal: dict[str, Any]) -> float:

@@ -8,6 +8,7 @@ from typing import Any
 from traitlets import TraitError
 
 from jupyter_recall.core.errors import ValidationError
+from jupyter_recall.core.limits import MAX_SECONDS
 from jupyter_recall.core.tz import resolve_tz
 from jupyter_recall.server.notifications import check_channels
 from jupyter_recall.store.urls import store_kind
@@ -37,6 +38,16 @@ def checked_count(app: str, name: str, value: object) -> int:
     if count < 1:
         raise TraitError(f"{app}.{name} must be >= 1, got {count}")
     return count
+
+
+def checked_timeout(app: str, value: float | None) -> float | None:
+    """``default_timeout``: seconds above 0 and at most ``MAX_SECONDS``, or None (no limit)."""
+    if value is not None and not 0 < value <= MAX_SECONDS:
+        raise TraitError(
+            f"{app}.default_timeout must be above 0 and at most {MAX_SECONDS:,} seconds, "
+            f"or None; got {value}"
+        )
+    return None if value is None else float(value)
 
 
 def checked_channels(app: str, value: dict[str, Any]) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from jupyter_recall.server.option_checks import (
     checked_channels,
     checked_count,
     checked_db_url,
+    checked_timeout,
     checked_timezone,
 )
 from jupyter_recall.standalone.executor import build_executor
@@ -92,6 +93,9 @@ jupyter recall scheduler --db-url postgresql://recall@db/recall --root /srv/note
         "PostgreSQL LISTEN/NOTIFY wakes it at once and this only bounds clock jumps.",
     )
     fire_ahead = Float(0.25, config=True, help="As RecallApp.fire_ahead.")
+    default_timeout = Float(
+        None, allow_none=True, config=True, help="As RecallApp.default_timeout."
+    )
     live_kernel_grace = Float(
         30.0,
         config=True,
@@ -127,6 +131,10 @@ jupyter recall scheduler --db-url postgresql://recall@db/recall --root /srv/note
                 f"{APP}.{proposal['trait'].name} must be a positive number of seconds, got {value}"
             )
         return value
+
+    @validate("default_timeout")
+    def _check_default_timeout(self, proposal: dict[str, Any]) -> float | None:
+        return checked_timeout(APP, proposal["value"])
 
     @validate("max_concurrent_runs", "per_kernel_limit", "output_limit")
     def _check_positive(self, proposal: dict[str, Any]) -> int:
@@ -176,6 +184,7 @@ jupyter recall scheduler --db-url postgresql://recall@db/recall --root /srv/note
             output_limit=self.output_limit,
             max_sleep=self.max_sleep,
             fire_ahead=self.fire_ahead,
+            default_timeout=self.default_timeout,
         )
         built.notifications.attach(scheduler)
         try:

@@ -21,11 +21,17 @@ from jupyter_recall.standalone.app import RecallScheduler
         ("max_sleep", 0, r"RecallScheduler\.max_sleep must be a positive number"),
         ("live_kernel_grace", -1, r"RecallScheduler\.live_kernel_grace must be a positive"),
         ("notification_channels", {"ops": {"type": "pager"}}, r"RecallScheduler\.notification"),
+        ("default_timeout", 0, r"RecallScheduler\.default_timeout must be above 0"),
     ],
 )
 def test_a_bad_option_is_refused_naming_it(option, value, message):
     with pytest.raises(TraitError, match=message):
         RecallScheduler(**{option: value})
+
+
+def test_the_default_timeout_is_none_unless_set():
+    assert RecallScheduler().default_timeout is None
+    assert RecallScheduler(default_timeout=90).default_timeout == 90.0
 
 
 def test_without_a_store_the_command_says_how_to_give_one(tmp_path: Path):
