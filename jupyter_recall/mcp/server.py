@@ -26,8 +26,9 @@ from jupyter_recall.mcp.subscriptions import OutputSubscriptions
 SERVER_NAME = "jupyter-recall"
 INSTRUCTIONS = (
     "Schedule code into a notebook's live kernel or a fresh kernel, notebooks, notifications, "
-    "tool calls and recalls of a notebook's agent; manage jobs, runs and watchers; read a job, "
-    "its runs and a run's output as recall:// resources."
+    "tool calls and recalls of a notebook's agent; manage jobs, runs and watchers; list and "
+    "decide the approvals inbox; read a job, its runs, a run's output and approvals as "
+    "recall:// resources."
 )
 RESOURCE_NOT_FOUND = -32002
 """The MCP specification's error code for a resource that cannot be read."""
