@@ -166,9 +166,18 @@ def _notebook_recall(backend: Backend, args: dict[str, Any]) -> Result:
 
 
 def _job_list(backend: Backend, args: dict[str, Any]) -> Result:
+    # One page at a time (a store may hold 100,000 jobs); `total` counts every match, from the
+    # counts route, so an agent knows whether to ask for the next page.
     query = {"status": args["status"], "path": args["notebook"]}
-    found = backend.request("GET", JOBS, query=query)["jobs"]
-    return {"jobs": [job_summary(job) for job in found], "total": len(found)}
+    page = backend.request(
+        "GET", JOBS, query={**query, "limit": args["limit"], "cursor": args["cursor"]}
+    )
+    counts = backend.request("GET", f"{JOBS}/counts", query=query)
+    return {
+        "jobs": [job_summary(job) for job in page["jobs"]],
+        "total": counts["total"],
+        "next_cursor": page.get("next_cursor"),
+    }
 
 
 def _schedule_status(backend: Backend, args: dict[str, Any]) -> Result:
@@ -191,8 +200,8 @@ def _job_action_tool(action: str) -> Run:
 
 def _run_list(backend: Backend, args: dict[str, Any]) -> Result:
     query = {"job_id": args["job_id"], "status": args["status"], "limit": args["limit"]}
-    runs = backend.request("GET", "/api/recall/runs", query=query)["runs"]
-    return {"runs": runs, "total": len(runs)}
+    page = backend.request("GET", "/api/recall/runs", query={**query, "cursor": args["cursor"]})
+    return {"runs": page["runs"], "next_cursor": page.get("next_cursor")}
 
 
 def _run_output(backend: Backend, args: dict[str, Any]) -> Result:
@@ -388,6 +397,8 @@ MCP_TOOLS: dict[str, McpTool] = {
                 (
                     Param("status", "string", "Only jobs with this status.", enum=JOB_STATUSES),
                     Param("notebook", "string", "Only the jobs of this notebook."),
+                    Param("limit", "integer", "Page size, at least 1.", minimum=1, default=50),
+                    Param("cursor", "string", "The next_cursor of the previous page."),
                 ),
                 {"path": "notebook"},
             ),
@@ -411,7 +422,8 @@ MCP_TOOLS: dict[str, McpTool] = {
                         "Only runs with this status.",
                         enum=tuple(status.value for status in RunStatus),
                     ),
-                    Param("limit", "integer", "How many, at least 1.", minimum=1, default=20),
+                    Param("limit", "integer", "Page size, at least 1.", minimum=1, default=20),
+                    Param("cursor", "string", "The next_cursor of the previous page."),
                 ),
             ),
             _run_list,

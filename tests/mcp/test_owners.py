@@ -35,3 +35,23 @@ async def test_each_caller_sees_only_their_jobs(named_users: LiveServer) -> None
         assert refused["field"] == "job_id"
     owner = named_users.request("GET", f"/api/recall/jobs/{created['job_id']}")
     assert owner["status"] == "active"
+
+
+async def test_job_list_pages_and_counts_every_match(named_users: LiveServer) -> None:
+    headers = {"X-Test-User": "carol"}
+    async with http_session(named_users, headers=headers) as carol:
+        made = [
+            (await ok(carol, "schedule_once", {"when": f"in {n}h", "prompt": f"p{n}"}))["job_id"]
+            for n in (1, 2, 3)
+        ]
+        first = await ok(carol, "job_list", {"limit": 2})
+        second = await ok(carol, "job_list", {"limit": 2, "cursor": first["next_cursor"]})
+        bad = await call(carol, "job_list", {"cursor": "not-a-cursor"})
+    assert (first["total"], second["total"]) == (3, 3)
+    assert len(first["jobs"]) == 2
+    assert first["next_cursor"]
+    assert second["next_cursor"] is None
+    listed = [job["job_id"] for job in first["jobs"] + second["jobs"]]
+    assert sorted(listed) == sorted(made)
+    assert bad["ok"] is False
+    assert bad["field"] == "cursor"
