@@ -125,6 +125,13 @@ def test_interval_next_after_does_not_walk_occurrences():
     assert time.perf_counter() - started < 0.05
 
 
+def test_interval_ends_at_the_last_instant_python_holds():
+    # The hypothesis round trip found "every 10 hours" anchored on 9999-12-30 raising here.
+    trigger = IntervalTrigger(iso("9999-12-30T00:00:00Z"), 36000)
+    assert trigger.next_after(iso("9999-12-31T06:00:00Z")) == iso("9999-12-31T16:00:00Z")
+    assert trigger.next_after(iso("9999-12-31T16:00:00Z")) is None
+
+
 @pytest.mark.parametrize("seconds", [0, -1])
 def test_interval_must_be_positive(seconds):
     with pytest.raises(ValueError, match="positive"):

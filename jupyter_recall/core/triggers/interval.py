@@ -32,7 +32,11 @@ class IntervalTrigger:
         step = self.every
         elapsed = after - self.anchor
         k = 1 if elapsed < step else elapsed // step + 1
-        return self.anchor + k * step
+        try:
+            return self.anchor + k * step
+        except OverflowError:
+            # Past the last instant Python can hold (year 9999): the schedule has ended.
+            return None
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": "interval", "anchor": self.anchor.isoformat(), "seconds": self.seconds}
