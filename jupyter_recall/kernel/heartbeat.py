@@ -172,7 +172,12 @@ def heartbeat_magic(line: str) -> None:
 
 
 def register_magic(ipython: Any) -> None:
-    ipython.register_magic_function(heartbeat_magic, "line", "heartbeat")
+    # Imported here, in the kernel only: the agent tool specs import this module outside kernels
+    # (the MCP server), which must not pull IPython in.
+    from IPython.core.magic import no_var_expand
+
+    # What was typed is what is stored, as for the other magics (magics.py).
+    ipython.register_magic_function(no_var_expand(heartbeat_magic), "line", "heartbeat")
 
 
 def _tool_start(args: dict[str, Any]) -> dict[str, Any]:

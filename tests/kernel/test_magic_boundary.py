@@ -55,6 +55,14 @@ def test_watch_stores_params_and_label_as_typed(y, server):
     server.request("DELETE", f"/api/recall/watchers/{watcher['watcher_id']}")
 
 
+def test_heartbeat_stores_its_file_as_typed(y, server):
+    (server.root / "beat-{y}.md").write_text("- say hello\n")
+    out = y.ok("%heartbeat every 1h beat-{y}.md")
+    assert "Traceback" not in out.text, out.text
+    (job,) = server.jobs()
+    assert job["name"].endswith("beat-{y}.md"), job["name"]
+
+
 def test_parallel_reads_the_line_as_typed(y, server):
     (server.root / "p-{y}.txt").write_text("braces kept")
     result = y.json(
