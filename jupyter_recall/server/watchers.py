@@ -166,7 +166,11 @@ class WatcherService:
         return document
 
     async def _job(self, watcher_id: str, owner: str) -> Job:
-        job = await self.scheduler.get_job(watcher_id, owner=owner)
+        try:
+            job = await self.scheduler.get_job(watcher_id, owner=owner)
+        except NotFoundError:
+            # The caller asked for a watcher: "job '…' not found" would name the wrong thing.
+            raise NotFoundError("watcher", watcher_id) from None
         if job.kind is not JobKind.WATCHER:
             raise NotFoundError("watcher", watcher_id)
         return job

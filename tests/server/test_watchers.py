@@ -231,7 +231,8 @@ async def test_pause_resume_stop_and_history(jp_fetch, jp_root_dir):
     two = await status(jp_fetch, wid, last_n="2")
     assert [h["check"] for h in two["history"]] == [4, 3]
     await call(jp_fetch, "DELETE", f"api/recall/watchers/{wid}", expect=204)
-    await call(jp_fetch, "GET", f"api/recall/watchers/{wid}", expect=404)
+    gone = await call(jp_fetch, "GET", f"api/recall/watchers/{wid}", expect=404)
+    assert gone["message"].startswith("watcher "), gone
     await call(jp_fetch, "GET", f"api/recall/jobs/{wid}", expect=404)
 
 
