@@ -4,11 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -17,56 +12,13 @@ from typing import Any
 import nbformat
 import pytest
 
-from tests.server.live_server import LiveServer, answers, free_port
-
-
-class KernelGateway:
-    """A `jupyter kernelgateway` process on loopback that lists its kernels."""
-
-    def __init__(self, workdir: Path) -> None:
-        self.port = free_port()
-        self.log = workdir / "gateway.log"
-        with self.log.open("ab") as log:
-            self.process = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "kernel_gateway",
-                    "--KernelGatewayApp.ip=127.0.0.1",
-                    f"--KernelGatewayApp.port={self.port}",
-                    "--JupyterWebsocketPersonality.list_kernels=True",
-                ],
-                stdout=log,
-                stderr=log,
-                cwd=workdir,
-            )
-        deadline = time.monotonic() + 60
-        while not answers(self.kernels):
-            if time.monotonic() > deadline:
-                self.stop()
-                raise AssertionError(f"gateway did not start:\n{self.log.read_text()[-3000:]}")
-            time.sleep(0.2)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def kernels(self) -> list[dict[str, Any]]:
-        with urllib.request.urlopen(f"{self.url}/api/kernels", timeout=30) as response:
-            return list(json.loads(response.read()))
-
-    def stop(self) -> None:
-        self.process.send_signal(signal.SIGTERM)
-        self.process.wait(60)
+from tests.server.kernel_gateway import KernelGateway, kernel_gateway_in
+from tests.server.live_server import LiveServer
 
 
 @pytest.fixture
 def gateway(tmp_path: Path) -> Iterator[KernelGateway]:
-    workdir = tmp_path / "gateway"
-    workdir.mkdir()
-    started = KernelGateway(workdir)
-    yield started
-    started.stop()
+    yield from kernel_gateway_in(tmp_path)
 
 
 @pytest.fixture

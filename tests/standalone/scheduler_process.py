@@ -20,12 +20,14 @@ class SchedulerProcess:
         *,
         config: dict[str, Any] | None = None,
         db_url: str | None = None,
+        args: tuple[str, ...] = (),
     ) -> None:
         self.root = root
         self.db_path = db_path
         self.db_url = db_url or f"sqlite:///{db_path}"
         self.config_file = root.parent / "scheduler_config.json"
         self.config_file.write_text(json.dumps({"RecallScheduler": config or {}}))
+        self.args = args
         self.log = root.parent / "scheduler.log"
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -40,6 +42,7 @@ class SchedulerProcess:
             f"--config={self.config_file}",
             "--RecallScheduler.default_timezone=UTC",
             "--log-level=DEBUG",
+            *self.args,
         ]
         env = {
             **os.environ,
