@@ -9,14 +9,12 @@ import signal
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 import psutil
 
-from tests.server.live_server import answers, free_port
+from tests.server.live_server import answers, free_port, json_request
 
 CHP_PREFIX = Path.home() / ".cache" / "recall-tests" / "configurable-http-proxy"
 ADMIN_TOKEN = "recall-hub-admin-token"
@@ -81,18 +79,7 @@ class Hub:
         return self.request(method, f"/hub/api{path}", body, token=ADMIN_TOKEN)
 
     def request(self, method: str, path: str, body: Any = None, *, token: str) -> Any:
-        data = json.dumps(body).encode() if body is not None else None
-        if data is None and method in ("POST", "PATCH"):
-            data = b"{}"
-        request = urllib.request.Request(
-            self.url + path,
-            data=data,
-            method=method,
-            headers={"Authorization": f"token {token}", "Content-Type": "application/json"},
-        )
-        with urllib.request.urlopen(request, timeout=30) as response:
-            text = response.read().decode()
-        return json.loads(text) if text else None
+        return json_request(method, self.url + path, body, token=token)
 
     def server_ready(self, user: str) -> bool:
         server = self.api("GET", f"/users/{user}")["servers"].get("")

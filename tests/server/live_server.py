@@ -38,6 +38,22 @@ def answers(probe: Callable[[], object]) -> bool:
     return True
 
 
+def json_request(method: str, url: str, body: Any = None, *, token: str) -> Any:
+    """One JSON call with a token (a body-less POST/PATCH sends ``{}``); the decoded answer."""
+    data = json.dumps(body).encode() if body is not None else None
+    if data is None and method in ("POST", "PATCH"):
+        data = b"{}"
+    request = urllib.request.Request(
+        url,
+        data=data,
+        method=method,
+        headers={"Authorization": f"token {token}", "Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        text = response.read().decode()
+    return json.loads(text) if text else None
+
+
 class LiveServer:
     def __init__(
         self,
@@ -90,18 +106,7 @@ class LiveServer:
         raise AssertionError(f"server did not start:\n{self.log.read_text()[-3000:]}")
 
     def request(self, method: str, path: str, body: Any = None) -> Any:
-        data = json.dumps(body).encode() if body is not None else None
-        if data is None and method in ("POST", "PATCH"):
-            data = b"{}"
-        request = urllib.request.Request(
-            self.url + path,
-            data=data,
-            method=method,
-            headers={"Authorization": f"token {TOKEN}", "Content-Type": "application/json"},
-        )
-        with urllib.request.urlopen(request, timeout=30) as response:
-            text = response.read().decode()
-        return json.loads(text) if text else None
+        return json_request(method, self.url + path, body, token=TOKEN)
 
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 60.0) -> int:
         assert self.process is not None
