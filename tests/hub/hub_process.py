@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -13,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+import pytest
 
 from tests.server.live_server import answers, free_port, json_request
 
@@ -21,8 +24,13 @@ ADMIN_TOKEN = "recall-hub-admin-token"
 
 
 def proxy_command() -> Path:
-    """configurable-http-proxy from the npm registry, installed on first use."""
+    """configurable-http-proxy from the npm registry, installed on first use. Without npm the
+    test skips, except in CI (``CI=true``), where scripts/system-deps installs it."""
     binary = CHP_PREFIX / "node_modules" / ".bin" / "configurable-http-proxy"
+    if not binary.exists() and shutil.which("npm") is None:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail("npm is required in CI (configurable-http-proxy for JupyterHub)")
+        pytest.skip("npm is absent: configurable-http-proxy cannot be installed")
     if not binary.exists():
         CHP_PREFIX.mkdir(parents=True, exist_ok=True)
         subprocess.run(
