@@ -177,7 +177,6 @@ export class ApprovalsStatus extends Widget {
     this.node.textContent = text;
     this.node.dataset.pending = String(count);
     this.node.title = this.model.trans.__('%1. Open the Recall approvals', text);
-    this.setHidden(count === 0);
   }
 }
 
@@ -208,7 +207,11 @@ export function addApprovals(
   statusBar?.registerStatusItem('jupyter-recall:approvals', {
     item: new ApprovalsStatus(model, show),
     align: 'left',
-    rank: 5
+    rank: 5,
+    // The status bar shows and hides its items itself (a hidden widget is shown again when
+    // it is registered): shown only while an approval waits.
+    isActive: () => model.pending.length > 0,
+    activeStateChanged: model.changed
   });
   app.serviceManager.events.stream.connect((_, emission: Event.Emission) => {
     if (emission.schema_id !== SCHEMA_ID) {

@@ -27,6 +27,9 @@ def test_approve_from_the_approvals_panel(page, clean, screenshot):
     from playwright.sync_api import expect
 
     open_lab(page, clean)
+    # With nothing waiting the approvals item is hidden, while the jobs item shows.
+    expect(page.locator(".jp-RecallStatus")).to_be_visible()
+    expect(page.locator(".jp-RecallApprovalsStatus")).to_be_hidden()
     record = ask(clean, "make deploy")
     question = "Approval needed: shell.run(command='make deploy')"
     toast = page.locator(".Toastify__toast", has_text=question)
