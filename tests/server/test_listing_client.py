@@ -11,6 +11,7 @@ from jupyter_recall.remote import Client, ServerInfo
 from tests.server.live_server import TOKEN, LiveServer
 
 
+# The names hold a letter no hex job id can: the search matches ids too.
 @pytest.fixture(scope="module")
 def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Client]:
     base = tmp_path_factory.mktemp("listing-client")
@@ -20,7 +21,7 @@ def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Client]:
         "jobs": [
             {
                 "when": f"in {n + 1}h",
-                "name": f"c{n}",
+                "name": f"k{n}",
                 "action": {"type": "notification", "message": "x"},
             }
             for n in range(7)
@@ -35,13 +36,13 @@ def test_pages_follow_the_cursor_to_the_last_page(client: Client) -> None:
     query = {"limit": "3", "sort": "name"}
     pages = list(client.pages("/api/recall/jobs", "jobs", query=query))
     assert [len(page) for page in pages] == [3, 3, 1]
-    assert [job["name"] for page in pages for job in page] == [f"c{n}" for n in range(7)]
+    assert [job["name"] for page in pages for job in page] == [f"k{n}" for n in range(7)]
 
 
 def test_every_reads_all_with_the_filters(client: Client) -> None:
     assert len(client.every("/api/recall/jobs", "jobs")) == 7
-    assert [job["name"] for job in client.every("/api/recall/jobs", "jobs", query={"q": "C3"})] == [
-        "c3"
+    assert [job["name"] for job in client.every("/api/recall/jobs", "jobs", query={"q": "K3"})] == [
+        "k3"
     ]
 
 
