@@ -44,11 +44,23 @@ async def execute(nb: nbformat.NotebookNode, connection_file: Path) -> None:
 
 
 def outputs_text(nb: nbformat.NotebookNode) -> str:
+    """The outputs' text, consecutive chunks of one stream joined as a frontend shows them.
+
+    One ``print`` is several writes, and the kernel's output thread may flush between two of
+    them: "succeeded built" can arrive as the stream messages "succeeded" and " built".
+    """
     parts = []
     for cell in nb.cells:
+        stream = None
         for output in cell.get("outputs", []):
-            parts.append(output.get("text", ""))
-            parts.append(output.get("data", {}).get("text/plain", ""))
+            if output.output_type != "stream":
+                stream = None
+                parts.append(output.get("data", {}).get("text/plain", ""))
+            elif output.name == stream:
+                parts[-1] += output.text
+            else:
+                stream = output.name
+                parts.append(output.text)
     return "\n".join(parts)
 
 
