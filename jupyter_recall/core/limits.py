@@ -41,3 +41,10 @@ SCHEDULE_KINDS = ("once", "interval", "cron", "immediate")
 
 FLAGS = ("1", "true", "0", "false")
 """Boolean query arguments (``?pending_recalls=``); the first two mean yes."""
+
+MAX_RETRIES = 100
+"""``policies.retries.max``: from 0 to this many attempts after the first."""
+
+MAX_RETRY_FACTOR = 10
+"""``policies.retries.factor``: from 1 to this (``backoff`` is from 0 to ``MAX_SECONDS``,
+``jitter`` a fraction from 0 to 1)."""

@@ -14,6 +14,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from jupyter_recall.core.errors import ValidationError
+from jupyter_recall.core.retries import Retries
 
 if TYPE_CHECKING:
     from jupyter_recall.core.when import ScheduleSpec
@@ -142,6 +143,8 @@ class Policies:
     timeout: float | None = None
     """Seconds a run may execute before the engine stops it as ``timed_out``; None: the
     server's default (``RecallApp.default_timeout``), itself none unless set."""
+    retries: Retries | None = None
+    """Further attempts of an occurrence whose run failed, timed out or was interrupted."""
 
     def __post_init__(self) -> None:
         if self.catchup_window is not None and self.catchup_window < 0:
@@ -168,12 +171,22 @@ class Policies:
             "end_at": self.end_at.isoformat() if self.end_at else None,
             "jitter": self.jitter,
             "timeout": self.timeout,
+            "retries": None if self.retries is None else self.retries.to_dict(),
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Policies:
         """Build from user or stored input; unknown keys are refused by name."""
-        known = {"catchup_window", "coalesce", "overlap", "max_runs", "end_at", "jitter", "timeout"}
+        known = {
+            "catchup_window",
+            "coalesce",
+            "overlap",
+            "max_runs",
+            "end_at",
+            "jitter",
+            "timeout",
+            "retries",
+        }
         unknown = sorted(set(data) - known)
         if unknown:
             raise ValidationError(unknown[0], "unknown policy", accepted=sorted(known))
@@ -186,6 +199,7 @@ class Policies:
             end_at=_parse_instant(end_at, "end_at") if end_at is not None else None,
             jitter=float(_optional_float(data, "jitter", 0.0) or 0.0),
             timeout=_optional_float(data, "timeout", None),
+            retries=Retries.parse(data.get("retries")),
         )
 
 
@@ -290,6 +304,17 @@ class Run:
     error: str | None = None
     engine_id: str | None = None
     """The engine that fired it; its lease tells whether a `running` run is still alive."""
+    attempt: int = 1
+    """Which run of its occurrence this is: 1, then 2, 3... for retries (``policies.retries``)."""
+    retry_at: datetime | None = None
+    """Set on an ended attempt followed by another one: when that one is due. While set, a
+    retry of the occurrence is pending (``is_final_for_occurrence`` is false)."""
+
+    @property
+    def is_final_for_occurrence(self) -> bool:
+        """Ended, and no further attempt of its occurrence is pending: the occurrence's
+        outcome (what dependencies and failure counts look at)."""
+        return self.status.is_final and self.retry_at is None
 
     @property
     def duration(self) -> float | None:
