@@ -23,7 +23,13 @@ from jupyter_recall.core.policy import (
     exhausted_status,
     plan_firing,
 )
+from jupyter_recall.engine.failures import count_failures
+from jupyter_recall.engine.retrying import Retried, fire_retries, with_retry
 from jupyter_recall.store.base import JobState, RunEnd, Store
+
+RECHECK = timedelta(seconds=0.1)
+"""How soon a pass looks again at a retry due but not fired by this one (another engine holds
+it), or at a job waiting for one: never a busy loop."""
 
 
 class Claim(NamedTuple):
@@ -58,6 +64,9 @@ class FireResult:
     """The batch was full: more jobs may be due right now."""
     next_pass_at: datetime | None = None
     """When the next pass is needed: a fire instant ahead, or a deferred job's due instant."""
+    retried: list[Retried] = field(default_factory=list)
+    """Next attempts of occurrences whose retry was due (``engine/retrying.py``): started
+    before ``fired``, so that a run of the same job fired in this pass queues behind them."""
 
 
 def planned_row(job: Job, planned: PlannedRun, *, now: datetime, engine_id: str) -> Run:
@@ -175,10 +184,17 @@ def fire_due(
     reach = timedelta(seconds=ahead)
     deferred: list[datetime] = []
     with store.atomic():
+        retries = fire_retries(store, now=now, engine_id=engine_id, limit=batch_size, owner=owner)
+        result.retried = retries.retried
         jobs = store.due_jobs(now + reach, limit=batch_size, owner=owner)
+        flights = _with_retries(store, jobs, retries.retried, in_flight)
         plans: list[_Planned] = []
         for job in jobs:
-            planned = _plan_job(job, now=now, ahead=reach, engine_id=engine_id, in_flight=in_flight)
+            waiting_for = flights.wait_for(job)
+            if waiting_for is not None:
+                deferred.append(max(waiting_for, now + RECHECK))
+                continue
+            planned = _plan_job(job, now=now, ahead=reach, engine_id=engine_id, in_flight=flights)
             if planned is None:
                 deferred.append(job.next_fire_at or now)
             else:
@@ -188,15 +204,66 @@ def fire_due(
             _advance_planned(planned, inserted, result, now=now)
         store.update_job_states([JobState.of(job) for job in result.jobs])
     # A batch of deferred jobs alone is not full: the next pass would read them again at once.
-    result.full_batch = len(jobs) >= batch_size and bool(plans)
+    result.full_batch = (len(jobs) >= batch_size and bool(plans)) or len(
+        result.retried
+    ) >= batch_size
     if not result.full_batch:
         # Passes come every half ``ahead`` under a stream of jobs (each fires the next half
         # window's), not once per job: a job is fired between ahead/2 and ahead early.
         later = store.next_fire_at(after=now + reach, owner=owner)
+        retry = store.next_retry_at(owner=owner)
         result.next_pass_at = min(
-            [*deferred, *([] if later is None else [later - reach / 2])], default=None
+            [
+                *deferred,
+                *([] if later is None else [later - reach / 2]),
+                *([] if retry is None else [max(retry, now + RECHECK)]),
+            ],
+            default=None,
         )
     return result
+
+
+class _Flights:
+    """What the overlap policy sees of a pass's due jobs: this engine's runs in flight, plus
+    an occurrence whose retry is pending (in the store) or was fired in this very pass, which
+    counts as still running."""
+
+    def __init__(
+        self,
+        held: Callable[[str], InFlight],
+        pending: dict[str, datetime],
+        retried: set[str],
+        overlaps: dict[str, Overlap],
+    ) -> None:
+        self._held = held
+        self._pending = pending
+        self._retried = retried
+        self._overlaps = overlaps
+
+    def __call__(self, job_id: str) -> InFlight:
+        flight = self._held(job_id)
+        if job_id in self._pending or job_id in self._retried:
+            return InFlight(flight.running + 1, flight.waiting)
+        return flight
+
+    def wait_for(self, job: Job) -> datetime | None:
+        """The instant to look at ``job`` again, when its occurrence is due while a retry of
+        its previous one waits for its backoff and ``overlap=buffer_one``: the occurrence
+        waits for that attempt (then queues behind it) rather than run before it."""
+        if self._overlaps.get(job.id) is not Overlap.BUFFER_ONE:
+            return None
+        if job.id in self._retried or self._held(job.id).waiting:
+            return None
+        return self._pending.get(job.id)
+
+
+def _with_retries(
+    store: Store, jobs: Sequence[Job], retried: Sequence[Retried], held: Callable[[str], InFlight]
+) -> _Flights:
+    retrying = [job for job in jobs if job.policies.retries is not None]
+    pending = store.pending_retries([job.id for job in retrying]) if retrying else {}
+    overlaps = {job.id: job.policies.overlap for job in retrying}
+    return _Flights(held, pending, {item.job.id for item in retried}, overlaps)
 
 
 def _advance_planned(
@@ -261,12 +328,15 @@ def run_end(item: Ended) -> RunEnd:
     """What the end of ``item``'s run does to its job, decided here (``core.policy``) and
     applied by the store."""
     run = item.run
+    # An attempt followed by a retry is not its occurrence's outcome: it adds no failure, and
+    # the pending retry keeps the job from ending as a run in flight would.
+    retrying = run.retry_at is not None
     return RunEnd(
         run.job_id,
         run.status,
         run.error,
-        counts_as_failure(run.status),
-        item.others_in_flight,
+        counts_as_failure(run.status) and not retrying,
+        item.others_in_flight + retrying,
         exhausted_status(False, run.status),
         exhausted_status(True, run.status),
     )
@@ -289,6 +359,8 @@ def settle_jobs(
 class FlushResult:
     runs: list[Run] = field(default_factory=list)
     states: list[JobState] = field(default_factory=list)
+    paused: list[Job] = field(default_factory=list)
+    """Jobs this batch's failures paused (``policies.pause_after_failures``)."""
 
 
 def _update_existing_runs(store: Store, runs: Sequence[Run]) -> list[Run]:
@@ -331,6 +403,8 @@ def flush(
         result.states = settle_jobs(
             store, [e for e in ended if e.run.id in kept], now=now, read_back=read_back
         )
+        outcomes = [(e.run, e.job) for e in ended if e.run.id in kept and e.job is not None]
+        result.paused = count_failures(store, outcomes, now=now)
     return result
 
 
@@ -355,9 +429,25 @@ def renew_and_recover(
     with store.atomic():
         store.renew_lease(engine_id, now=now, until=until)
         look_as = engine_id if starting else f"{engine_id}/sweep"
-        runs = store.interrupt_orphaned_runs(now=now, engine_id=look_as)
+        runs = _retried_if_asked(store, store.interrupt_orphaned_runs(now=now, engine_id=look_as))
         if not runs:
             return Recovery()
         settled = settle_jobs(store, [Ended(run) for run in runs], now=now)
         jobs = [store.get_job(state.id, owner=None) for state in settled]
     return Recovery(runs, jobs)
+
+
+def _retried_if_asked(store: Store, runs: list[Run]) -> list[Run]:
+    """Interrupted runs whose job retries interrupted attempts get their retry, written in
+    the recovery's transaction: the occurrence's next attempt comes after the restart."""
+    jobs: dict[str, Job] = {}
+    result: list[Run] = []
+    for run in runs:
+        job = jobs.get(run.job_id) or store.get_job(run.job_id, owner=None)
+        jobs[job.id] = job
+        assert run.finished_at is not None  # interrupted: just ended
+        result.append(with_retry(job, run, ended_at=run.finished_at))
+    retried = [run for run in result if run.retry_at is not None]
+    if retried:
+        store.update_run_states(retried)
+    return result

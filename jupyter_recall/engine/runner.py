@@ -39,7 +39,9 @@ from jupyter_recall.engine.events import (
     EventBus,
 )
 from jupyter_recall.engine.executors import Executor
+from jupyter_recall.engine.failures import watches_failures
 from jupyter_recall.engine.firing import Claim, Ended
+from jupyter_recall.engine.retrying import with_retry
 from jupyter_recall.engine.writer import RunWriter
 
 NOTHING_IN_FLIGHT = InFlight()
@@ -115,6 +117,7 @@ def run_with(
         run.output,
         error,
         run.engine_id,
+        run.attempt,
     )
 
 
@@ -441,17 +444,16 @@ class Runner:
         others = self._release(item)
         if item.handed_off:
             return
+        ended_at = self._clock.now()
         final = run_with(
-            run,
-            status=status,
-            started_at=run.started_at,
-            finished_at=self._clock.now(),
-            error=error,
+            run, status=status, started_at=run.started_at, finished_at=ended_at, error=error
         )
+        if item.job.policies.retries is not None and item.reason is not DELETED:
+            final = with_retry(item.job, final, ended_at=ended_at)
         # The job is only kept for the events announcing the end: ends can wait in the writer
         # by the thousand under a burst, and every object they hold is scanned by the GC. Kept
         # for a listener that does not listen yet: it may by the time the end is written.
-        kept = self._bus.subscribed(RUN_FINISHED, JOB_UPDATED)
+        kept = self._bus.subscribed(RUN_FINISHED, JOB_UPDATED) or watches_failures(item.job)
         self._writer.ended(Ended(final, others, item.job if kept else None))
 
     def _release(self, item: _Item) -> int:

@@ -236,6 +236,8 @@ class Scheduler:
         if any(run.status.is_final for run in result.runs):
             self._runs_ended.set()
             self._runs_ended = anyio.Event()
+        # A retry just planned may be due before the pass the loop sleeps towards.
+        self._poke(earliest([run.retry_at for run in result.runs]))
 
     def _announce_ends(self, result: firing.FlushResult, ended: Sequence[firing.Ended]) -> None:
         fired = {item.run.job_id: item.job for item in ended if item.job is not None}
@@ -315,6 +317,9 @@ class Scheduler:
                 owner=self.fire_owner,
             )
         )
+        for retried in result.retried:
+            self._runner.start(retried.job, retried.run, lane=True, serial=retried.serial)
+            self._bus.job(JOB_UPDATED, retried.job)
         for fired in result.fired:
             self._runner.start(
                 fired.job,

@@ -84,6 +84,8 @@ RunRow = tuple[
     str,
     str | None,
     str | None,
+    int,
+    datetime | None,
 ]
 """A queued run as a tuple of plain values (enums by their text). Ends wait here by the
 thousand under a burst, and a tuple of atomic values is dropped from the cyclic GC's watch,
@@ -107,6 +109,8 @@ def _row(run: Run) -> RunRow:
         run.output,
         run.error,
         run.engine_id,
+        run.attempt,
+        run.retry_at,
     )
 
 
@@ -124,6 +128,8 @@ def _run(row: RunRow) -> Run:
         row[9],
         row[10],
         row[11],
+        row[12],
+        row[13],
     )
 
 

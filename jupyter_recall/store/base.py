@@ -217,8 +217,8 @@ class JobStore(Protocol):
 
     # --- runs ---------------------------------------------------------------------------
     def insert_runs(self, runs: Sequence[Run]) -> list[Run]:
-        """Insert runs; a run whose (job_id, scheduled_for) exists already is not inserted.
-        Returns the runs that were inserted."""
+        """Insert runs; a run whose (job_id, scheduled_for, attempt) exists already is not
+        inserted. Returns the runs that were inserted."""
         ...
 
     def delete_runs(self, run_ids: Sequence[str]) -> None:
@@ -251,6 +251,25 @@ class JobStore(Protocol):
         ...
 
     def running_runs(self, *, job_id: str | None = None) -> list[Run]: ...
+
+    # --- retries (policies.retries; store/retries_sql.py) ---------------------------------
+    def due_retries(self, now: datetime, *, limit: int, owner: str | None = None) -> list[Run]:
+        """Ended runs of active jobs whose ``retry_at`` is at or before ``now``, earliest
+        first (PostgreSQL: locked until the transaction ends, skipped by other engines)."""
+        ...
+
+    def next_retry_at(self, *, owner: str | None = None) -> datetime | None:
+        """The earliest ``retry_at`` among active jobs' runs (``owner``'s if given)."""
+        ...
+
+    def clear_retries(self, run_ids: Sequence[str]) -> None:
+        """Clear these runs' ``retry_at`` (their retry was fired, or dropped)."""
+        ...
+
+    def pending_retries(self, job_ids: Sequence[str]) -> dict[str, datetime]:
+        """The jobs among these with a retry pending (whatever their status), and the
+        earliest instant one is due."""
+        ...
 
 
 class OwnerStore(Protocol):

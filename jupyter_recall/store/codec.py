@@ -33,7 +33,13 @@ from jupyter_recall.core.model import (
 )
 from jupyter_recall.core.triggers.once import OnceTrigger
 from jupyter_recall.core.when import SPEC_VERSION, ScheduleSpec
-from jupyter_recall.store.rows import JobRow, RunRow, WatcherResultRow, WatcherStateRow
+from jupyter_recall.store.rows import (
+    JobRow,
+    RunRow,
+    RunStateRow,
+    WatcherResultRow,
+    WatcherStateRow,
+)
 from jupyter_recall.store.watchers import (
     CheckRecord,
     PendingCheck,
@@ -392,7 +398,7 @@ def _job_from_row(row: JobRow) -> Job:
 
 # --- runs ---------------------------------------------------------------------------------------
 
-_RUN_INSTANTS = ("scheduled_for", "created_at", "started_at", "finished_at")
+_RUN_INSTANTS = ("scheduled_for", "created_at", "started_at", "finished_at", "retry_at")
 
 
 def run_row(run: Run) -> RunRow:
@@ -420,6 +426,21 @@ def _run_row(run: Run) -> RunRow:
         output_dropped=0,
         error=run.error,
         engine_id=run.engine_id,
+        attempt=run.attempt,
+        retry_at=None if run.retry_at is None else us[run.retry_at],
+    )
+
+
+def run_state_row(run: Run) -> RunStateRow:
+    """What changes while and after a run executes (``update_run_states``)."""
+    encode = encode_optional_instant
+    return RunStateRow(
+        id=run.id,
+        status=run.status._value_,
+        started_at=encode(run.started_at, "started_at"),
+        finished_at=encode(run.finished_at, "finished_at"),
+        error=run.error,
+        retry_at=encode(run.retry_at, "retry_at"),
     )
 
 
@@ -432,7 +453,7 @@ def run_from_row(row: RunRow) -> Run:
 
 def _run_from_row(row: RunRow) -> Run:
     at = _from_microseconds
-    started_at, finished_at = row.started_at, row.finished_at
+    started_at, finished_at, retry_at = row.started_at, row.finished_at, row.retry_at
     return Run(
         id=row.id,
         job_id=row.job_id,
@@ -446,6 +467,8 @@ def _run_from_row(row: RunRow) -> Run:
         output=row.output,
         error=row.error,
         engine_id=row.engine_id,
+        attempt=row.attempt,
+        retry_at=None if retry_at is None else at[retry_at],
     )
 
 

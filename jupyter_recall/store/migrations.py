@@ -296,3 +296,15 @@ def _create_approvals(db: Database) -> None:
     for statement in _SCHEMA_V5.split(";"):
         if statement.strip():
             db.execute(statement)
+
+
+# Retries (policies.retries): each run is one attempt of its occurrence, unique per
+# (job_id, scheduled_for, attempt); an ended attempt followed by another holds the instant that
+# one is due (store/retries_sql.py).
+@migration(6, "retries: attempt and retry_at on runs, unique per attempt")
+def _add_attempts(db: Database) -> None:
+    from jupyter_recall.store.retries_sql import SCHEMA
+
+    for statement in SCHEMA.format(integer="INTEGER").split(";"):
+        if statement.strip():
+            db.execute(statement)

@@ -29,7 +29,7 @@ from psycopg import sql as pgsql
 
 from jupyter_recall.core.errors import ConflictError, NotFoundError, StoreError
 from jupyter_recall.core.model import Job, JobKind, JobStatus, Run, RunStatus
-from jupyter_recall.store import codec
+from jupyter_recall.store import codec, retries_sql
 from jupyter_recall.store.approval_tables import ApprovalTables
 from jupyter_recall.store.base import (
     STATE_FIELDS,
@@ -75,7 +75,7 @@ _TYPES = {
         {
             "next_occurrence", "next_fire_at", "run_count", "failure_count", "last_run_at",
             "created_at", "updated_at", "version", "scheduled_for", "started_at", "finished_at",
-            "output_dropped",
+            "output_dropped", "attempt", "retry_at",
         }
     ),
 }  # fmt: skip
@@ -105,7 +105,7 @@ def _update_from(table: str, fields: Sequence[str], changed: Sequence[str]) -> s
 
 _INSERT_RUNS = (
     f"INSERT INTO runs ({columns(RunRow._fields)}) SELECT * FROM {_unnest(RunRow._fields)} "
-    "ON CONFLICT (job_id, scheduled_for) DO NOTHING RETURNING id"
+    "ON CONFLICT (job_id, scheduled_for, attempt) DO NOTHING RETURNING id"
 )
 _UPDATE_JOB = _update_from(
     "jobs", JobRow._fields, [name for name in JobRow._fields if name not in _JOB_FIXED]
@@ -518,17 +518,7 @@ class PostgresStore(PostgresWatcherTables, ApprovalTables, RowTables):
     def update_run_states(self, runs: Sequence[Run]) -> None:
         if not runs:
             return
-        encode = codec.encode_optional_instant
-        rows = [
-            RunStateRow(
-                id=run.id,
-                status=run.status._value_,
-                started_at=encode(run.started_at, "started_at"),
-                finished_at=encode(run.finished_at, "finished_at"),
-                error=run.error,
-            )
-            for run in runs
-        ]
+        rows = [codec.run_state_row(run) for run in runs]
         with self.atomic():
             changed = self._write(_UPDATE_RUN_STATE, _columns_of(rows, len(RunStateRow._fields)))
             if changed != len({run.id for run in runs}):
@@ -568,6 +558,29 @@ class PostgresStore(PostgresWatcherTables, ApprovalTables, RowTables):
             sql += " LIMIT %s"
             params.append(where.limit)
         return self._runs(sql, params)
+
+    # --- retries (policies.retries) -----------------------------------------------------
+
+    def due_retries(self, now: datetime, *, limit: int, owner: str | None = None) -> list[Run]:
+        at = codec.encode_instant(now, "now")
+        sql, params = retries_sql.due(now=at, limit=limit, owner=owner, mark="%s", lock=True)
+        return self._runs(sql, params)
+
+    def next_retry_at(self, *, owner: str | None = None) -> datetime | None:
+        sql, params = retries_sql.earliest(owner=owner, mark="%s")
+        rows = self._rows(sql, params)
+        return codec.decode_instant(rows[0][0]) if rows and rows[0][0] is not None else None
+
+    def clear_retries(self, run_ids: Sequence[str]) -> None:
+        with self.atomic():
+            self._write_many(retries_sql.CLEAR, [(i,) for i in run_ids])
+
+    def pending_retries(self, job_ids: Sequence[str]) -> dict[str, datetime]:
+        unique = list(dict.fromkeys(job_ids))
+        if not unique:
+            return {}
+        sql = retries_sql.pending(len(unique), mark="%s")
+        return {ident: codec.decode_instant(at) for ident, at in self._rows(sql, unique)}
 
     def running_runs(self, *, job_id: str | None = None) -> list[Run]:
         sql = f"{_RUN_SELECT} WHERE status = 'running'"

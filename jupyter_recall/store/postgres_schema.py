@@ -20,6 +20,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from jupyter_recall.core.errors import StoreError
+from jupyter_recall.store.retries_sql import SCHEMA as RETRIES_SCHEMA
 
 MIGRATION_LOCK = 0x72_65_63_61_6C_6C
 """The advisory lock key held while migrating (``recall`` in ASCII)."""
@@ -186,6 +187,11 @@ MIGRATIONS = (
         4, "indexes for listing pages: jobs by each sort key, runs newest first, counts", _V4
     ),
     PostgresMigration(5, "create the approvals inbox", _V5),
+    PostgresMigration(
+        6,
+        "retries: attempt and retry_at on runs, unique per attempt",
+        RETRIES_SCHEMA.format(integer="BIGINT"),
+    ),
 )
 """Every migration, in version order. A released migration is never edited."""
 

@@ -84,6 +84,10 @@ class RunRow(NamedTuple):
     output_dropped: int
     error: str | None
     engine_id: str | None
+    attempt: int
+    """1 for an occurrence's first run, then 2, 3... for its retries (unique per occurrence)."""
+    retry_at: int | None
+    """On an ended attempt followed by another: when that one is due (``due_retries``)."""
 
 
 class RunStateRow(NamedTuple):
@@ -95,6 +99,7 @@ class RunStateRow(NamedTuple):
     started_at: int | None
     finished_at: int | None
     error: str | None
+    retry_at: int | None
 
 
 class LeaseRow(NamedTuple):

@@ -30,7 +30,7 @@ import sqlite_utils
 
 from jupyter_recall.core.errors import ConflictError, NotFoundError, StoreError
 from jupyter_recall.core.model import Job, JobKind, JobStatus, Run, RunStatus
-from jupyter_recall.store import codec
+from jupyter_recall.store import codec, retries_sql
 from jupyter_recall.store.approval_tables import ApprovalTables
 from jupyter_recall.store.base import (
     STATE_FIELDS,
@@ -75,7 +75,7 @@ _JOB_FIXED = frozenset({"id", "owner", "kind", "created_at"})
 _UPDATE_JOB = _update_by_id(
     "jobs", JobRow._fields, [name for name in JobRow._fields if name not in _JOB_FIXED]
 )
-_RUN_OCCURRENCE_TAKEN = "ON CONFLICT (job_id, scheduled_for) DO NOTHING"
+_RUN_OCCURRENCE_TAKEN = "ON CONFLICT (job_id, scheduled_for, attempt) DO NOTHING"
 # Output belongs to append_output: the engine's copy of a run does not hold what was streamed.
 _RUN_FIXED = frozenset({"id", "output", "output_dropped"})
 _UPDATE_RUN = _update_by_id(
@@ -573,17 +573,7 @@ class SQLiteStore(SQLiteWatcherTables, ApprovalTables, RowTables):
     def update_run_states(self, runs: Sequence[Run]) -> None:
         if not runs:
             return
-        encode = codec.encode_optional_instant
-        rows = [
-            RunStateRow(
-                id=run.id,
-                status=run.status._value_,
-                started_at=encode(run.started_at, "started_at"),
-                finished_at=encode(run.finished_at, "finished_at"),
-                error=run.error,
-            )
-            for run in runs
-        ]
+        rows = [codec.run_state_row(run) for run in runs]
         with self.atomic():
             changed = self._conn.executemany(_UPDATE_RUN_STATE, rows).rowcount
             if changed != len(rows):
@@ -625,6 +615,31 @@ class SQLiteStore(SQLiteWatcherTables, ApprovalTables, RowTables):
             sql += " LIMIT ?"
             params.append(where.limit)
         return self._runs(sql, params)
+
+    # --- retries (policies.retries) -----------------------------------------------------
+
+    def due_retries(self, now: datetime, *, limit: int, owner: str | None = None) -> list[Run]:
+        at = codec.encode_instant(now, "now")
+        sql, params = retries_sql.due(now=at, limit=limit, owner=owner, mark="?")
+        return self._runs(sql, params)
+
+    def next_retry_at(self, *, owner: str | None = None) -> datetime | None:
+        sql, params = retries_sql.earliest(owner=owner, mark="?")
+        rows = self._rows(sql, params)
+        return codec.decode_instant(rows[0][0]) if rows and rows[0][0] is not None else None
+
+    def clear_retries(self, run_ids: Sequence[str]) -> None:
+        with self.atomic():
+            self._conn.executemany(retries_sql.CLEAR.replace("%s", "?"), [(i,) for i in run_ids])
+
+    def pending_retries(self, job_ids: Sequence[str]) -> dict[str, datetime]:
+        found: dict[str, datetime] = {}
+        unique = list(dict.fromkeys(job_ids))
+        for start in range(0, len(unique), _IN_CHUNK):
+            chunk = unique[start : start + _IN_CHUNK]
+            sql = retries_sql.pending(len(chunk), mark="?")
+            found.update((ident, codec.decode_instant(at)) for ident, at in self._rows(sql, chunk))
+        return found
 
     def running_runs(self, *, job_id: str | None = None) -> list[Run]:
         sql = f"{_RUN_SELECT} WHERE status = 'running'"

@@ -169,7 +169,7 @@ def test_a_new_run_is_inserted_with_its_empty_columns_null_and_unique_per_occurr
     assert sql.endswith(") ON CONFLICT")
     values = sql[sql.index("VALUES (") + len("VALUES (") : sql.index(") ON")].split(", ")
     nulls = {c for c, v in zip(RunRow._fields, values, strict=True) if v == "NULL"}
-    assert nulls == {"started_at", "finished_at", "error", "engine_id"}
+    assert nulls == {"started_at", "finished_at", "error", "engine_id", "retry_at"}
     assert [len(row) for row in rows] == [len(RunRow._fields) - len(nulls)]
     assert store.insert_runs([run]) == [run]
     assert store.insert_runs([make_run(job, T0)]) == []

@@ -203,8 +203,10 @@ def test_the_declared_indexes_exist(store: SQLiteStore) -> None:
     assert jobs["jobs_due"].columns == ["next_fire_at", "id"]
     assert jobs["jobs_one_pending_recall"].unique
     assert jobs["jobs_by_owner"].columns == ["owner", "created_at"]
-    assert runs["runs_one_per_occurrence"].unique
-    assert runs["runs_one_per_occurrence"].columns == ["job_id", "scheduled_for"]
+    assert runs["runs_one_per_attempt"].unique
+    assert runs["runs_one_per_attempt"].columns == ["job_id", "scheduled_for", "attempt"]
+    assert "runs_one_per_occurrence" not in runs  # replaced by migration 6 (retries)
+    assert runs["runs_retry_due"].columns == ["retry_at"]
     assert runs["runs_by_owner"].columns == ["owner", "created_at"]
 
 

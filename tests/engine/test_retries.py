@@ -1,0 +1,295 @@
+"""Retries (``policies.retries``) through the real engine on a manual clock and a real SQLite
+file: attempts of one occurrence, backoff, exhaustion, a restart with a retry pending or an
+attempt in flight, overlap, max_runs and the job's end."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from jupyter_recall.core.clock import ManualClock
+from jupyter_recall.core.model import JobStatus, Overlap, Run, RunStatus
+from jupyter_recall.core.retries import Retries
+from jupyter_recall.engine.executors import OutputSink, RunOutcome
+from jupyter_recall.engine.scheduler import Scheduler
+from tests.engine.support import (
+    OWNER,
+    T0,
+    Script,
+    eventually,
+    new,
+    running,
+)
+from tests.engine.support import runs_of as _runs_of
+from tests.engine.support import wait_runs as _wait_runs
+
+pytestmark = pytest.mark.anyio
+
+
+class Flaky(Script):
+    """``flaky N``: attempts 1..N fail, the next succeeds; other messages as ``Script``."""
+
+    async def _behave(self, message: str, run: Run, output: OutputSink) -> RunOutcome | None:
+        if message.startswith("flaky"):
+            failures = int(message.split()[1])
+            if run.attempt <= failures:
+                raise RuntimeError(f"attempt {run.attempt} failed")
+            return None
+        return await super()._behave(message, run, output)
+
+
+def attempts(runs: list[Run]) -> list[tuple[int, str, bool]]:
+    return [(run.attempt, run.status.value, run.retry_at is not None) for run in runs]
+
+
+async def runs_of(engine: Scheduler, job_id: str) -> list[Run]:
+    """The job's runs by occurrence, then attempt (attempts may share a creation instant on
+    the manual clock)."""
+    return sorted(await _runs_of(engine, job_id), key=lambda run: (run.scheduled_for, run.attempt))
+
+
+async def wait_runs(engine: Scheduler, job_id: str, count: int, *, final: bool = True) -> list[Run]:
+    await _wait_runs(engine, job_id, count, final=final)
+    return await runs_of(engine, job_id)
+
+
+@pytest.fixture
+def flaky() -> Flaky:
+    return Flaky()
+
+
+async def test_a_job_failing_twice_then_succeeding_has_three_attempts_of_one_occurrence(
+    db: Path, flaky: Flaky, clock: ManualClock
+) -> None:
+    retries = Retries(max=2, backoff=5, factor=2)
+    async with running(db, flaky, clock) as engine:
+        job = await engine.add_job(new("in 1m", "flaky 2", retries=retries), owner=OWNER)
+        clock.advance(60)
+        await eventually(lambda: len(flaky.executed(job.id)) == 1)
+        await eventually(lambda: _pending(engine, job.id))
+        first = (await runs_of(engine, job.id))[0]
+        assert (first.finished_at, first.retry_at) == (
+            T0 + timedelta(seconds=60),
+            T0 + timedelta(seconds=65),
+        )
+        assert not first.is_final_for_occurrence
+        # Not before its backoff.
+        clock.advance(4)
+        assert len(flaky.executed(job.id)) == 1
+        clock.advance(1)
+        await eventually(lambda: len(flaky.executed(job.id)) == 2)
+        await eventually(lambda: _pending(engine, job.id))
+        second = (await runs_of(engine, job.id))[1]
+        # factor 2: twice the backoff after the second attempt.
+        assert (second.finished_at, second.retry_at) == (
+            T0 + timedelta(seconds=65),
+            T0 + timedelta(seconds=75),
+        )
+        clock.advance(10)
+        runs = await wait_runs(engine, job.id, 3)
+        # A retry fired is no longer pending: retry_at is cleared as the next attempt starts.
+        assert attempts(runs) == [
+            (1, "failed", False),
+            (2, "failed", False),
+            (3, "succeeded", False),
+        ]
+        # One occurrence: every attempt has its instant.
+        assert {run.scheduled_for for run in runs} == {T0 + timedelta(minutes=1)}
+        await eventually(lambda: _status(engine, job.id, JobStatus.COMPLETED))
+        done = await engine.get_job(job.id, owner=OWNER)
+        assert (done.run_count, done.failure_count) == (1, 0)
+
+
+async def _pending(engine: Scheduler, job_id: str) -> bool:
+    runs = await runs_of(engine, job_id)
+    return bool(runs) and runs[-1].retry_at is not None
+
+
+async def _status(engine: Scheduler, job_id: str, status: JobStatus) -> bool:
+    return (await engine.get_job(job_id, owner=OWNER)).status is status
+
+
+async def test_retries_exhausted_leave_the_occurrence_failed(
+    db: Path, flaky: Flaky, clock: ManualClock
+) -> None:
+    async with running(db, flaky, clock) as engine:
+        job = await engine.add_job(
+            new("in 1m", "fail", retries=Retries(max=1, backoff=1)), owner=OWNER
+        )
+        clock.advance(60)
+        await eventually(lambda: _pending(engine, job.id))
+        clock.advance(1)
+        runs = await wait_runs(engine, job.id, 2)
+        assert attempts(runs) == [(1, "failed", False), (2, "failed", False)]
+        await eventually(lambda: _status(engine, job.id, JobStatus.FAILED))
+        failed = await engine.get_job(job.id, owner=OWNER)
+        # The occurrence failed once, whatever its attempts.
+        assert failed.failure_count == 1
+        assert failed.last_status is RunStatus.FAILED
+
+
+async def test_a_status_not_in_on_is_not_retried(
+    db: Path, flaky: Flaky, clock: ManualClock
+) -> None:
+    retries = Retries(max=3, backoff=1, on=("timed_out",))
+    async with running(db, flaky, clock) as engine:
+        job = await engine.add_job(new("in 1m", "fail", retries=retries), owner=OWNER)
+        clock.advance(60)
+        runs = await wait_runs(engine, job.id, 1)
+        assert attempts(runs) == [(1, "failed", False)]
+        await eventually(lambda: _status(engine, job.id, JobStatus.FAILED))
+
+
+async def test_a_pending_retry_survives_a_restart_and_fires_once_after_it(
+    db: Path, flaky: Flaky, clock: ManualClock
+) -> None:
+    async with running(db, flaky, clock) as engine:
+        job = await engine.add_job(
+            new("in 1m", "flaky 1", retries=Retries(max=1, backoff=30)), owner=OWNER
+        )
+        clock.advance(60)
+        await eventually(lambda: _pending(engine, job.id))
+    # Down past the retry's instant.
+    clock.advance(120)
+    async with running(db, flaky, clock) as engine:
+        runs = await wait_runs(engine, job.id, 2)
+        assert attempts(runs) == [(1, "failed", False), (2, "succeeded", False)]
+        await eventually(lambda: _status(engine, job.id, JobStatus.COMPLETED))
+    # A third engine on the file finds nothing left to retry.
+    async with running(db, flaky, clock) as engine:
+        clock.advance(60)
+        assert len(await runs_of(engine, job.id)) == 2
+    assert [run.attempt for run in flaky.executed(job.id)] == [1, 2]
+
+
+async def test_two_engines_on_one_file_fire_a_pending_retry_once(
+    db: Path, flaky: Flaky, clock: ManualClock
+) -> None:
+    async with running(db, flaky, clock) as engine:
+        job = await engine.add_job(
+            new("in 1m", "flaky 1", retries=Retries(max=1, backoff=30)), owner=OWNER
+        )
+        clock.advance(60)
+        await eventually(lambda: _pending(engine, job.id))
+    async with running(db, flaky, clock) as one, running(db, flaky, clock) as two:
+        clock.advance(30)
+        await wait_runs(one, job.id, 2)
+        clock.advance(60)
+        await wait_runs(two, job.id, 2)
+    assert [run.attempt for run in flaky.executed(job.id)] == [1, 2]
+
+
+async def test_an_attempt_interrupted_by_a_shutdown_is_retried_after_the_restart(
+    db: Path, flaky: Flaky, clock: ManualClock
+) -> None:
+    async with running(db, flaky, clock) as engine:
+        job = await engine.add_job(
+            new("in 1m", "block", retries=Retries(max=1, backoff=0)), owner=OWNER
+        )
+        clock.advance(60)
+        await eventually(lambda: len(flaky.blocked) == 1)
+    flaky.blocked.clear()
+    async with running(db, flaky, clock) as engine:
+        runs = await wait_runs(engine, job.id, 2, final=False)
+        assert (runs[0].attempt, runs[0].status.value) == (1, "interrupted")
+        assert runs[1].attempt == 2
+        await eventually(lambda: len(flaky.blocked) == 1)
+        flaky.release()
+        await wait_runs(engine, job.id, 2)
+        await eventually(lambda: _status(engine, job.id, JobStatus.COMPLETED))
+
+
+async def test_overlap_skip_sees_the_retrying_occurrence_as_running(
+    db: Path, flaky: Flaky, clock: ManualClock
+) -> None:
+    retries = Retries(max=1, backoff=90)
+    async with running(db, flaky, clock) as engine:
+        job = await engine.add_job(new("every 1m", "flaky 1", retries=retries), owner=OWNER)
+        clock.advance(60)
+        await eventually(lambda: _pending(engine, job.id))
+        # The next occurrence comes during the backoff: skipped, its occurrence is running.
+        clock.advance(60)
+        runs = await wait_runs(engine, job.id, 2)
+        assert runs[1].status is RunStatus.SKIPPED
+        assert "overlap=skip" in (runs[1].error or "")
+        clock.advance(30)
+        runs = await wait_runs(engine, job.id, 3)
+        retried = [run for run in runs if run.attempt == 2]
+        assert [run.status for run in retried] == [RunStatus.SUCCEEDED]
+        assert retried[0].scheduled_for == T0 + timedelta(minutes=1)
+        # max_runs and run_count count occurrences, not attempts.
+        assert (await engine.get_job(job.id, owner=OWNER)).run_count == 1
+
+
+async def test_overlap_buffer_one_waits_for_the_retry_then_runs(
+    db: Path, flaky: Flaky, clock: ManualClock
+) -> None:
+    retries = Retries(max=1, backoff=90)
+    policies = {"retries": retries, "overlap": Overlap.BUFFER_ONE}
+    async with running(db, flaky, clock) as engine:
+        job = await engine.add_job(new("every 1m", "flaky 1", **policies), owner=OWNER)
+        clock.advance(60)
+        await eventually(lambda: _pending(engine, job.id))
+        clock.advance(60)  # the second occurrence is due, the retry is 30 s away
+        assert len(flaky.executed(job.id)) == 1
+        clock.advance(30)
+        await eventually(lambda: len(flaky.executed(job.id)) == 3)
+        executed = flaky.executed(job.id)
+        # The retry of the first occurrence ran before the second occurrence.
+        assert [(run.scheduled_for, run.attempt) for run in executed] == [
+            (T0 + timedelta(minutes=1), 1),
+            (T0 + timedelta(minutes=1), 2),
+            (T0 + timedelta(minutes=2), 1),
+        ]
+
+
+async def test_max_runs_counts_an_occurrence_once_whatever_its_attempts(
+    db: Path, flaky: Flaky, clock: ManualClock
+) -> None:
+    policies = {"retries": Retries(max=2, backoff=1), "max_runs": 1}
+    async with running(db, flaky, clock) as engine:
+        job = await engine.add_job(new("every 1m", "flaky 2", **policies), owner=OWNER)
+        clock.advance(60)
+        await eventually(lambda: _pending(engine, job.id))
+        clock.advance(1)
+        await eventually(lambda: len(flaky.executed(job.id)) == 2)
+        await eventually(lambda: _pending(engine, job.id))
+        clock.advance(2)
+        runs = await wait_runs(engine, job.id, 3)
+        assert [run.attempt for run in runs] == [1, 2, 3]
+        await eventually(lambda: _status(engine, job.id, JobStatus.COMPLETED))
+
+
+async def test_a_paused_job_keeps_its_retry_until_resumed(
+    db: Path, flaky: Flaky, clock: ManualClock
+) -> None:
+    async with running(db, flaky, clock) as engine:
+        job = await engine.add_job(
+            new("every 1h", "flaky 1", retries=Retries(max=1, backoff=5)), owner=OWNER
+        )
+        clock.advance(3600)
+        await eventually(lambda: _pending(engine, job.id))
+        await engine.pause_job(job.id, owner=OWNER)
+        clock.advance(10)
+        assert len(flaky.executed(job.id)) == 1
+        await engine.resume_job(job.id, owner=OWNER)
+        clock.advance(1)
+        runs = await wait_runs(engine, job.id, 2)
+        assert attempts(runs) == [(1, "failed", False), (2, "succeeded", False)]
+
+
+async def test_each_attempt_has_its_own_time_limit_and_timed_out_is_retried(
+    db: Path, flaky: Flaky, clock: ManualClock
+) -> None:
+    retries = Retries(max=1, backoff=0, on=("timed_out",))
+    async with running(db, flaky, clock) as engine:
+        job = await engine.add_job(new("in 1m", "block", retries=retries, timeout=0.2), owner=OWNER)
+        clock.advance(60)
+        runs = await wait_runs(engine, job.id, 2, final=True)
+        assert [(run.attempt, run.status.value) for run in runs] == [
+            (1, "timed_out"),
+            (2, "timed_out"),
+        ]
+        await eventually(lambda: _status(engine, job.id, JobStatus.FAILED))
