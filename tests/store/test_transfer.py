@@ -161,6 +161,29 @@ def test_export_then_import_is_exact(sqlite_store: Store, target: Store) -> None
     assert again.getvalue() == text.getvalue()
 
 
+def test_attempts_and_pending_retries_are_carried_by_migrate_and_export(
+    sqlite_store: Store, target: Store
+) -> None:
+    (job,) = [make_job()]
+    sqlite_store.insert_jobs([job])
+    first = make_run(job, T0, status=RunStatus.FAILED, finished_at=T0)
+    second = make_run(
+        job, T0, status=RunStatus.FAILED, finished_at=T0, attempt=2, retry_at=T0 + minutes(4)
+    )
+    sqlite_store.insert_runs([first, second])
+    lines = _export(sqlite_store)
+    exported = [json.loads(line)["row"] for line in lines[1:] if '"table": "runs"' in line]
+    assert sorted((row["attempt"], row["retry_at"]) for row in exported) == [
+        (1, None),
+        (2, "2030-01-01T12:04:00.000000+00:00"),
+    ]
+    load_export(io.StringIO("\n".join(lines)), target, progress=_nothing)
+    assert target.get_run(second.id, owner=None) == sqlite_store.get_run(second.id, owner=None)
+    assert target.pending_retries([job.id]) == {job.id: T0 + minutes(4)}
+    # The copy keeps the uniqueness per attempt: attempt 2 cannot be fired again there.
+    assert target.insert_runs([make_run(job, T0, attempt=2)]) == []
+
+
 def _export(store: Store) -> list[str]:
     text = io.StringIO()
     write_export(store, text, now=T0, progress=_nothing)
