@@ -76,6 +76,8 @@ class RunTrigger(_Choice):
     SCHEDULE = "schedule"
     MANUAL = "manual"
     CATCHUP = "catchup"
+    AFTER = "after"
+    """Fired by the end of an upstream job's run (``core/dependency.py``)."""
 
 
 class Coalesce(_Choice):

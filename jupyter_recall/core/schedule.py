@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 from typing import Any, Literal
 
 from jupyter_recall.core.errors import ValidationError
+from jupyter_recall.core.triggers.after import AfterTrigger
 from jupyter_recall.core.triggers.base import Trigger
 from jupyter_recall.core.triggers.cron import CronTrigger
 from jupyter_recall.core.triggers.interval import IntervalTrigger
@@ -21,7 +22,7 @@ from jupyter_recall.core.when_words import DAY_NAMES, describe_days
 UTC = timezone.utc
 SPEC_VERSION = 1
 
-ScheduleKind = Literal["once", "interval", "cron", "immediate"]
+ScheduleKind = Literal["once", "interval", "cron", "immediate", "after"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,11 +42,18 @@ class ScheduleSpec:
 
     @property
     def is_recurring(self) -> bool:
-        return self.kind in ("interval", "cron")
+        return self.kind in ("interval", "cron", "after")
+
+    @property
+    def after(self) -> AfterTrigger | None:
+        """The dependency of a job fired by another job's runs (kind ``after``), else None."""
+        return self.trigger if isinstance(self.trigger, AfterTrigger) else None
 
     def first_fire_time(self) -> datetime | None:
         if isinstance(self.trigger, OnceTrigger):
             return self.trigger.at
+        if isinstance(self.trigger, AfterTrigger):
+            return None
         if self.anchor is None:  # pragma: no cover - construction guarantees an anchor
             raise ValueError(f"{self.kind} schedule without an anchor")
         return self.trigger.next_after(self.anchor)
@@ -77,6 +85,8 @@ class ScheduleSpec:
             return f"{_describe_cron(self.trigger.expression)} ({self.tz})"
         if isinstance(self.trigger, WeeksTrigger):
             return f"{_describe_weeks(self.trigger)} ({self.tz})"
+        if isinstance(self.trigger, AfterTrigger):
+            return self.trigger.after.text
         if self.kind == "immediate":
             return "immediately"
         fire = self.first_fire_time()
@@ -144,13 +154,15 @@ _TRIGGER_TYPES_OF_KIND: dict[str, tuple[str, ...]] = {
     "immediate": ("once",),
     "interval": ("interval",),
     "cron": ("cron", "weeks"),
+    "after": ("after",),
 }
-_KINDS: tuple[ScheduleKind, ...] = ("once", "interval", "cron", "immediate")
+_KINDS: tuple[ScheduleKind, ...] = ("once", "interval", "cron", "immediate", "after")
 _TRIGGER_LOADERS: dict[str, Callable[[dict[str, Any]], Trigger]] = {
     "once": OnceTrigger.from_dict,
     "interval": IntervalTrigger.from_dict,
     "cron": CronTrigger.from_dict,
     "weeks": WeeksTrigger.from_dict,
+    "after": AfterTrigger.from_dict,
 }
 
 

@@ -17,9 +17,11 @@ from typing import Any
 
 from jupyter_recall.core import when_calendar
 from jupyter_recall.core.cron import MACROS, parse_cron
+from jupyter_recall.core.dependency import parse_after
 from jupyter_recall.core.errors import ParseError, ValidationError
 from jupyter_recall.core.schedule import SPEC_VERSION, ScheduleKind, ScheduleSpec
 from jupyter_recall.core.suggest import did_you_mean
+from jupyter_recall.core.triggers.after import AfterTrigger
 from jupyter_recall.core.triggers.cron import CronTrigger
 from jupyter_recall.core.triggers.interval import IntervalTrigger
 from jupyter_recall.core.triggers.once import OnceTrigger
@@ -188,6 +190,9 @@ def parse_when(text: str, *, now: datetime, tz: str) -> ScheduleSpec:
         now = now.astimezone(UTC)
     if not isinstance(text, str):
         raise _Context(repr(text), now, name, zone).fail("a time expression must be a string")
+    after = parse_after(text)
+    if after is not None:
+        return ScheduleSpec("after", after.text, name, AfterTrigger(after))
     stripped, zone_written = _split_zone(text.strip())
     if zone_written is not None:
         name, zone = lookup_tz(zone_written)

@@ -38,6 +38,7 @@ from jupyter_recall.core.policy import (
     schedule_next,
 )
 from jupyter_recall.core.when import ScheduleSpec, parse_when
+from jupyter_recall.engine import dependencies
 from jupyter_recall.store.base import Store
 
 NAME_LENGTH = 60
@@ -116,7 +117,7 @@ def build_job(
     action, target, options, name = (payloads or _Payloads()).of(new)
     job_id = new_id()
     first = schedule_next(spec, job_id, spec.first_fire_time(), new.policies, 0)
-    if first.exhausted:
+    if first.exhausted and spec.after is None:
         raise _no_occurrence_left(spec, new.policies)
     return Job(
         id=job_id,
@@ -232,7 +233,23 @@ def create_jobs(
     by_fire_time = sorted(jobs, key=_fire_order)
     with store.atomic():
         store.insert_jobs(by_fire_time)
+        _link_all(store, jobs, now=now, batch=len(news) > 1)
     return jobs
+
+
+def _link_all(store: Store, jobs: Sequence[Job], *, now: datetime, batch: bool) -> None:
+    """Write the dependencies of the jobs that wait for another job (``engine/dependencies``)."""
+    for index, job in enumerate(jobs):
+        if job.schedule.after is None:
+            continue
+        try:
+            dependencies.link(store, job, now=now)
+        except ValidationError as exc:
+            if not batch:
+                raise
+            raise ValidationError(
+                f"jobs[{index}].{exc.field}", exc.message, accepted=exc.accepted
+            ) from exc
 
 
 def _fire_order(job: Job) -> datetime:
@@ -265,10 +282,10 @@ def _rescheduled(job: Job, changes: JobChanges, now: datetime) -> dict[str, Any]
         occurrence = spec.first_fire_time()
     else:
         when, spec, occurrence = job.when, job.schedule, job.next_occurrence
-        if occurrence is None:
+        if occurrence is None and spec.after is None:
             raise ConflictError(f"job {job.id} has no occurrence left to reschedule")
     upcoming = schedule_next(spec, job.id, occurrence, policies, job.run_count)
-    if upcoming.exhausted:
+    if upcoming.exhausted and spec.after is None:
         raise _no_occurrence_left(spec, policies)
     return {
         "when": when,
@@ -299,6 +316,8 @@ def update_job(store: Store, job_id: str, *, owner: str, now: datetime, changes:
             updates.update(action=action, target=target, options=options)
         job = job.evolve(**updates)
         store.update_jobs([job])
+        if changes.when is not None:
+            dependencies.link(store, job, now=now)
     return job
 
 
@@ -317,6 +336,8 @@ def resume_job(
     with store.atomic():
         job = store.get_job(job_id, owner=owner)
         require(job, JobAction.RESUME)
+        if job.schedule.after is not None:
+            return _resume_dependent(store, job, now=now, catch_up=catch_up)
         planned = job.next_occurrence
         if not catch_up and not job.schedule.is_recurring and planned is not None and planned < now:
             raise ConflictError(
@@ -334,6 +355,16 @@ def resume_job(
         )
         job = _with_next(job, upcoming, now=now, in_flight=in_flight, status=JobStatus.ACTIVE)
         store.update_jobs([job])
+    return job
+
+
+def _resume_dependent(store: Store, job: Job, *, now: datetime, catch_up: bool) -> Job:
+    """A job waiting for another one resumes active; without ``catch_up`` the upstream runs
+    that ended while it was paused are passed over (with it, the engine handles them)."""
+    if not catch_up:
+        dependencies.pass_over(store, job)
+    job = job.evolve(status=JobStatus.ACTIVE, updated_at=now)
+    store.update_jobs([job])
     return job
 
 

@@ -27,7 +27,8 @@ from jupyter_recall.core.clock import Clock, SystemClock
 from jupyter_recall.core.errors import ConflictError
 from jupyter_recall.core.model import Job, Policies, Run, new_id
 from jupyter_recall.core.policy import earliest
-from jupyter_recall.engine import firing, jobs, owners
+from jupyter_recall.engine import dependencies, firing, jobs, owners
+from jupyter_recall.engine.dependency_trigger import DependencyTrigger
 from jupyter_recall.engine.events import (
     JOB_CREATED,
     JOB_DELETED,
@@ -113,6 +114,17 @@ class Scheduler:
             per_target_limit=per_target_limit,
             default_timeout=default_timeout,
         )
+        self._dependencies = DependencyTrigger(
+            store,
+            self._in_store,
+            self._runner,
+            self._bus,
+            self.clock,
+            engine_id=self.engine_id,
+            owner=fire_owner,
+        )
+        """Fires the jobs that wait for another job's runs, on their run.finished."""
+        self._bus.subscribe(self._dependencies.heard, types={RUN_FINISHED})
         self._wake = anyio.Event()
         self._sleeping_until: datetime | None = None
         self._planning = True
@@ -184,6 +196,7 @@ class Scheduler:
                 async with anyio.create_task_group() as loops:
                     loops.start_soon(self._fire_loop)
                     loops.start_soon(self._lease_loop)
+                    loops.start_soon(self._dependencies.run)
         finally:
             self._loops_done.set()
 
@@ -466,6 +479,9 @@ class Scheduler:
                 in_flight=self._runner.held(job_id),
             )
         )
+        after = job.schedule.after
+        if after is not None:  # with catch_up, the upstream runs ended during the pause
+            self._dependencies.upstream_changed(after.after.job)
         return self._changed(job)
 
     async def skip_job(self, job_id: str, *, owner: str) -> Job:
@@ -520,8 +536,13 @@ class Scheduler:
         await self._guard(job_id, owner, "deleted")
         job = await self.get_job(job_id, owner=owner)
         self._runner.stop_job(job_id, DELETED)
-        await self._in_store(partial(self.store.delete_job, job_id, owner=owner))
+        delete = partial(
+            dependencies.delete_upstream, self.store, job_id, owner=owner, now=self.clock.now()
+        )
+        cancelled = await self._in_store(delete)
         self._bus.job(JOB_DELETED, job)
+        for dependent in cancelled:
+            self._bus.job(JOB_UPDATED, dependent)
 
     # --- jobs declared by owners (engine/owners.py) ---------------------------------------------
 

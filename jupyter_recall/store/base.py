@@ -24,6 +24,7 @@ from operator import attrgetter
 from typing import Any, NamedTuple, Protocol
 
 from jupyter_recall.core.approvals import ApprovalRecord
+from jupyter_recall.core.dependency import Dependency, UpstreamEnd
 from jupyter_recall.core.model import Job, JobKind, JobStatus, Run, RunStatus
 from jupyter_recall.store.watchers import RING_SIZE, CheckRecord, PendingCheck, WatcherRecord
 
@@ -392,6 +393,32 @@ class ApprovalStore(Protocol):
         ...
 
 
+class DependencyStore(Protocol):
+    """Jobs fired by another job's runs and their cursors (``core/dependency.py``)."""
+
+    def put_dependency(self, dependency: Dependency) -> None: ...
+
+    def delete_dependency(self, job_id: str) -> None: ...
+
+    def get_dependency(self, job_id: str) -> Dependency | None: ...
+
+    def dependents_of(self, upstream_ids: Sequence[str]) -> list[Dependency]:
+        """The dependencies on these upstream jobs, locked for the caller's transaction."""
+        ...
+
+    def list_dependencies(
+        self, *, after: str | None, limit: int, owner: str | None = None
+    ) -> list[Dependency]:
+        """A page of every dependency in ``job_id`` order, locked like ``dependents_of``."""
+        ...
+
+    def upstream_ends(self, dependency: Dependency, *, limit: int) -> list[UpstreamEnd]:
+        """The upstream's runs final for their occurrence that ended after the cursor."""
+        ...
+
+    def latest_upstream_end(self, upstream_id: str) -> UpstreamEnd | None: ...
+
+
 class RowStore(Protocol):
     """Every table's rows as stored (``rows.py``), for moving a store (``store/transfer.py``)."""
 
@@ -417,6 +444,7 @@ class Store(
     WatcherStore,
     NotificationBuffer,
     ApprovalStore,
+    DependencyStore,
     RowStore,
     Protocol,
 ):

@@ -308,3 +308,14 @@ def _add_attempts(db: Database) -> None:
     for statement in SCHEMA.format(integer="INTEGER").split(";"):
         if statement.strip():
             db.execute(statement)
+
+
+# Dependencies (core/dependency.py): one row per job fired by another job's runs, found by its
+# upstream; its cursor is the last upstream run handled (store/dependency_tables.py).
+@migration(7, "dependencies: jobs fired by another job's runs, with their cursor")
+def _create_dependencies(db: Database) -> None:
+    from jupyter_recall.store.dependency_tables import SCHEMA
+
+    for statement in SCHEMA.format(integer="INTEGER").split(";"):
+        if statement.strip():
+            db.execute(statement)

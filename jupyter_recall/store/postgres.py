@@ -40,6 +40,7 @@ from jupyter_recall.store.base import (
     RunFilter,
 )
 from jupyter_recall.store.changes import ChangeListener
+from jupyter_recall.store.dependency_tables import DependencyTables
 from jupyter_recall.store.postgres_listen import NOTIFY, Listener, payload
 from jupyter_recall.store.postgres_schema import PostgresMigration, migrate
 from jupyter_recall.store.postgres_watchers import PostgresWatcherTables
@@ -126,7 +127,7 @@ _SETTLE_JOB_STATE = (
     "UPDATE jobs SET last_status = v.status, last_error = v.error, updated_at = %s, "
     "failure_count = failure_count + v.failed, "
     "status = CASE WHEN jobs.status IN ('active', 'paused') AND next_occurrence IS NULL "
-    "AND v.ending "
+    "AND v.ending AND schedule_kind <> 'after' "
     "THEN CASE WHEN schedule_kind IN ('interval', 'cron') THEN v.recurring ELSE v.once END "
     "ELSE jobs.status END "
     "FROM unnest(%s::text[], %s::text[], %s::text[], %s::bigint[], %s::boolean[], "
@@ -178,10 +179,11 @@ def _redacted(url: str) -> str:
     return " ".join(f"{key}={value}" for key, value in info.items())
 
 
-class PostgresStore(PostgresWatcherTables, ApprovalTables, RowTables):
+class PostgresStore(PostgresWatcherTables, ApprovalTables, DependencyTables, RowTables):
     """The Store protocol on a PostgreSQL database (``postgresql://`` URL, libpq's forms)."""
 
     _mark = "%s"
+    _lock_rows = " FOR UPDATE"
 
     def __init__(self, url: str, *, connect_timeout: float = 10.0) -> None:
         self.url = url

@@ -20,6 +20,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from jupyter_recall.core.errors import StoreError
+from jupyter_recall.store.dependency_tables import SCHEMA as DEPENDENCIES_SCHEMA
 from jupyter_recall.store.retries_sql import SCHEMA as RETRIES_SCHEMA
 
 MIGRATION_LOCK = 0x72_65_63_61_6C_6C
@@ -191,6 +192,11 @@ MIGRATIONS = (
         6,
         "retries: attempt and retry_at on runs, unique per attempt",
         RETRIES_SCHEMA.format(integer="BIGINT"),
+    ),
+    PostgresMigration(
+        7,
+        "dependencies: jobs fired by another job's runs, with their cursor",
+        DEPENDENCIES_SCHEMA.format(integer="BIGINT"),
     ),
 )
 """Every migration, in version order. A released migration is never edited."""

@@ -26,6 +26,7 @@ KEYS: dict[str, tuple[str, ...]] = {
     "notification_buffer": ("id",),
     "disabled_owners": ("owner", "plugin_owner"),
     "approvals": ("id",),
+    "dependencies": ("job_id",),
 }
 """Each table's primary key: rows are read in its order (keyset pages) and a row whose key is
 already in the target is skipped."""

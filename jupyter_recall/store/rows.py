@@ -182,6 +182,18 @@ class ApprovalRow(NamedTuple):
     note: str | None
 
 
+class DependencyRow(NamedTuple):
+    """``dependencies``: a job fired by another job's runs, and the cursor of the last
+    upstream run it handled (``core/dependency.py``)."""
+
+    job_id: str
+    owner: str
+    upstream_id: str
+    on_status: str
+    cursor_at: int
+    cursor_run: str
+
+
 TABLES: dict[str, tuple[str, ...]] = {
     "jobs": JobRow._fields,
     "runs": RunRow._fields,
@@ -192,6 +204,7 @@ TABLES: dict[str, tuple[str, ...]] = {
     "notification_buffer": BufferedNotificationRow._fields,
     "disabled_owners": DisabledOwnerRow._fields,
     "approvals": ApprovalRow._fields,
+    "dependencies": DependencyRow._fields,
 }
 """Every table of the schema and its columns."""
 

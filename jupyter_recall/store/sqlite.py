@@ -41,6 +41,7 @@ from jupyter_recall.store.base import (
     RunEnd,
     RunFilter,
 )
+from jupyter_recall.store.dependency_tables import DependencyTables
 from jupyter_recall.store.migrations import Migration, migrate
 from jupyter_recall.store.row_tables import RowTables
 from jupyter_recall.store.rows import (
@@ -99,6 +100,7 @@ _SETTLE_JOB_STATE = (
     "UPDATE jobs SET last_status = ?1, last_error = ?2, updated_at = ?3, "
     "failure_count = failure_count + ?4, "
     "status = CASE WHEN status IN ('active', 'paused') AND next_occurrence IS NULL AND ?5 = 0 "
+    "AND schedule_kind <> 'after' "
     "THEN CASE WHEN schedule_kind IN ('interval', 'cron') THEN ?6 ELSE ?7 END "
     "ELSE status END "
     "WHERE id = ?8"
@@ -207,7 +209,7 @@ WAL_SWITCH_RETRY = 0.005
 """Seconds between two tries of switching a new file to WAL (``SQLiteStore._enable_wal``)."""
 
 
-class SQLiteStore(SQLiteWatcherTables, ApprovalTables, RowTables):
+class SQLiteStore(SQLiteWatcherTables, ApprovalTables, DependencyTables, RowTables):
     """The Store protocol on one SQLite file. ``path`` may be ``":memory:"`` for tests.
 
     Watchers and the notification buffer are in ``SQLiteWatcherTables``."""

@@ -1,0 +1,25 @@
+"""The trigger of a dependency: it never fires by time (the engine fires the job when its
+upstream job's run ends, ``core/dependency.py``); it carries the ``After`` it stands for."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from jupyter_recall.core.dependency import After, AfterOn
+
+
+@dataclass(frozen=True, slots=True)
+class AfterTrigger:
+    after: After
+
+    def next_after(self, after: datetime) -> datetime | None:
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "after", **self.after.to_json()}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> AfterTrigger:
+        return cls(After(data["job"], AfterOn.parse(data["on"], "schedule.trigger.on")))
