@@ -15,13 +15,10 @@ from jupyter_recall.core.errors import (
 from jupyter_recall.core.when import ScheduleSpec, parse_when
 
 if TYPE_CHECKING:
-    from jupyter_recall.kernel import agent, notifications
-    from jupyter_recall.kernel.api import Job, job, jobs, recall, schedule
-    from jupyter_recall.kernel.client import RecallConnectionError
-    from jupyter_recall.kernel.heartbeat import heartbeat_gate
+    from jupyter_recall.kernel.agent import tools as agent
 
-    # Tools, parallel and background calls (kernel/primitives.py).
-    from jupyter_recall.kernel.primitives import (
+    # Tools, parallel and background calls (kernel/calls/primitives.py).
+    from jupyter_recall.kernel.calls.primitives import (
         approvals,
         background_cancel,
         background_list,
@@ -36,11 +33,15 @@ if TYPE_CHECKING:
         set_tool_policy,
         tool,
     )
-    from jupyter_recall.kernel.recall import on_recall
+    from jupyter_recall.kernel.connection import notifications
+    from jupyter_recall.kernel.connection.client import RecallConnectionError
 
-    # Watchers and notifications (kernel/watch.py).
-    from jupyter_recall.kernel.watch import (
-        send_notification,
+    # Watchers and notifications (kernel/watchers/watch.py).
+    from jupyter_recall.kernel.connection.send import send_notification
+    from jupyter_recall.kernel.jobs.api import Job, job, jobs, recall, schedule
+    from jupyter_recall.kernel.jobs.heartbeat import heartbeat_gate
+    from jupyter_recall.kernel.jobs.recall import on_recall
+    from jupyter_recall.kernel.watchers.watch import (
         watch_history,
         watch_list,
         watch_pause,
@@ -97,15 +98,15 @@ __all__ = [
 # The kernel API is imported on first use (module __getattr__): `import jupyter_recall` stays
 # cheap and never imports IPython or jupyter_server.
 _KERNEL_API = {
-    "schedule": "jupyter_recall.kernel.api",
-    "recall": "jupyter_recall.kernel.api",
-    "jobs": "jupyter_recall.kernel.api",
-    "job": "jupyter_recall.kernel.api",
-    "Job": "jupyter_recall.kernel.api",
-    "on_recall": "jupyter_recall.kernel.recall",
-    "heartbeat_gate": "jupyter_recall.kernel.heartbeat",
-    "RecallConnectionError": "jupyter_recall.kernel.client",
-    "require_server_kernel": "jupyter_recall.kernel.client",
+    "schedule": "jupyter_recall.kernel.jobs.api",
+    "recall": "jupyter_recall.kernel.jobs.api",
+    "jobs": "jupyter_recall.kernel.jobs.api",
+    "job": "jupyter_recall.kernel.jobs.api",
+    "Job": "jupyter_recall.kernel.jobs.api",
+    "on_recall": "jupyter_recall.kernel.jobs.recall",
+    "heartbeat_gate": "jupyter_recall.kernel.jobs.heartbeat",
+    "RecallConnectionError": "jupyter_recall.kernel.connection.client",
+    "require_server_kernel": "jupyter_recall.kernel.connection.client",
 }
 # Tools, parallel and background calls.
 _KERNEL_API.update(
@@ -129,7 +130,7 @@ _KERNEL_API.update(
             "refresh_tool_policies",
             "set_concurrency_limits",
         ),
-        "jupyter_recall.kernel.primitives",
+        "jupyter_recall.kernel.calls.primitives",
     )
 )
 # Watchers and notifications.
@@ -143,14 +144,14 @@ _KERNEL_API.update(
             "watch_status",
             "watch_list",
             "watch_history",
-            "send_notification",
         ),
-        "jupyter_recall.kernel.watch",
+        "jupyter_recall.kernel.watchers.watch",
     )
 )
+_KERNEL_API["send_notification"] = "jupyter_recall.kernel.connection.send"
 _KERNEL_MODULES = {
-    "agent": "jupyter_recall.kernel.agent",
-    "notifications": "jupyter_recall.kernel.notifications",
+    "agent": "jupyter_recall.kernel.agent.tools",
+    "notifications": "jupyter_recall.kernel.connection.notifications",
 }
 
 

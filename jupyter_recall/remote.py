@@ -1,7 +1,7 @@
 """Talking to a running Jupyter server's ``/api/recall`` from another process.
 
-Shared by the kernel side (``kernel/client.py``, which adds finding the server that owns the
-kernel) and the ``jupyter recall`` command line (which looks for any running server). Plain
+Shared by the kernel side (``kernel/connection/client.py``, which adds finding the server that
+owns the kernel) and the ``jupyter recall`` command line (which looks for any running server). Plain
 synchronous HTTP (urllib) with timeouts: the server is another process, so a blocking call cannot
 deadlock it. Only the standard library is imported here, so that importing it stays cheap.
 """

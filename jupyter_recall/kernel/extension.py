@@ -6,21 +6,16 @@ import sys
 from typing import Any
 
 from jupyter_recall.core.errors import RecallError
+from jupyter_recall.kernel.connection import client, notifications
+from jupyter_recall.kernel.jobs.heartbeat import register_magic
+from jupyter_recall.kernel.magics.jobs import RecallMagics
+from jupyter_recall.kernel.magics.watch import WatchMagics
 
 
 def load_ipython_extension(ipython: Any) -> None:
-    from jupyter_recall.kernel import client, notifications
-    from jupyter_recall.kernel.magics import RecallMagics
-
     ipython.register_magics(RecallMagics)
-    # %watch (kernel/watch_magic.py).
-    from jupyter_recall.kernel.watch_magic import WatchMagics
-
-    ipython.register_magics(WatchMagics)
-    # %heartbeat (kernel/heartbeat.py).
-    from jupyter_recall.kernel.heartbeat import register_magic
-
-    register_magic(ipython)
+    ipython.register_magics(WatchMagics)  # %watch
+    register_magic(ipython)  # %heartbeat
     # `%reload_ext` asks again: the notebook may have been renamed since.
     client.forget_identity()
     try:
@@ -48,6 +43,4 @@ EXTERNAL_NOTE = (
 
 
 def unload_ipython_extension(ipython: Any) -> None:
-    from jupyter_recall.kernel import notifications
-
     notifications.stop()

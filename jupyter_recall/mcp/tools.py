@@ -13,11 +13,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from jupyter_recall.client.toolspec import Param, Result, Tool, decode_arguments, failure
 from jupyter_recall.core.errors import ConflictError, NotFoundError, RecallError, ValidationError
 from jupyter_recall.core.model import RunStatus
-from jupyter_recall.kernel.agent import JOB_STATUSES, TOOLS, job_summary
-from jupyter_recall.kernel.api import JOB_ID
-from jupyter_recall.kernel.toolspec import Param, Result, Tool, decode_arguments, failure
+from jupyter_recall.kernel.agent.tools import JOB_STATUSES, TOOLS, job_summary
+from jupyter_recall.kernel.jobs.api import JOB_ID
 from jupyter_recall.mcp.backend import Backend
 
 Run = Callable[[Backend, dict[str, Any]], Result]

@@ -63,7 +63,7 @@ UNATTENDED_POLICIES = ("auto",)
 NO_APPROVAL = "a watcher runs unattended: nobody is there to approve each check"
 CHECK_DONE = RunOutcome()
 RESULT_MARKER = "@@jupyter_recall-watch-result@@ "
-"""Prefix of the line a kernel check prints its result on (``kernel/watch.py``)."""
+"""Prefix of the line a kernel check prints its result on (``kernel/watchers/watch.py``)."""
 WATCHER_FIELDS = (
     "tool",
     "params",
@@ -178,10 +178,11 @@ def parse_spec(body: Mapping[str, Any]) -> WatcherSpec:
 
 
 def kernel_check_code(tool: str, params: Mapping[str, Any]) -> str:
-    """What a check of a user tool runs in its kernel (``kernel/watch.py`` prints the result)."""
+    """What a check of a user tool runs in its kernel (``kernel/watchers/watch.py`` prints the
+    result)."""
     arguments = json.dumps(dict(params), default=str)
     return (
-        '__import__("jupyter_recall.kernel.watch", fromlist=["run_check"])'
+        '__import__("jupyter_recall.kernel.watchers.watch", fromlist=["run_check"])'
         f".run_check({tool!r}, {arguments!r})"
     )
 

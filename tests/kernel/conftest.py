@@ -147,7 +147,8 @@ def notebook(server: KernelServer, request: pytest.FixtureRequest) -> Iterator[K
     """One notebook kernel with the extension loaded, shared by a module's tests."""
     kernel = Kernel(server, f"{request.module.__name__.rsplit('.', 1)[-1]}.ipynb")
     kernel.ok(
-        "%load_ext jupyter_recall\nimport jupyter_recall, json\nimport jupyter_recall.kernel.recall"
+        "%load_ext jupyter_recall\nimport jupyter_recall, json\n"
+        "import jupyter_recall.kernel.jobs.recall"
     )
     yield kernel
     kernel.close()
@@ -158,7 +159,7 @@ def nb(notebook: Kernel, server: KernelServer) -> Iterator[Kernel]:
     """The shared notebook, with no jobs, no handler and an empty queue around each test."""
     server.delete_all_jobs()
     notebook.ok(
-        "jupyter_recall.kernel.recall.clear_handler(); jupyter_recall.notifications.drain()"
+        "jupyter_recall.kernel.jobs.recall.clear_handler(); jupyter_recall.notifications.drain()"
     )
     yield notebook
     server.delete_all_jobs()

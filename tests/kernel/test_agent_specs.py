@@ -15,7 +15,7 @@ import jsonschema
 import pytest
 
 from jupyter_recall import agent
-from jupyter_recall.kernel import client
+from jupyter_recall.kernel.connection import client
 from tests.server.live_server import free_port
 
 VALID: dict[str, dict[str, Any]] = {
@@ -27,7 +27,7 @@ VALID: dict[str, dict[str, Any]] = {
     "schedule_list": {},
     "schedule_status": {"job_id": "3f9c2a1b7d0e"},
     "remember": {"what": "check the deploy", "when": "tomorrow at 9am"},
-    # Tool calls at once and in the background (kernel/primitive_tools.py).
+    # Tool calls at once and in the background (kernel/agent/calls.py).
     "run_parallel": {"actions": [{"name": "shell.run", "params": {"command": "true"}}]},
     "background_run": {"name": "shell.run"},
     "background_status": {"task_id": "bg-0"},
@@ -35,7 +35,7 @@ VALID: dict[str, dict[str, Any]] = {
     "background_cancel": {"task_id": "bg-0"},
     "background_list": {},
     "background_wait": {},
-    # Watchers and notifications (kernel/watch_tools.py).
+    # Watchers and notifications (kernel/agent/watchers.py).
     "watch_start": {"name": "filesystem.read"},
     "watch_stop": {"watcher_id": "3f9c2a1b7d0e"},
     "watch_pause": {"watcher_id": "3f9c2a1b7d0e"},

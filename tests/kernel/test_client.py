@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from jupyter_recall import ConflictError, NotFoundError, ParseError, ValidationError
-from jupyter_recall.kernel.client import (
+from jupyter_recall.kernel.connection.client import (
     Client,
     RecallConnectionError,
     ServerInfo,
@@ -21,7 +21,7 @@ from jupyter_recall.kernel.client import (
     error_from_response,
     kernel_id_from_connection_file,
 )
-from jupyter_recall.kernel.notifications import parse_sse
+from jupyter_recall.kernel.connection.notifications import parse_sse
 from tests.server.live_server import free_port
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from jupyter_recall.core.errors import ValidationError
-from jupyter_recall.kernel import heartbeat, recall
+from jupyter_recall.kernel.jobs import heartbeat, recall
 from tests.kernel.conftest import Kernel, KernelServer, wait_until
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import time
 from datetime import datetime, timedelta, timezone
 
-from jupyter_recall.kernel import notifications
-from jupyter_recall.kernel.client import Client, ServerInfo
+from jupyter_recall.kernel.connection import notifications
+from jupyter_recall.kernel.connection.client import Client, ServerInfo
 from tests.kernel.conftest import wait_until
 from tests.server.live_server import TOKEN, free_port
 

@@ -44,7 +44,7 @@ def test_the_panel_shows_a_page_then_more(nb, server):
 def test_jobs_reads_every_page_or_the_first_limit(nb, server):
     _jobs_of(nb, server, MANY)
     counts = nb.json(
-        "import jupyter_recall.kernel.api as _api\n"
+        "import jupyter_recall.kernel.jobs.api as _api\n"
         "print(json.dumps([len(_api.jobs()), len(_api.jobs(limit=3)),"
         " [j.name for j in _api.jobs(sort='name', limit=2)],"
         " len(_api.jobs(search='PAGED 5'))]))"

@@ -16,8 +16,9 @@ import pytest
 import jupyter_recall as jr
 from jupyter_recall import agent
 from jupyter_recall.core.errors import NotFoundError, ValidationError
-from jupyter_recall.kernel import client, notifications, primitives
-from jupyter_recall.kernel.parallel_magic import parse_actions, parse_limits
+from jupyter_recall.kernel.calls import primitives
+from jupyter_recall.kernel.connection import client, notifications
+from jupyter_recall.kernel.magics.parallel import parse_actions, parse_limits
 from jupyter_recall.tools import default_registry
 from tests.server.live_server import free_port
 

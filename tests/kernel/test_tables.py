@@ -6,8 +6,8 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
+from jupyter_recall.client.tables import job_row, now, result_text, short_instant
 from jupyter_recall.core.timefmt import format_time, parse_instant
-from jupyter_recall.kernel.tables import job_row, now, result_text, short_instant
 
 UTC = timezone.utc
 

@@ -323,7 +323,7 @@ def test_a_watcher_card_shows_its_results_and_a_sparkline(nb, server):
     gauge = server.root / "gauge.txt"
     gauge.write_text("level 3\n")
     watcher_id = nb.json(
-        STATE + "from jupyter_recall.kernel.watch import watch_start\n"
+        STATE + "from jupyter_recall.kernel.watchers.watch import watch_start\n"
         "w = watch_start('filesystem.read', {'path': 'gauge.txt'}, interval=3600,"
         " notify_when='always')\n"
         "_widgets.job_card(w)\n"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from jupyter_recall import ValidationError
-from jupyter_recall.kernel.writ import (
+from jupyter_recall.kernel.magics.writ import (
     COMMAND_OPTIONS,
     RECALL_OPTIONS,
     SCHEDULE_OPTIONS,

@@ -304,7 +304,7 @@ async def test_instruction_is_delivered_in_the_kernel(executors: Any, user: Any)
     job = make_job({"type": "instruction", "instruction": "check the log"}, at_path())
     outcome, sink, _ = await run_job(executors, job)
     assert outcome == RunOutcome()
-    if importlib.util.find_spec("jupyter_recall.kernel.recall") is None:
+    if importlib.util.find_spec("jupyter_recall.kernel.jobs.recall") is None:
         assert sink.text == "[RECALL] check the log\n"
     # The delivery helper leaves nothing in the user's namespace.
     reply = await user.run("assert '_jupyter_recall_deliver' not in globals()")

@@ -4,7 +4,7 @@ The card only shows and answers; the request lives elsewhere (``tools.approval.A
 ``on_answer(approved)`` is called on a click, and ``settle(outcome)`` shows the end (approved,
 denied, timed out) and takes the buttons away, whoever answered. A click reaches the kernel
 when it is idle: a cell that waits for the call asks on stdin instead
-(``kernel/approval_prompt.py``).
+(``kernel/calls/approval_prompt.py``).
 """
 
 from __future__ import annotations

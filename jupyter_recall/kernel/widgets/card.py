@@ -21,8 +21,8 @@ import ipywidgets
 from jupyter_recall.core.errors import NotFoundError, RecallError
 from jupyter_recall.core.text import describe_target
 from jupyter_recall.core.timefmt import format_time
-from jupyter_recall.kernel import api
-from jupyter_recall.kernel import client as _client
+from jupyter_recall.kernel.connection import client as _client
+from jupyter_recall.kernel.jobs import api
 from jupyter_recall.kernel.widgets import base, render
 from jupyter_recall.kernel.widgets.live import router
 

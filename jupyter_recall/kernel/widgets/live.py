@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from jupyter_recall.kernel import notifications
+from jupyter_recall.kernel.connection import notifications
 
 MAX_LIVE = 200
 """Subscribers kept live at most; beyond this the oldest stop following changes."""

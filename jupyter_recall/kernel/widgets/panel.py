@@ -17,10 +17,10 @@ from typing import Any
 
 import ipywidgets
 
+from jupyter_recall.client import tables
 from jupyter_recall.core.errors import RecallError
 from jupyter_recall.core.timefmt import parse_instant
-from jupyter_recall.kernel import client as _client
-from jupyter_recall.kernel import tables
+from jupyter_recall.kernel.connection import client as _client
 from jupyter_recall.kernel.widgets import base, render
 from jupyter_recall.kernel.widgets.card import JobCard
 from jupyter_recall.kernel.widgets.live import ANY_JOB, Coalescer, router

@@ -14,10 +14,10 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone, tzinfo
 from typing import Any
 
+from jupyter_recall.client.tables import VALUE_KEYS, result_text
 from jupyter_recall.core import timefmt
 from jupyter_recall.core.text import describe_target
 from jupyter_recall.core.timefmt import parse_instant
-from jupyter_recall.kernel.tables import VALUE_KEYS, result_text
 
 RUN_COLOURS = {
     "running": "#1565c0",

@@ -1,6 +1,6 @@
 """What a recall's self-instruction becomes inside the kernel.
 
-The kernel side (``jupyter_recall.kernel.recall.deliver``) comes later; until it is importable in
+The kernel side is ``jupyter_recall.kernel.jobs.recall.deliver``; where it is not importable in
 the kernel, the instruction is printed as a notification line. Only this module needs to change
 when the delivery mechanism does.
 """
@@ -19,11 +19,11 @@ _TEMPLATE = """\
 def _jupyter_recall_deliver(instruction, job):
     import importlib.util, json
     try:
-        found = importlib.util.find_spec("jupyter_recall.kernel.recall") is not None
+        found = importlib.util.find_spec("jupyter_recall.kernel.jobs.recall") is not None
     except ImportError:
         found = False
     if found:
-        from jupyter_recall.kernel.recall import deliver
+        from jupyter_recall.kernel.jobs.recall import deliver
         deliver(instruction, json.loads(job))
     else:
         print({prefix!r} + instruction, flush=True)

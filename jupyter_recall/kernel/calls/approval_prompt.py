@@ -30,6 +30,8 @@ from collections.abc import Iterator
 from typing import Any, TypeVar
 
 from jupyter_recall.core.errors import NotFoundError, PromptExpired
+from jupyter_recall.kernel import widgets
+from jupyter_recall.kernel.calls.approval_inbox import RestInbox
 from jupyter_recall.tools.approval import TIMEOUT, ApprovalRequest, Approvals
 
 T = TypeVar("T")
@@ -94,7 +96,6 @@ def _answer(approvals: Approvals, request_id: str, approved: bool) -> None:
 
 
 def _card(approvals: Approvals, request: ApprovalRequest) -> Any:
-    from jupyter_recall.kernel import widgets
 
     card = widgets.approval_card(
         _question(request),
@@ -119,7 +120,6 @@ def show_request(approvals: Approvals, request: ApprovalRequest) -> None:
     if waiting_cell.get() and _stdin_usable():
         # The cell's stdin prompt asks; buttons could not be clicked before the cell ends.
         return
-    from jupyter_recall.kernel import widgets
 
     shown: Any
     if widgets.available():
@@ -155,8 +155,6 @@ def install(approvals: Approvals) -> None:
         return
     approvals._notebook_prompts = True  # type: ignore[attr-defined]
     if approvals.inbox is None:
-        from jupyter_recall.kernel.approval_inbox import RestInbox
-
         # Recorded in the server's inbox, the requests are answerable from anywhere, also
         # while the asking cell is busy; without a server they are asked here only.
         approvals.inbox = RestInbox()

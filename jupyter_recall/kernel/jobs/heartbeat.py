@@ -18,7 +18,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
-from jupyter_recall.core.errors import ValidationError
+from jupyter_recall.client.toolspec import Param, Tool
+from jupyter_recall.core.errors import RecallError, ValidationError
+from jupyter_recall.kernel.jobs import api, recall
 
 DEFAULT_FILE = "HEARTBEAT.md"
 DEFAULT_EVERY = "10m"
@@ -102,7 +104,6 @@ def _decide(content: str, path: Path) -> bool:
 def beat(path: str | Path = DEFAULT_FILE, job: Mapping[str, Any] | None = None) -> str:
     """One heartbeat: read ``path``, ask the gate, deliver on run. Returns ``"delivered"``,
     ``"skipped: <why>"``; the same line is printed (it is the run's output)."""
-    from jupyter_recall.kernel import recall
 
     target = Path(path).expanduser().resolve()
     try:
@@ -127,7 +128,7 @@ def _say(line: str) -> str:
 
 def beat_code(path: Path) -> str:
     """The code the heartbeat job runs in the notebook's kernel."""
-    return f"from jupyter_recall.kernel.heartbeat import beat\nbeat({str(path)!r})"
+    return f"from jupyter_recall.kernel.jobs.heartbeat import beat\nbeat({str(path)!r})"
 
 
 def start(
@@ -138,7 +139,6 @@ def start(
 ) -> Any:
     """Start a heartbeat in this kernel: every ``every`` (``10m``, ``30s``...), :func:`beat` on
     ``path`` (relative to the notebook's directory). Returns the job (``kernel.api.Job``)."""
-    from jupyter_recall.kernel import api
 
     if not isinstance(every, str) or not every.strip():
         raise ValidationError("every", f"must be a duration like '10m', got {every!r}")
@@ -156,8 +156,6 @@ MAGIC_USAGE = "usage: %heartbeat every 10m [FILE]   (FILE defaults to HEARTBEAT.
 def heartbeat_magic(line: str) -> None:
     """``%heartbeat every 10m [FILE]``: start a heartbeat on FILE in this kernel."""
     import sys
-
-    from jupyter_recall.core.errors import RecallError
 
     words = line.split()
     if len(words) not in (2, 3) or words[0] != "every":
@@ -186,8 +184,7 @@ def _tool_start(args: dict[str, Any]) -> dict[str, Any]:
 
 
 def heartbeat_tools() -> tuple[Any, ...]:
-    """The agent tool ``heartbeat_start`` (``kernel/agent.py`` serves it with the others)."""
-    from jupyter_recall.kernel.toolspec import Param, Tool
+    """The agent tool ``heartbeat_start`` (``kernel/agent/tools.py`` serves it with the others)."""
 
     return (
         Tool(

@@ -1,4 +1,4 @@
-"""Agent tools for watchers and notifications (``kernel/watch.py``).
+"""Agent tools for watchers and notifications (``kernel/watchers/watch.py``).
 
 ``watch_start``, ``watch_stop``, ``watch_pause``, ``watch_resume``, ``watch_status``,
 ``watch_list``, ``watch_history`` and ``send_notification``, in the shape of ``toolspec.Tool``
@@ -11,13 +11,14 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
+from jupyter_recall.client.toolspec import Param, Result, Tool
 from jupyter_recall.core.errors import NotFoundError, ValidationError
 from jupyter_recall.core.escalation import STRATEGIES
 from jupyter_recall.engine.notify import PRIORITIES
-from jupyter_recall.kernel import watch
-from jupyter_recall.kernel.api import JOB_ID
-from jupyter_recall.kernel.primitive_tools import TOOL_NAME_PATTERN, ArrayParam, NumberParam
-from jupyter_recall.kernel.toolspec import Param, Result, Tool
+from jupyter_recall.kernel.agent.calls import TOOL_NAME_PATTERN, ArrayParam, NumberParam
+from jupyter_recall.kernel.connection.send import send_notification
+from jupyter_recall.kernel.jobs.api import JOB_ID
+from jupyter_recall.kernel.watchers import watch
 
 T = TypeVar("T")
 
@@ -97,7 +98,7 @@ def _watch_history(args: dict[str, Any]) -> Result:
 
 
 def _send_notification(args: dict[str, Any]) -> Result:
-    delivery = watch.send_notification(
+    delivery = send_notification(
         args["channel"],
         args["message"],
         title=args["title"] or "",

@@ -1,4 +1,4 @@
-"""Agent tools for tool calls at once and in the background (``kernel/primitives.py``).
+"""Agent tools for tool calls at once and in the background (``kernel/calls/primitives.py``).
 
 ``run_parallel``, ``background_run``, ``background_status``, ``background_result``,
 ``background_cancel``, ``background_list``, ``background_wait``: specifications in the shape of
@@ -11,9 +11,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from jupyter_recall.client.toolspec import Param, Result, Tool
 from jupyter_recall.core.errors import NotFoundError, ValidationError
-from jupyter_recall.kernel import primitives
-from jupyter_recall.kernel.toolspec import Param, Result, Tool
+from jupyter_recall.kernel.calls import primitives
 from jupyter_recall.tools.background import MAX_WAIT, STATUSES
 from jupyter_recall.tools.parallel import MAX_ACTIONS
 

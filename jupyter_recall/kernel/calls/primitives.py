@@ -25,6 +25,12 @@ from collections.abc import Callable, Coroutine, Mapping
 from typing import Any, TypeVar
 
 from jupyter_recall.core.errors import RecallError
+from jupyter_recall.kernel import widgets
+from jupyter_recall.kernel.calls import approval_prompt
+from jupyter_recall.kernel.calls.tool_cards import BackgroundCard, ParallelCard
+from jupyter_recall.kernel.connection import client as _client
+from jupyter_recall.kernel.connection import notifications
+from jupyter_recall.kernel.connection.send import send_notification
 from jupyter_recall.tools import (
     Approvals,
     PolicyLayer,
@@ -106,7 +112,6 @@ _state = _State()
 
 
 def _fetch_server_layer() -> PolicyLayer | None:
-    from jupyter_recall.kernel import client as _client
 
     try:
         body = _client.get_client().request(
@@ -186,9 +191,7 @@ def refresh_tool_policies() -> dict[str, Any]:
 def _runner() -> ToolRunner:
     with _state.lock:
         if _state.runner is None:
-            from jupyter_recall.kernel.approval_prompt import install
-
-            install(approvals)
+            approval_prompt.install(approvals)
             _state.runner = ToolRunner(
                 default_registry(), root=os.getcwd, policies=_layers, approvals=approvals
             )
@@ -255,7 +258,6 @@ def run_tool(name: str, params: Mapping[str, Any] | None = None, /, **keywords: 
 def _wait(coroutine: Coroutine[Any, Any, T]) -> T:
     """Run on the private loop and wait (a cell): approvals are asked on the cell's stdin; an
     interrupt of the cell cancels the work."""
-    from jupyter_recall.kernel import approval_prompt
 
     if _state.loop.in_loop_thread():
         coroutine.close()
@@ -305,13 +307,11 @@ def run_parallel(actions: Any, *, limits: Mapping[str, int] | None = None) -> li
     return their results in input order: ``{index, name, success, data | error}``. One failure
     never cancels the others. ``limits`` replaces the per-module limits for this call. In a
     notebook with ipywidgets, a progress card shows each action as it ends."""
-    from jupyter_recall.kernel import widgets
 
     runner = _runner()
     checked = check_actions(actions, runner.registry)  # refused here, before any thread hop
     if not widgets.available():
         return _wait(_run_checked(runner, checked, limits))
-    from jupyter_recall.kernel.tool_cards import ParallelCard
 
     card = ParallelCard(checked)
     results: list[ToolResult] | None = None
@@ -369,26 +369,20 @@ def _bundle(text: str) -> dict[str, str]:
 
 
 def _show_started(task: BackgroundTask) -> None:
-    from jupyter_recall.kernel import widgets
 
     if _ipython_kernel() is None:
         return
     text = f"[BACKGROUND TASK STARTED] task_id={task.task_id}, tool={task.name}"
     shown: Any
     if widgets.available():
-        from jupyter_recall.kernel.tool_cards import BackgroundCard
-
         shown = BackgroundCard(task, lambda: background_cancel(task.task_id), text)
     else:
-        from jupyter_recall.kernel.approval_prompt import display
-
-        shown = display(_bundle(text), raw=True, display_id=True)
+        shown = approval_prompt.display(_bundle(text), raw=True, display_id=True)
     with _shown_lock:
         _shown[task.task_id] = (shown, contextvars.copy_context())
 
 
 def _show_finished(task: BackgroundTask, text: str) -> None:
-    from jupyter_recall.kernel.tool_cards import BackgroundCard
 
     with _shown_lock:
         shown = _shown.pop(task.task_id, None)
@@ -403,7 +397,6 @@ def _show_finished(task: BackgroundTask, text: str) -> None:
 
 
 def _notify_finished(task: BackgroundTask) -> None:
-    from jupyter_recall.kernel import notifications
 
     elapsed = task.elapsed_shown  # one value for the field and the text
     text = notification_text(task, elapsed=elapsed)
@@ -434,7 +427,6 @@ def _tell_the_ui(task: BackgroundTask, text: str) -> None:
 
 
 def _send_ui_notification(task: BackgroundTask, text: str) -> None:
-    from jupyter_recall.kernel.watch import send_notification
 
     try:
         send_notification(

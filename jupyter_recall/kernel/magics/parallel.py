@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from jupyter_recall.core.errors import RecallError, ValidationError
+from jupyter_recall.kernel.calls.primitives import run_parallel
 from jupyter_recall.tools import ToolResult
 
 USAGE = """\
@@ -136,7 +137,6 @@ def _cell_actions(cell: str) -> list[dict[str, Any]]:
 
 
 def run_parallel_magic(line: str, cell: str | None) -> ParallelResults | None:
-    from jupyter_recall.kernel.primitives import run_parallel
 
     try:
         limits, rest = _options(line)

@@ -14,13 +14,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from jupyter_recall.client.toolspec import Param, Result, Tool, decode_arguments, failure
 from jupyter_recall.core.errors import NotFoundError, RecallError, ValidationError
-from jupyter_recall.kernel import api
-from jupyter_recall.kernel import client as _client
-from jupyter_recall.kernel.heartbeat import heartbeat_tools
-from jupyter_recall.kernel.primitive_tools import PRIMITIVE_TOOLS
-from jupyter_recall.kernel.toolspec import Param, Result, Tool, decode_arguments, failure
-from jupyter_recall.kernel.watch_tools import WATCH_TOOLS
+from jupyter_recall.kernel.agent.calls import PRIMITIVE_TOOLS
+from jupyter_recall.kernel.agent.watchers import WATCH_TOOLS
+from jupyter_recall.kernel.connection import client as _client
+from jupyter_recall.kernel.jobs import api
+from jupyter_recall.kernel.jobs.heartbeat import heartbeat_tools
 
 CALL_TYPES = ("once", "recurring", "immediate")
 MANAGE_ACTIONS = ("cancel", "skip", "list")
@@ -556,19 +556,19 @@ def dispatch(name: str, arguments: Mapping[str, Any] | str | None = None) -> Res
     return {"ok": True, "tool": name, **result}
 
 
-# --- tool calls at once and in the background (kernel/primitive_tools.py) ---------------------
+# --- tool calls at once and in the background (kernel/agent/calls.py) -----------------------------
 
 TOOLS.update((tool.name, tool) for tool in PRIMITIVE_TOOLS)
 TOOL_NAMES = tuple(TOOLS)
 
 
-# --- watchers and notifications (kernel/watch_tools.py) ---------------------------------------
+# --- watchers and notifications (kernel/agent/watchers.py) ----------------------------------------
 
 TOOLS.update((tool.name, tool) for tool in WATCH_TOOLS)
 TOOL_NAMES = tuple(TOOLS)
 
 
-# --- heartbeats (kernel/heartbeat.py) -----------------------------------------------------------
+# --- heartbeats (kernel/jobs/heartbeat.py) --------------------------------------------------------
 
 TOOLS.update((tool.name, tool) for tool in heartbeat_tools())
 TOOL_NAMES = tuple(TOOLS)

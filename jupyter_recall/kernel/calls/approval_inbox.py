@@ -15,7 +15,7 @@ import asyncio
 from typing import Any
 
 from jupyter_recall.core.errors import ConflictError
-from jupyter_recall.kernel import client
+from jupyter_recall.kernel.connection import client
 from jupyter_recall.tools.approval import INBOX_OUTCOMES, ApprovalRequest
 
 PATH = "/api/recall/approvals"

@@ -13,7 +13,8 @@ from datetime import datetime
 from typing import Any
 
 from jupyter_recall.core.errors import ConflictError, ValidationError
-from jupyter_recall.kernel import client as _client
+from jupyter_recall.kernel.connection import client as _client
+from jupyter_recall.kernel.connection import notifications
 
 JOB_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 ACTION_ARGUMENTS = ("code", "instruction", "tool", "notification", "notebook")
@@ -265,7 +266,6 @@ def job_body(
 def create(body: dict[str, Any]) -> Job:
     """POST a job body; the created job, followed by this kernel's notification listener."""
     created = Job(_client.get_client().request("POST", "/api/recall/jobs", body=body))
-    from jupyter_recall.kernel import notifications
 
     notifications.track(created.id)
     notifications.start_in_kernel()

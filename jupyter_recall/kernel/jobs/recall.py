@@ -13,7 +13,8 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from jupyter_recall.kernel.api import Job
+from jupyter_recall.kernel.connection import notifications
+from jupyter_recall.kernel.jobs.api import Job
 
 Handler = Callable[..., Any]
 H = TypeVar("H", bound=Handler)
@@ -102,7 +103,6 @@ def deliver(instruction: str, job: Mapping[str, Any]) -> None:
     handler = current_handler()
     if handler is None:
         show_notification(instruction)
-        from jupyter_recall.kernel import notifications
 
         notifications.push(_notification(instruction, job))
         return

@@ -1,4 +1,4 @@
-"""Watchers and notifications from a notebook: ``watch_start`` and friends, ``send_notification``.
+"""Watchers from a notebook: ``watch_start`` and friends (``connection/send.py`` sends).
 
 A watcher checks a tool every ``interval`` seconds on the server and notifies this session only
 when its strategy says so (``on_change``, ``on_error``, ``on_threshold``, ``summary``,
@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from jupyter_recall.core.errors import NotFoundError, ValidationError
-from jupyter_recall.kernel import client as _client
-from jupyter_recall.kernel.api import Record
+from jupyter_recall.kernel.calls import primitives
+from jupyter_recall.kernel.connection import client as _client
+from jupyter_recall.kernel.connection import notifications
+from jupyter_recall.kernel.jobs.api import JOB_ID, Record
+from jupyter_recall.tools import default_registry
 
 DEFAULT_INTERVAL = 30
 DEFAULT_HISTORY = 10
@@ -31,7 +34,6 @@ RESULT_MARKER = "@@jupyter_recall-watch-result@@ "
 __all__ = [
     "Watcher",
     "run_check",
-    "send_notification",
     "watch_history",
     "watch_list",
     "watch_pause",
@@ -45,7 +47,6 @@ __all__ = [
 def _request(method: str, watcher_id: object, suffix: str = "", **kwargs: Any) -> Any:
     """A request on one watcher; an unknown id is a ``NotFoundError`` naming the watcher (the
     server looks watchers up as jobs and says "job ... not found")."""
-    from jupyter_recall.kernel.api import JOB_ID
 
     if not isinstance(watcher_id, str) or not JOB_ID.match(watcher_id):
         raise ValidationError(
@@ -103,14 +104,12 @@ class Watcher(Record):
 
 def _user_tool(name: str) -> bool:
     """Whether ``name`` is a tool registered in this kernel (not a built-in)."""
-    from jupyter_recall.tools import default_registry
 
     registry = default_registry()
     return name in registry and not registry.get(name).builtin
 
 
 def _refuse_attended(name: str) -> None:
-    from jupyter_recall.kernel import primitives
 
     decision = primitives.tool_policy(name)
     if decision["policy"] not in UNATTENDED:
@@ -177,7 +176,6 @@ def watch_start(
     if target is not None:
         body["target"] = target
     created = _client.get_client().request("POST", "/api/recall/watchers", body=body)
-    from jupyter_recall.kernel import notifications
 
     notifications.start_in_kernel()
     return Watcher(created)
@@ -222,43 +220,10 @@ def watch_list(*, all: bool = False) -> list[Watcher]:
     return [Watcher(data) for data in found["watchers"]]
 
 
-def send_notification(
-    channel: str | None,
-    message: str,
-    title: str = "",
-    priority: str = "normal",
-    *,
-    tags: Sequence[str] | None = None,
-    structured_data: Mapping[str, Any] | None = None,
-    output_config: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
-    """Send ``message`` through a channel of the server's config (``None``: this session's
-    notification queue). An unknown or failing channel falls back to this session, with the
-    reason in the answer: ``{"notification", "delivered_to", "fallback_reason", "buffered"}``."""
-    body: dict[str, Any] = {
-        "message": message,
-        "title": title,
-        "priority": priority,
-        "tags": list(tags or []),
-        "structured_data": dict(structured_data or {}),
-        "output_config": dict(output_config or {}),
-    }
-    if channel is not None:
-        body["channel"] = channel
-    session = _client.identity().session
-    if session is not None:
-        body["session"] = session
-    delivery: dict[str, Any] = _client.get_client().request(
-        "POST", "/api/recall/notifications", body=body
-    )
-    return delivery
-
-
 # --- checks of user tools, run by the server in this kernel ---------------------------------------
 
 
 def _check(name: str, params: Any) -> dict[str, Any]:
-    from jupyter_recall.kernel import primitives
 
     if not isinstance(params, Mapping):
         return {"success": False, "error": f"params must be an object, got {params!r}"}

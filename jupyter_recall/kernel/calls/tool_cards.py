@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from jupyter_recall.kernel import widgets
+from jupyter_recall.kernel.calls.approval_prompt import display
 from jupyter_recall.tools.background import BackgroundTask
 from jupyter_recall.tools.parallel import Action
 from jupyter_recall.tools.registry import ToolResult
@@ -42,7 +44,6 @@ class ParallelCard:
     """One line per action of a ``run_parallel`` call; ``N of M succeeded`` at the end."""
 
     def __init__(self, actions: Sequence[Action]) -> None:
-        from jupyter_recall.kernel import widgets
 
         self.labels = [action_label(action) for action in actions]
         self.succeeded = 0
@@ -75,7 +76,7 @@ class BackgroundCard:
     """A background task's card: its tool as the one line, a Cancel button, its outcome."""
 
     def __init__(self, task: BackgroundTask, cancel: Callable[[], Any], text: str) -> None:
-        from jupyter_recall.kernel.approval_prompt import display
+        # The widget modules import ipywidgets: only when a card is shown.
         from jupyter_recall.kernel.widgets import base
         from jupyter_recall.kernel.widgets.progress import ProgressCard
 

@@ -1,4 +1,4 @@
-"""``%watch``: watchers from a cell (``kernel/watch.py``).
+"""``%watch``: watchers from a cell (``kernel/watchers/watch.py``).
 
 ```text
 %watch filesystem.read path=build.log --every 10 --notify on_change --label "build log"
@@ -22,9 +22,11 @@ from typing import Any
 from IPython.core.magic import Magics, line_magic, magics_class, no_var_expand
 from IPython.display import display
 
+from jupyter_recall.client import tables
 from jupyter_recall.core.errors import RecallError, ValidationError
-from jupyter_recall.kernel import tables, watch
-from jupyter_recall.kernel.writ import Option, split_options
+from jupyter_recall.kernel.magics.jobs import resolve_reference, show_card
+from jupyter_recall.kernel.magics.writ import Option, split_options
+from jupyter_recall.kernel.watchers import watch
 
 USAGE = """\
 usage:
@@ -120,7 +122,6 @@ def start(words: list[str], options: dict[str, Any]) -> watch.Watcher:
         output_channel=options.get("output_channel"),
     )
     print(f"watcher {created.id}: {created.get('hint')}")
-    from jupyter_recall.kernel.magics import show_card
 
     show_card(created)
     return created
@@ -210,7 +211,6 @@ def run_watch(line: str) -> None:
         words, options = split_options(line, COMMAND_OPTIONS)
         if len(words) > 2:
             raise ValidationError(first, f"unexpected {' '.join(words[2:])!r}")
-        from jupyter_recall.kernel.magics import resolve_reference
 
         _command(words[0], resolve_reference(words[1] if len(words) > 1 else None), options)
         return

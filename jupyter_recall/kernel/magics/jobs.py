@@ -20,10 +20,13 @@ from IPython.core.magic import (
 )
 from IPython.display import display
 
+from jupyter_recall.client import tables
 from jupyter_recall.core.errors import RecallError, ValidationError
-from jupyter_recall.kernel import api, tables
-from jupyter_recall.kernel import client as _client
-from jupyter_recall.kernel.writ import (
+from jupyter_recall.kernel import widgets
+from jupyter_recall.kernel.connection import client as _client
+from jupyter_recall.kernel.jobs import api
+from jupyter_recall.kernel.magics.parallel import run_parallel_magic
+from jupyter_recall.kernel.magics.writ import (
     COMMAND_OPTIONS,
     NEEDS_ID,
     RECALL_OPTIONS,
@@ -259,7 +262,6 @@ def run_jobs(line: str) -> None:
 def show_card(job: Any) -> bool:
     """The live card of a job or watcher, where widgets can be shown; True when it is shown
     (it says all the one-line message would, and its text fallback is that line's content)."""
-    from jupyter_recall.kernel import widgets
 
     if not widgets.available():
         return False
@@ -274,7 +276,6 @@ def show_card(job: Any) -> bool:
 
 def show_jobs_panel(*, everything: bool) -> None:
     """The live panel where widgets can be shown, else the table."""
-    from jupyter_recall.kernel import widgets
 
     if widgets.available():
         widgets.jobs_panel(everything=everything)
@@ -308,11 +309,10 @@ class RecallMagics(Magics):
         """The jobs of this notebook as a table (``--all``: every job of the user)."""
         _guarded(lambda: run_jobs(line))
 
-    # Tool calls at once (kernel/parallel_magic.py).
+    # Tool calls at once (kernel/magics/parallel.py).
     @line_cell_magic
     @no_var_expand
     def parallel(self, line: str, cell: str | None = None) -> Any:
         """Run tool calls at once: ``%parallel http.get url=... ; filesystem.read path=...``."""
-        from jupyter_recall.kernel.parallel_magic import run_parallel_magic
 
         return run_parallel_magic(line, cell)

@@ -1,0 +1,46 @@
+"""``send_notification``: a notification from this kernel through a channel of the server.
+
+Below the watchers and the tool calls, which both send (a background task's end is told to the
+UI): the one POST to ``/api/recall/notifications``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from jupyter_recall.kernel.connection import client as _client
+
+__all__ = ["send_notification"]
+
+
+def send_notification(
+    channel: str | None,
+    message: str,
+    title: str = "",
+    priority: str = "normal",
+    *,
+    tags: Sequence[str] | None = None,
+    structured_data: Mapping[str, Any] | None = None,
+    output_config: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Send ``message`` through a channel of the server's config (``None``: this session's
+    notification queue). An unknown or failing channel falls back to this session, with the
+    reason in the answer: ``{"notification", "delivered_to", "fallback_reason", "buffered"}``."""
+    body: dict[str, Any] = {
+        "message": message,
+        "title": title,
+        "priority": priority,
+        "tags": list(tags or []),
+        "structured_data": dict(structured_data or {}),
+        "output_config": dict(output_config or {}),
+    }
+    if channel is not None:
+        body["channel"] = channel
+    session = _client.identity().session
+    if session is not None:
+        body["session"] = session
+    delivery: dict[str, Any] = _client.get_client().request(
+        "POST", "/api/recall/notifications", body=body
+    )
+    return delivery
