@@ -109,6 +109,7 @@ class _Subscription:
     listener: Listener
     types: frozenset[str] | None
     listening: Callable[[], bool] | None
+    remote: bool
 
     def takes(self, kind: str) -> bool:
         return self.types is None or kind in self.types
@@ -132,7 +133,11 @@ class EventBus:
 
     A listener says which event types it wants and, optionally, how to tell whether it listens
     right now: the engine asks ``wants`` before the work that only events need (building them,
-    reading back settled job states), so nobody listening costs nothing."""
+    reading back settled job states), so nobody listening costs nothing.
+
+    Events of other engines on a shared store (relayed: ``relay``) go only to the listeners
+    subscribed with ``remote=True`` (live views); the others (outcome notifications, the relay
+    itself) act on this engine's own work only, so nothing is done twice or echoed back."""
 
     def __init__(self) -> None:
         self._subscriptions: list[_Subscription] = []
@@ -143,15 +148,17 @@ class EventBus:
         *,
         types: Iterable[str] | None = None,
         listening: Callable[[], bool] | None = None,
+        remote: bool = False,
     ) -> Callable[[], None]:
         """``types``: the event types ``listener`` wants (None: all). ``listening``: whether it
         listens now (None: always); events it would get while it does not are never built for
-        it, so it must not need them (say, its clients re-read the store when they connect)."""
+        it, so it must not need them (say, its clients re-read the store when they connect).
+        ``remote``: it also gets the events of runs and jobs other engines handle."""
         wanted = None if types is None else frozenset(types)
         if wanted is not None and not wanted <= set(EVENT_TYPES):
             unknown = sorted(wanted - set(EVENT_TYPES))
             raise ValidationError("types", f"unknown event types {unknown}", accepted=EVENT_TYPES)
-        subscription = _Subscription(listener, wanted, listening)
+        subscription = _Subscription(listener, wanted, listening, remote)
         self._subscriptions.append(subscription)
 
         def unsubscribe() -> None:
@@ -163,6 +170,15 @@ class EventBus:
     def wants(self, *kinds: str) -> bool:
         """Whether some listener wants an event of one of ``kinds`` now."""
         return any(sub.wants(kind) for sub in self._subscriptions for kind in kinds)
+
+    def wants_remote(self, *kinds: str) -> bool:
+        """Whether some ``remote`` listener wants an event of one of ``kinds`` now."""
+        return any(sub.remote and sub.wants(kind) for sub in self._subscriptions for kind in kinds)
+
+    def relay(self, event: Event) -> None:
+        """Deliver an event of another engine to the ``remote`` listeners that want it."""
+        wanting = [s.listener for s in self._subscriptions if s.remote and s.wants(event.type)]
+        self._deliver(wanting, event)
 
     def subscribed(self, *kinds: str) -> bool:
         """Whether some listener takes events of one of ``kinds``, listening now or not."""

@@ -19,7 +19,13 @@ import anyio
 from jupyter_recall.core.errors import NotFoundError
 from jupyter_recall.core.model import Job, Run
 from jupyter_recall.engine import handoff
-from jupyter_recall.engine.events import JOB_UPDATED, RUN_FINISHED, RUN_STARTED
+from jupyter_recall.engine.events import (
+    RUN_FINISHED,
+    RUN_STARTED,
+    JobUpdated,
+    RunFinished,
+    RunStarted,
+)
 from jupyter_recall.engine.scheduler import Scheduler
 from jupyter_recall.store.base import RunFilter
 
@@ -60,9 +66,10 @@ class ClaimingScheduler(Scheduler):
         """Announce to this engine's listeners (SSE streams, jupyter_events) the runs other
         engines started or ended since ``since``, once per state (``seen``: run id -> status
         announced, kept by the caller). Returns the ``since`` of the next look. Nothing is
-        read while nobody listens."""
+        read while nobody listens, nor on a store that relays events as they happen
+        (PostgreSQL: ``engine/event_relay.py``); this look is SQLite's way."""
         now = self.clock.now()
-        if not self._bus.wants(RUN_STARTED, RUN_FINISHED):
+        if self.relays_events or not self._bus.wants_remote(RUN_STARTED, RUN_FINISHED):
             return now
         where = RunFilter(since=since - RELAY_OVERLAP)
         runs = await self._in_store(partial(self.store.list_runs, owner=None, where=where))
@@ -76,15 +83,16 @@ class ClaimingScheduler(Scheduler):
         return now
 
     async def _announce_foreign(self, run: Run) -> None:
+        # To live views only: outcome notifications were sent by the engine that ran it.
         if not run.status.is_final:
-            self._bus.run(RUN_STARTED, run)
+            self._bus.relay(RunStarted(run.owner, run))
             return
         try:
             job = await self._in_store(partial(self.store.get_job, run.job_id, owner=None))
         except NotFoundError:
             return  # deleted since: its deletion was announced
-        self._bus.run(RUN_FINISHED, run, job=job)
-        self._bus.job(JOB_UPDATED, job)
+        self._bus.relay(RunFinished(run.owner, run, job))
+        self._bus.relay(JobUpdated(job.owner, job))
 
 
 class ExecutingScheduler(ClaimingScheduler):

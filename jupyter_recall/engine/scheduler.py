@@ -29,6 +29,7 @@ from jupyter_recall.core.model import Job, Policies, Run, new_id
 from jupyter_recall.core.policy import earliest
 from jupyter_recall.engine import dependencies, firing, jobs, owners
 from jupyter_recall.engine.dependency_trigger import DependencyTrigger
+from jupyter_recall.engine.event_relay import EventRelay
 from jupyter_recall.engine.events import (
     JOB_CREATED,
     JOB_DELETED,
@@ -43,7 +44,7 @@ from jupyter_recall.engine.jobs import JobChanges, NewJob
 from jupyter_recall.engine.runner import DELETED, SHUTDOWN, STOPPED, Runner
 from jupyter_recall.engine.writer import FiringGate, RunWriter
 from jupyter_recall.store.base import JobCount, JobFilter, RunFilter, Store
-from jupyter_recall.store.changes import ChangeFeed, ChangeListener
+from jupyter_recall.store.changes import ChangeFeed, ChangeListener, EventFeed
 
 __all__ = ["Event", "NewJob", "Scheduler"]
 
@@ -130,6 +131,18 @@ class Scheduler:
         self._planning = True
         self._runs_ended = anyio.Event()
         """Set (and replaced) each time ended runs are committed; waiters then re-read."""
+        self._relay = (
+            EventRelay(
+                store,
+                store,
+                self._bus,
+                self._in_store,
+                engine_id=self.engine_id,
+            )
+            if isinstance(store, EventFeed)
+            else None
+        )
+        """Events to and from the other engines on the store, when it carries them."""
         self._stack: AsyncExitStack | None = None
         self._loops: anyio.CancelScope | None = None
         self._loops_done = anyio.Event()
@@ -196,6 +209,8 @@ class Scheduler:
                 async with anyio.create_task_group() as loops:
                     loops.start_soon(self._fire_loop)
                     loops.start_soon(self._lease_loop)
+                    if self._relay is not None:
+                        loops.start_soon(self._relay.run)
                     loops.start_soon(self._dependencies.run)
         finally:
             self._loops_done.set()
@@ -230,11 +245,25 @@ class Scheduler:
         *,
         types: Iterable[str] | None = None,
         listening: Callable[[], bool] | None = None,
+        remote: bool = False,
     ) -> Callable[[], None]:
         """Call ``listener`` for the events of ``types`` (None: all) while ``listening()`` says
         it listens (None: always); returns the function that unsubscribes it. What no listener
-        wants is not computed: see ``EventBus``."""
-        return self._bus.subscribe(listener, types=types, listening=listening)
+        wants is not computed: see ``EventBus``. ``remote``: a live view, which also gets the
+        events of other engines on the store (``relays_events``, or ``relay_foreign_runs``)."""
+        return self._bus.subscribe(listener, types=types, listening=listening, remote=remote)
+
+    @property
+    def relays_events(self) -> bool:
+        """Whether the events of other engines on the store reach this engine's ``remote``
+        listeners as they happen (the store is an ``EventFeed``: PostgreSQL)."""
+        return self._relay is not None
+
+    def views_changed(self) -> None:
+        """A live view (``remote`` listener) opened or closed: other engines learn at once
+        whether to send their events here."""
+        if self._relay is not None:
+            self._relay.views_changed()
 
     def _announce_recovery(self, recovered: firing.Recovery) -> None:
         for run in recovered.runs:

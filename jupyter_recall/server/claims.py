@@ -3,9 +3,11 @@
 A standalone scheduler (or any engine that fired a live-kernel run without hosting its kernel)
 marks the run awaiting (``engine/handoff.py``); every server looks for such runs every
 ``interval`` seconds (a bounded poll of running runs, on SQLite and PostgreSQL alike) and
-executes those whose notebook's kernel it hosts, as if it had fired them. The same look
-relays the runs other engines start and end to this server's event streams, so that a sidebar
-open on a server with ``run_scheduler = False`` shows the scheduler's runs as they happen.
+executes those whose notebook's kernel it hosts, as if it had fired them. On SQLite, the same
+look relays the runs other engines start and end to this server's event streams, so that a
+sidebar open on a server with ``run_scheduler = False`` shows the scheduler's runs as they
+happen; on PostgreSQL every event of every engine (output included) comes through NOTIFY
+instead (``engine/event_relay.py``), and this look relays nothing.
 """
 
 from __future__ import annotations

@@ -62,12 +62,15 @@ class EventHub:
         self._sessions: dict[asyncio.Queue[dict[str, Any] | None], str] = {}
         """The notebook session of streams opened by a kernel (``?session=``)."""
         self._event_logger = event_logger
+        self._views_changed: Callable[[], None] = _nothing
         if event_logger is not None:
             event_logger.register_event_schema(SCHEMA_PATH)
 
     def attach(self, scheduler: Scheduler) -> Callable[[], None]:
-        """Publish the scheduler's events while anyone listens; returns the unsubscribe."""
-        return scheduler.subscribe(self.publish, listening=self.listening)
+        """Publish the scheduler's events while anyone listens, with those of the other
+        engines on its store (a live view: ``remote``); returns the unsubscribe."""
+        self._views_changed = scheduler.views_changed
+        return scheduler.subscribe(self.publish, listening=self.listening, remote=True)
 
     def listening(self) -> bool:
         """Whether any stream is open or jupyter_events would record our events."""
@@ -114,6 +117,7 @@ class EventHub:
         self._queues.setdefault(owner, set()).add(queue)
         if session:
             self._sessions[queue] = session
+        self._views_changed()
         return queue
 
     def close(self, owner: str, queue: asyncio.Queue[dict[str, Any] | None]) -> None:
@@ -123,6 +127,7 @@ class EventHub:
             if not queues:
                 # An owner without streams costs nothing to publish for: see ``publish``.
                 del self._queues[owner]
+                self._views_changed()
         self._sessions.pop(queue, None)
 
     def close_all(self) -> None:
@@ -130,6 +135,10 @@ class EventHub:
             for queue in tuple(queues):
                 self.close(owner, queue)
                 _end_stream(queue)
+
+
+def _nothing() -> None:
+    return None
 
 
 def _end_stream(queue: asyncio.Queue[dict[str, Any] | None]) -> None:

@@ -39,9 +39,15 @@ from jupyter_recall.store.base import (
     RunEnd,
     RunFilter,
 )
-from jupyter_recall.store.changes import ChangeListener
+from jupyter_recall.store.changes import ChangeListener, EventListener
 from jupyter_recall.store.dependency_tables import DependencyTables
-from jupyter_recall.store.postgres_listen import NOTIFY, Listener, payload
+from jupyter_recall.store.postgres_listen import (
+    NOTIFY,
+    PAYLOAD_LIMIT,
+    Listener,
+    Publisher,
+    payload,
+)
 from jupyter_recall.store.postgres_schema import PostgresMigration, migrate
 from jupyter_recall.store.postgres_watchers import PostgresWatcherTables
 from jupyter_recall.store.row_tables import RowTables
@@ -191,6 +197,7 @@ class PostgresStore(PostgresWatcherTables, ApprovalTables, DependencyTables, Row
         self.where = _redacted(url)
         self._lock = threading.RLock()
         self._listener: Listener | None = None
+        self._publisher = Publisher(url, self.where, max(1, round(connect_timeout)))
         self._depth = 0
         self._conn = self._connect()
         try:
@@ -269,6 +276,7 @@ class PostgresStore(PostgresWatcherTables, ApprovalTables, DependencyTables, Row
     def close(self) -> None:
         if self._listener is not None:
             self._listener.close()
+        self._publisher.close()
         with self._lock:
             self._conn.close()
 
@@ -280,6 +288,21 @@ class PostgresStore(PostgresWatcherTables, ApprovalTables, DependencyTables, Row
             if self._listener is None:
                 self._listener = Listener(self.url, self.where)
             return self._listener.add(listener)
+
+    # --- messages between servers (EventFeed) ------------------------------------------------
+
+    payload_limit = PAYLOAD_LIMIT
+
+    def publish_events(self, payloads: Sequence[str]) -> None:
+        """``EventFeed``: NOTIFY on ``recall_events``, from a connection of its own."""
+        self._publisher.publish(payloads)
+
+    def listen_for_events(self, listener: EventListener) -> Callable[[], None]:
+        """``EventFeed``: heard by the thread that listens for job changes."""
+        with self._lock:
+            if self._listener is None:
+                self._listener = Listener(self.url, self.where)
+            return self._listener.add_events(listener)
 
     def _announce(self, rows: Iterable[JobRow | JobStateRow]) -> None:
         """NOTIFY the earliest fire instant of active jobs among ``rows`` (sent at commit)."""

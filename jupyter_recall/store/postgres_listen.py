@@ -1,6 +1,7 @@
 """LISTEN/NOTIFY for the PostgreSQL store: the writes that give jobs a fire instant send it on
 ``CHANNEL`` (delivered when their transaction commits), and a ``Listener`` thread per listening
-store object waits for them on a dedicated connection and calls its listeners.
+store object waits for them on a dedicated connection and calls its listeners. Messages between
+servers (``EventFeed``: the engines' events) go on ``EVENTS_CHANNEL``, heard by the same thread.
 
 A cut connection is opened again with backoff; the listeners are then called with None, since
 changes may have been missed meanwhile.
@@ -10,16 +11,21 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
 import psycopg
 
-from jupyter_recall.store.changes import ChangeListener
+from jupyter_recall.core.errors import StoreError
+from jupyter_recall.store.changes import ChangeListener, EventListener
 from jupyter_recall.store.codec import decode_instant
 
 CHANNEL = "recall_jobs"
 NOTIFY = "SELECT pg_notify('recall_jobs', %s)"
+EVENTS_CHANNEL = "recall_events"
+NOTIFY_EVENTS = "SELECT pg_notify('recall_events', p) FROM unnest(%s::text[]) AS p"
+PAYLOAD_LIMIT = 7999
+"""PostgreSQL refuses a NOTIFY payload of 8000 bytes or more."""
 POLL = 0.5
 """Seconds between two looks at the stop flag while no notification comes (not a poll of
 the database: the wait is on the socket)."""
@@ -47,6 +53,7 @@ class Listener:
         self.url = url
         self.where = where
         self._listeners: list[ChangeListener] = []
+        self._event_listeners: list[EventListener] = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._ready = threading.Event()
@@ -62,6 +69,17 @@ class Listener:
             with self._lock:
                 if listener in self._listeners:
                     self._listeners.remove(listener)
+
+        return remove
+
+    def add_events(self, listener: EventListener) -> Callable[[], None]:
+        with self._lock:
+            self._event_listeners.append(listener)
+
+        def remove() -> None:
+            with self._lock:
+                if listener in self._event_listeners:
+                    self._event_listeners.remove(listener)
 
         return remove
 
@@ -83,7 +101,7 @@ class Listener:
         while not self._stop.is_set():
             try:
                 with psycopg.connect(self.url, autocommit=True) as conn:
-                    conn.execute(f"LISTEN {CHANNEL}")
+                    conn.execute(f"LISTEN {CHANNEL}; LISTEN {EVENTS_CHANNEL}")
                     if attempt:
                         self._call(None)  # changes made while cut off were not heard
                     attempt = 0
@@ -101,4 +119,48 @@ class Listener:
     def _serve(self, conn: psycopg.Connection[tuple[object, ...]]) -> None:
         while not self._stop.is_set():
             for note in conn.notifies(timeout=POLL):
-                self._call(instant(note.payload))
+                if note.channel == EVENTS_CHANNEL:
+                    self._call_events(note.payload)
+                else:
+                    self._call(instant(note.payload))
+
+    def _call_events(self, text: str) -> None:
+        with self._lock:
+            listeners = list(self._event_listeners)
+        for listener in listeners:
+            try:
+                listener(text)
+            except Exception:
+                log.exception("a listener of events failed")
+
+
+class Publisher:
+    """NOTIFY on ``EVENTS_CHANNEL`` from a connection of its own, so that publishing never
+    waits for the store's transactions (a firing pass) nor holds them up. A broken
+    connection is opened again at the next call."""
+
+    def __init__(self, url: str, where: str, connect_timeout: int) -> None:
+        self.url = url
+        self.where = where
+        self.connect_timeout = connect_timeout
+        self._conn: psycopg.Connection[tuple[object, ...]] | None = None
+        self._lock = threading.Lock()
+
+    def publish(self, payloads: Sequence[str]) -> None:
+        """One statement for all of ``payloads``; StoreError when the database is unreachable."""
+        if not payloads:
+            return
+        with self._lock:
+            try:
+                if self._conn is None or self._conn.closed or self._conn.broken:
+                    self._conn = psycopg.connect(
+                        self.url, autocommit=True, connect_timeout=self.connect_timeout
+                    )
+                self._conn.execute(NOTIFY_EVENTS, (list(payloads),))
+            except psycopg.Error as exc:
+                raise StoreError(f"PostgreSQL store ({self.where}): {exc}") from exc
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
