@@ -38,6 +38,7 @@ _ROW_CLASSES: dict[str, type[tuple[Any, ...]]] = {
     "notification_buffer": row_types.BufferedNotificationRow,
     "disabled_owners": row_types.DisabledOwnerRow,
     "approvals": row_types.ApprovalRow,
+    "dependencies": row_types.DependencyRow,
 }
 _INSTANT_NAMES = ("scheduled_for", "next_occurrence", "until")
 

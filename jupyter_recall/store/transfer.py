@@ -26,6 +26,7 @@ COPIED = (
     "notification_buffer",
     "disabled_owners",
     "approvals",
+    "dependencies",
 )
 """The tables moved, in an order where each row's job is there before it."""
 NOT_COPIED = ("leases", "migrations")

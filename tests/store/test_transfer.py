@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from jupyter_recall.core.approvals import ApprovalRecord
+from jupyter_recall.core.dependency import AfterOn, Dependency
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.core.model import JobKind, RunStatus
 from jupyter_recall.store.base import Store
@@ -70,6 +71,7 @@ def populate(store: Store, *, jobs: int = 3) -> None:
         )
     store.decide_approval("a2", "approved", decided_by="bob", note="fine", now=T0 + minutes(1))
     store.put_disabled_owner("alice", "pkg", [made[-1].id], now=T0)
+    store.put_dependency(Dependency(made[1].id, "alice", made[0].id, AfterOn.FINISHED, T0, "r"))
 
 
 def contents(store: Store) -> dict[str, list[tuple[object, ...]]]:
