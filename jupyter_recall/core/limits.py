@@ -48,3 +48,10 @@ MAX_RETRIES = 100
 MAX_RETRY_FACTOR = 10
 """``policies.retries.factor``: from 1 to this (``backoff`` is from 0 to ``MAX_SECONDS``,
 ``jitter`` a fraction from 0 to 1)."""
+
+MAX_PAUSE_AFTER_FAILURES = 1000
+"""``policies.pause_after_failures``: from 1 to this many consecutive failed occurrences."""
+
+MAX_KEEP_RUNS = 1_000_000
+"""``policies.keep_runs`` and ``RecallApp.keep_runs``: from 0 to this many runs kept per job
+(``policies.keep_runs_for``: above 0 and at most ``MAX_SECONDS``)."""

@@ -14,6 +14,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from jupyter_recall.core.errors import ValidationError
+from jupyter_recall.core.lifecycle import parse_keep_for, parse_keep_runs, parse_pause_after
 from jupyter_recall.core.retries import Retries
 
 if TYPE_CHECKING:
@@ -147,6 +148,12 @@ class Policies:
     server's default (``RecallApp.default_timeout``), itself none unless set."""
     retries: Retries | None = None
     """Further attempts of an occurrence whose run failed, timed out or was interrupted."""
+    pause_after_failures: int | None = None
+    """Pause the job after this many consecutive occurrences ended failed or timed out."""
+    keep_runs: int | None = None
+    """Keep this many newest runs of the job; None: the server's ``RecallApp.keep_runs``."""
+    keep_runs_for: float | None = None
+    """Keep runs this many seconds after they ended; None: ``RecallApp.keep_runs_for``."""
 
     def __post_init__(self) -> None:
         if self.catchup_window is not None and self.catchup_window < 0:
@@ -163,6 +170,10 @@ class Policies:
             raise ValidationError(
                 "timeout", f"must be a number of seconds above 0 or null, got {self.timeout!r}"
             )
+        parse_pause_after(self.pause_after_failures)
+        parse_keep_runs(self.keep_runs)
+        # Normalised here too: the Python API may pass a duration's text ("7d").
+        object.__setattr__(self, "keep_runs_for", parse_keep_for(self.keep_runs_for))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -174,6 +185,9 @@ class Policies:
             "jitter": self.jitter,
             "timeout": self.timeout,
             "retries": None if self.retries is None else self.retries.to_dict(),
+            "pause_after_failures": self.pause_after_failures,
+            "keep_runs": self.keep_runs,
+            "keep_runs_for": self.keep_runs_for,
         }
 
     @classmethod
@@ -188,6 +202,9 @@ class Policies:
             "jitter",
             "timeout",
             "retries",
+            "pause_after_failures",
+            "keep_runs",
+            "keep_runs_for",
         }
         unknown = sorted(set(data) - known)
         if unknown:
@@ -202,6 +219,9 @@ class Policies:
             jitter=float(_optional_float(data, "jitter", 0.0) or 0.0),
             timeout=_optional_float(data, "timeout", None),
             retries=Retries.parse(data.get("retries")),
+            pause_after_failures=parse_pause_after(data.get("pause_after_failures")),
+            keep_runs=parse_keep_runs(data.get("keep_runs")),
+            keep_runs_for=parse_keep_for(data.get("keep_runs_for")),
         )
 
 
@@ -277,6 +297,10 @@ class Job:
     Not the row ``owner``, which is the user the job belongs to."""
     key: str | None = None
     """The job's name within its ``plugin_owner``'s declaration (unique per user and owner)."""
+    failure_streak: int = 0
+    """Consecutive occurrences that ended failed or timed out (``pause_after_failures``)."""
+    paused_reason: str | None = None
+    """Why the engine paused the job (after its failures); None when a person paused it."""
 
     @property
     def is_pending(self) -> bool:

@@ -23,6 +23,7 @@ from jupyter_recall.core.policy import (
     exhausted_status,
     plan_firing,
 )
+from jupyter_recall.engine.failures import count_failures
 from jupyter_recall.engine.retrying import Retried, fire_retries, with_retry
 from jupyter_recall.store.base import JobState, RunEnd, Store
 
@@ -358,6 +359,8 @@ def settle_jobs(
 class FlushResult:
     runs: list[Run] = field(default_factory=list)
     states: list[JobState] = field(default_factory=list)
+    paused: list[Job] = field(default_factory=list)
+    """Jobs this batch's failures paused (``policies.pause_after_failures``)."""
 
 
 def _update_existing_runs(store: Store, runs: Sequence[Run]) -> list[Run]:
@@ -400,6 +403,8 @@ def flush(
         result.states = settle_jobs(
             store, [e for e in ended if e.run.id in kept], now=now, read_back=read_back
         )
+        outcomes = [(e.run, e.job) for e in ended if e.run.id in kept and e.job is not None]
+        result.paused = count_failures(store, outcomes, now=now)
     return result
 
 

@@ -354,6 +354,8 @@ def resume_job(
             catch_up=catch_up,
         )
         job = _with_next(job, upcoming, now=now, in_flight=in_flight, status=JobStatus.ACTIVE)
+        # Resuming starts the count of consecutive failures again (pause_after_failures).
+        job = job.evolve(failure_streak=0, paused_reason=None)
         store.update_jobs([job])
     return job
 

@@ -39,6 +39,7 @@ from jupyter_recall.engine.events import (
     EventBus,
 )
 from jupyter_recall.engine.executors import Executor
+from jupyter_recall.engine.failures import watches_failures
 from jupyter_recall.engine.firing import Claim, Ended
 from jupyter_recall.engine.retrying import with_retry
 from jupyter_recall.engine.writer import RunWriter
@@ -452,7 +453,7 @@ class Runner:
         # The job is only kept for the events announcing the end: ends can wait in the writer
         # by the thousand under a burst, and every object they hold is scanned by the GC. Kept
         # for a listener that does not listen yet: it may by the time the end is written.
-        kept = self._bus.subscribed(RUN_FINISHED, JOB_UPDATED)
+        kept = self._bus.subscribed(RUN_FINISHED, JOB_UPDATED) or watches_failures(item.job)
         self._writer.ended(Ended(final, others, item.job if kept else None))
 
     def _release(self, item: _Item) -> int:

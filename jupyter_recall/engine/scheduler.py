@@ -25,6 +25,7 @@ import anyio
 
 from jupyter_recall.core.clock import Clock, SystemClock
 from jupyter_recall.core.errors import ConflictError
+from jupyter_recall.core.lifecycle import Retention
 from jupyter_recall.core.model import Job, Policies, Run, new_id
 from jupyter_recall.core.policy import earliest
 from jupyter_recall.engine import dependencies, firing, jobs, owners
@@ -41,6 +42,7 @@ from jupyter_recall.engine.events import (
 )
 from jupyter_recall.engine.executors import Executor
 from jupyter_recall.engine.jobs import JobChanges, NewJob
+from jupyter_recall.engine.pruning import Pruning
 from jupyter_recall.engine.runner import DELETED, SHUTDOWN, STOPPED, Runner
 from jupyter_recall.engine.writer import FiringGate, RunWriter
 from jupyter_recall.store.base import JobCount, JobFilter, RunFilter, Store
@@ -79,6 +81,9 @@ class Scheduler:
         fire_ahead: float = 0.25,
         fire_owner: str | None = None,
         default_timeout: float | None = None,
+        keep_runs: int | None = None,
+        keep_runs_for: float | None = None,
+        prune_interval: float = 60.0,
     ) -> None:
         if fire_ahead < 0:
             raise ValueError(f"fire_ahead must be >= 0 seconds, got {fire_ahead}")
@@ -143,6 +148,16 @@ class Scheduler:
             else None
         )
         """Events to and from the other engines on the store, when it carries them."""
+        self._pruning = Pruning(
+            self._in_store,
+            store,
+            self.clock,
+            Retention(keep_runs, keep_runs_for),
+            interval=prune_interval,
+            gate=self._gate,
+        )
+        """Retention of runs: the background sweep and prune_runs (engine/pruning.py)."""
+        self._paused_listeners: list[Callable[[Job], None]] = []
         self._stack: AsyncExitStack | None = None
         self._loops: anyio.CancelScope | None = None
         self._loops_done = anyio.Event()
@@ -209,6 +224,7 @@ class Scheduler:
                 async with anyio.create_task_group() as loops:
                     loops.start_soon(self._fire_loop)
                     loops.start_soon(self._lease_loop)
+                    loops.start_soon(self._pruning.run)
                     if self._relay is not None:
                         loops.start_soon(self._relay.run)
                     loops.start_soon(self._dependencies.run)
@@ -275,6 +291,9 @@ class Scheduler:
     def _flushed(self, result: firing.FlushResult, ended: Sequence[firing.Ended]) -> None:
         if self._bus.wants(RUN_FINISHED, JOB_UPDATED):
             self._announce_ends(result, ended)
+        self._pruning.ended(run.job_id for run in result.runs if run.status.is_final)
+        for job in result.paused:
+            self._paused_for_failures(job)
         if any(run.status.is_final for run in result.runs):
             self._runs_ended.set()
             self._runs_ended = anyio.Event()
@@ -297,6 +316,27 @@ class Scheduler:
                 self._bus.run(RUN_FINISHED, run, job=job)
         for job in settled.values():
             self._bus.job(JOB_UPDATED, job)
+
+    def on_paused_for_failures(self, listener: Callable[[Job], None]) -> Callable[[], None]:
+        """Call ``listener(job)`` (from the event loop) when the engine pauses a job after its
+        failures (``policies.pause_after_failures``); returns the function that unsubscribes."""
+        self._paused_listeners.append(listener)
+        return lambda: self._paused_listeners.remove(listener)
+
+    def _paused_for_failures(self, job: Job) -> None:
+        log.warning("job %s paused: %s", job.id, job.paused_reason)
+        self._bus.job(JOB_UPDATED, job)
+        for listener in list(self._paused_listeners):
+            try:
+                listener(job)
+            except Exception:
+                log.exception("a listener of paused jobs failed")
+
+    async def prune_runs(self, *, owner: str | None, dry_run: bool = False) -> dict[str, int]:
+        """Delete the runs past their jobs' retention now (``owner``'s jobs, every job with
+        None); the count per job id. ``dry_run``: count them, delete nothing."""
+        self._require_running()
+        return await self._pruning.prune(owner=owner, dry_run=dry_run)
 
     # --- the firing loop -----------------------------------------------------------------------
 

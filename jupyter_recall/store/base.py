@@ -419,6 +419,18 @@ class DependencyStore(Protocol):
     def latest_upstream_end(self, upstream_id: str) -> UpstreamEnd | None: ...
 
 
+class RetentionStore(Protocol):
+    """The runs a job's retention lets go (``store/lifecycle_tables.py``); they are deleted
+    with ``JobStore.delete_runs``."""
+
+    def prunable_runs(
+        self, job_id: str, *, keep: int | None, ended_before: datetime | None, limit: int
+    ) -> list[str]:
+        """Ended runs beyond the newest ``keep`` or finished before ``ended_before``, oldest
+        first; never a run going nor one whose retry is pending."""
+        ...
+
+
 class RowStore(Protocol):
     """Every table's rows as stored (``rows.py``), for moving a store (``store/transfer.py``)."""
 
@@ -445,6 +457,7 @@ class Store(
     NotificationBuffer,
     ApprovalStore,
     DependencyStore,
+    RetentionStore,
     RowStore,
     Protocol,
 ):

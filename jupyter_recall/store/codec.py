@@ -353,6 +353,8 @@ def _job_row(job: Job, texts: dict[int, str]) -> JobRow:
         version=job.version,
         plugin_owner=job.plugin_owner,
         key=job.key,
+        failure_streak=job.failure_streak,
+        paused_reason=job.paused_reason,
     )
 
 
@@ -393,6 +395,8 @@ def _job_from_row(row: JobRow) -> Job:
         version=row.version,
         plugin_owner=row.plugin_owner,
         key=row.key,
+        failure_streak=row.failure_streak,
+        paused_reason=row.paused_reason,
     )
 
 

@@ -310,6 +310,17 @@ def _add_attempts(db: Database) -> None:
             db.execute(statement)
 
 
+# Pause after failures (policies.pause_after_failures): the count of a job's consecutive failed
+# occurrences and why the engine paused it, on the job's row (store/lifecycle_tables.py).
+@migration(8, "pause after failures: failure_streak and paused_reason on jobs")
+def _add_failure_streaks(db: Database) -> None:
+    from jupyter_recall.store.lifecycle_tables import SCHEMA
+
+    for statement in SCHEMA.format(integer="INTEGER").split(";"):
+        if statement.strip():
+            db.execute(statement)
+
+
 # Dependencies (core/dependency.py): one row per job fired by another job's runs, found by its
 # upstream; its cursor is the last upstream run handled (store/dependency_tables.py).
 @migration(7, "dependencies: jobs fired by another job's runs, with their cursor")

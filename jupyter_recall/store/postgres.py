@@ -31,6 +31,7 @@ from jupyter_recall.core.errors import ConflictError, NotFoundError, StoreError
 from jupyter_recall.core.model import Job, JobKind, JobStatus, Run, RunStatus
 from jupyter_recall.store import codec, retries_sql
 from jupyter_recall.store.approval_tables import ApprovalTables
+from jupyter_recall.store.lifecycle_tables import RetentionTables
 from jupyter_recall.store.base import (
     STATE_FIELDS,
     JobCount,
@@ -82,7 +83,7 @@ _TYPES = {
         {
             "next_occurrence", "next_fire_at", "run_count", "failure_count", "last_run_at",
             "created_at", "updated_at", "version", "scheduled_for", "started_at", "finished_at",
-            "output_dropped", "attempt", "retry_at",
+            "output_dropped", "attempt", "retry_at", "failure_streak",
         }
     ),
 }  # fmt: skip
@@ -185,7 +186,9 @@ def _redacted(url: str) -> str:
     return " ".join(f"{key}={value}" for key, value in info.items())
 
 
-class PostgresStore(PostgresWatcherTables, ApprovalTables, DependencyTables, RowTables):
+class PostgresStore(
+    PostgresWatcherTables, ApprovalTables, DependencyTables, RetentionTables, RowTables
+):
     """The Store protocol on a PostgreSQL database (``postgresql://`` URL, libpq's forms)."""
 
     _mark = "%s"

@@ -21,6 +21,7 @@ from typing import Any
 
 from jupyter_recall.core.errors import StoreError
 from jupyter_recall.store.dependency_tables import SCHEMA as DEPENDENCIES_SCHEMA
+from jupyter_recall.store.lifecycle_tables import SCHEMA as LIFECYCLE_SCHEMA
 from jupyter_recall.store.retries_sql import SCHEMA as RETRIES_SCHEMA
 
 MIGRATION_LOCK = 0x72_65_63_61_6C_6C
@@ -197,6 +198,11 @@ MIGRATIONS = (
         7,
         "dependencies: jobs fired by another job's runs, with their cursor",
         DEPENDENCIES_SCHEMA.format(integer="BIGINT"),
+    ),
+    PostgresMigration(
+        8,
+        "pause after failures: failure_streak and paused_reason on jobs",
+        LIFECYCLE_SCHEMA.format(integer="BIGINT"),
     ),
 )
 """Every migration, in version order. A released migration is never edited."""

@@ -46,6 +46,10 @@ class JobRow(NamedTuple):
     version: int
     plugin_owner: str | None
     key: str | None
+    failure_streak: int
+    """Consecutive failed occurrences (``policies.pause_after_failures``; migration 8)."""
+    paused_reason: str | None
+    """Why the engine paused the job; NULL when a person did (migration 8)."""
 
 
 class JobStateRow(NamedTuple):

@@ -32,6 +32,7 @@ from jupyter_recall.core.errors import ConflictError, NotFoundError, StoreError
 from jupyter_recall.core.model import Job, JobKind, JobStatus, Run, RunStatus
 from jupyter_recall.store import codec, retries_sql
 from jupyter_recall.store.approval_tables import ApprovalTables
+from jupyter_recall.store.lifecycle_tables import RetentionTables
 from jupyter_recall.store.base import (
     STATE_FIELDS,
     JobCount,
@@ -209,7 +210,9 @@ WAL_SWITCH_RETRY = 0.005
 """Seconds between two tries of switching a new file to WAL (``SQLiteStore._enable_wal``)."""
 
 
-class SQLiteStore(SQLiteWatcherTables, ApprovalTables, DependencyTables, RowTables):
+class SQLiteStore(
+    SQLiteWatcherTables, ApprovalTables, DependencyTables, RetentionTables, RowTables
+):
     """The Store protocol on one SQLite file. ``path`` may be ``":memory:"`` for tests.
 
     Watchers and the notification buffer are in ``SQLiteWatcherTables``."""

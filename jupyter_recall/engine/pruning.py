@@ -1,0 +1,125 @@
+"""The engine's retention task: deletes the runs past their jobs' retention
+(``engine/retention.py``) in the background, and on demand (``Scheduler.prune_runs``).
+
+It is the lowest of the engine's priorities. Each step is one short transaction in the store
+thread (a page of jobs), and a background step starts only while the firing loop sleeps with
+at least ``ROOM`` seconds before its next pass (``FiringGate``, as the run writer does): under
+a burst the sweep waits, so it never delays a firing. Between sweeps it looks only at the jobs
+whose runs ended since the last one; every ``FULL_SWEEP_EVERY`` intervals (and at start) at
+every job, for runs that aged past ``keep_runs_for`` with no new end.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Iterable
+from datetime import timedelta
+from functools import partial
+
+from jupyter_recall.core.clock import Clock
+from jupyter_recall.core.lifecycle import Retention
+from jupyter_recall.engine import retention
+from jupyter_recall.engine.writer import FiringGate
+from jupyter_recall.store.base import JobCursor, Store
+
+log = logging.getLogger("jupyter_recall.engine")
+
+ROOM = 0.05
+"""Seconds of sleep the firing loop must have ahead for a background step to start."""
+
+FULL_SWEEP_EVERY = 10
+"""Every this many intervals the sweep looks at every job, not only those with new ends."""
+
+WAIT_FOR_ROOM = 1.0
+"""Longest wait for room before looking at the gate again."""
+
+
+class Pruning:
+    def __init__(
+        self,
+        call: Callable[[Callable[[], retention.PrunePage]], Awaitable[retention.PrunePage]],
+        store: Store,
+        clock: Clock,
+        defaults: Retention,
+        *,
+        interval: float,
+        gate: FiringGate,
+    ) -> None:
+        if interval <= 0:
+            raise ValueError(f"prune_interval must be above 0 seconds, got {interval}")
+        self._call = call
+        self._store = store
+        self._clock = clock
+        self.defaults = defaults
+        self._interval = interval
+        self._gate = gate
+        self._ended: set[str] = set()
+        """Jobs whose runs ended since the last sweep."""
+
+    def ended(self, job_ids: Iterable[str]) -> None:
+        self._ended.update(job_ids)
+
+    async def run(self) -> None:
+        """The background sweeps, forever (cancelled with the engine's loops)."""
+        sweeps = 0
+        while True:
+            try:
+                if sweeps % FULL_SWEEP_EVERY == 0:
+                    self._ended.clear()
+                    await self._sweep(owner=None, dry_run=False, background=True)
+                else:
+                    await self._sweep_ended()
+            except Exception:
+                log.exception("pruning runs failed; trying again at the next sweep")
+            sweeps += 1
+            wake = self._clock.now() + timedelta(seconds=self._interval)
+            await self._clock.sleep_until(wake, max_sleep=self._interval)
+
+    async def prune(self, *, owner: str | None, dry_run: bool) -> dict[str, int]:
+        return await self._sweep(owner=owner, dry_run=dry_run, background=False)
+
+    async def _room(self) -> None:
+        while self._gate.room() < ROOM:
+            await self._gate.changed(WAIT_FOR_ROOM)
+
+    async def _sweep(self, *, owner: str | None, dry_run: bool, background: bool) -> dict[str, int]:
+        total: dict[str, int] = {}
+        after: JobCursor | None = None
+        while True:
+            if background:
+                await self._room()
+            page = await self._call(
+                partial(
+                    retention.prune_page,
+                    self._store,
+                    defaults=self.defaults,
+                    now=self._clock.now(),
+                    after=after,
+                    owner=owner,
+                    dry_run=dry_run,
+                )
+            )
+            retention.merge(total, page)
+            if page.more and not dry_run:
+                continue  # the same jobs again: one had more runs than a page deletes
+            if page.after is None:
+                return total
+            after = page.after
+
+    async def _sweep_ended(self) -> None:
+        pending = sorted(self._ended)
+        self._ended.clear()
+        while pending:
+            ids, pending = pending[: retention.JOBS_PER_PAGE], pending[retention.JOBS_PER_PAGE :]
+            await self._room()
+            page = await self._call(
+                partial(
+                    retention.prune_ids,
+                    self._store,
+                    ids,
+                    defaults=self.defaults,
+                    now=self._clock.now(),
+                )
+            )
+            if page.more:
+                pending[:0] = ids

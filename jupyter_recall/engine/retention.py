@@ -1,0 +1,102 @@
+"""Retention of runs (``policies.keep_runs``, ``policies.keep_runs_for`` and the engine's
+defaults): the runs of jobs past their retention are deleted a page of jobs at a time, each
+page in its own short transaction, so that a firing pass never waits long for the store
+thread. The engine sweeps in the background only while the firing loop has room
+(``Scheduler``), and ``Scheduler.prune_runs`` does it on demand (``jupyter recall prune``).
+
+A run going is never deleted, nor an ended attempt whose retry is pending. Deleting runs
+changes no count and no occurrence: those live on the job row (``store/lifecycle_tables.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from jupyter_recall.core.errors import NotFoundError
+from jupyter_recall.core.lifecycle import Retention
+from jupyter_recall.core.model import Job
+from jupyter_recall.store.base import JobCursor, JobFilter, Store
+
+JOBS_PER_PAGE = 50
+"""Jobs looked at per transaction."""
+
+RUNS_PER_JOB = 200
+"""Runs of one job deleted per transaction; a job with more is taken again by the next page."""
+
+COUNT_ALL = 1_000_000_000
+"""The limit of a dry run, which deletes nothing and so counts everything at once."""
+
+
+@dataclass(slots=True)
+class PrunePage:
+    counts: dict[str, int] = field(default_factory=dict)
+    """Runs deleted (or, in a dry run, that would be) per job id."""
+    more: bool = False
+    """A job had more runs to delete than one page takes: take the same jobs again."""
+    after: JobCursor | None = None
+    """Where the next page of jobs starts; None when this was the last one."""
+
+
+def retention_of(job: Job, defaults: Retention) -> Retention:
+    return Retention(job.policies.keep_runs, job.policies.keep_runs_for).over(defaults)
+
+
+def prune_jobs(
+    store: Store, jobs: Sequence[Job], *, defaults: Retention, now: datetime, dry_run: bool
+) -> PrunePage:
+    """Delete (or count) the runs of ``jobs`` past their retention, in one transaction."""
+    page = PrunePage()
+    limit = COUNT_ALL if dry_run else RUNS_PER_JOB
+    with store.atomic():
+        for job in jobs:
+            retention = retention_of(job, defaults)
+            if not retention.bounded:
+                continue
+            ids = store.prunable_runs(
+                job.id, keep=retention.keep_runs, ended_before=retention.cutoff(now), limit=limit
+            )
+            if not ids:
+                continue
+            page.counts[job.id] = len(ids)
+            page.more = page.more or len(ids) >= limit
+            if not dry_run:
+                store.delete_runs(ids)
+    return page
+
+
+def prune_page(
+    store: Store,
+    *,
+    defaults: Retention,
+    now: datetime,
+    after: JobCursor | None,
+    owner: str | None,
+    dry_run: bool,
+) -> PrunePage:
+    """One page of every job (``owner``'s, or all with None) in creation order."""
+    where = JobFilter(sort="created_at", descending=False, after=after, limit=JOBS_PER_PAGE)
+    jobs = store.list_jobs(owner=owner, where=where)
+    page = prune_jobs(store, jobs, defaults=defaults, now=now, dry_run=dry_run)
+    if len(jobs) == JOBS_PER_PAGE:
+        page.after = JobCursor(jobs[-1].created_at, jobs[-1].id)
+    return page
+
+
+def prune_ids(
+    store: Store, job_ids: Sequence[str], *, defaults: Retention, now: datetime
+) -> PrunePage:
+    """The jobs of these ids (those still there), as ``prune_jobs``."""
+    jobs = []
+    for job_id in job_ids:
+        try:
+            jobs.append(store.get_job(job_id, owner=None))
+        except NotFoundError:
+            continue
+    return prune_jobs(store, jobs, defaults=defaults, now=now, dry_run=False)
+
+
+def merge(total: dict[str, int], page: PrunePage) -> None:
+    for job_id, count in page.counts.items():
+        total[job_id] = total.get(job_id, 0) + count
