@@ -31,7 +31,6 @@ from jupyter_recall.core.errors import ConflictError, NotFoundError, StoreError
 from jupyter_recall.core.model import Job, JobKind, JobStatus, Run, RunStatus
 from jupyter_recall.store import codec, retries_sql
 from jupyter_recall.store.approval_tables import ApprovalTables
-from jupyter_recall.store.lifecycle_tables import RetentionTables
 from jupyter_recall.store.base import (
     STATE_FIELDS,
     JobCount,
@@ -42,6 +41,7 @@ from jupyter_recall.store.base import (
 )
 from jupyter_recall.store.changes import ChangeListener, EventListener
 from jupyter_recall.store.dependency_tables import DependencyTables
+from jupyter_recall.store.lifecycle_tables import RetentionTables
 from jupyter_recall.store.postgres_listen import (
     NOTIFY,
     PAYLOAD_LIMIT,

@@ -32,7 +32,6 @@ from jupyter_recall.core.errors import ConflictError, NotFoundError, StoreError
 from jupyter_recall.core.model import Job, JobKind, JobStatus, Run, RunStatus
 from jupyter_recall.store import codec, retries_sql
 from jupyter_recall.store.approval_tables import ApprovalTables
-from jupyter_recall.store.lifecycle_tables import RetentionTables
 from jupyter_recall.store.base import (
     STATE_FIELDS,
     JobCount,
@@ -43,6 +42,7 @@ from jupyter_recall.store.base import (
     RunFilter,
 )
 from jupyter_recall.store.dependency_tables import DependencyTables
+from jupyter_recall.store.lifecycle_tables import RetentionTables
 from jupyter_recall.store.migrations import Migration, migrate
 from jupyter_recall.store.row_tables import RowTables
 from jupyter_recall.store.rows import (

@@ -57,7 +57,8 @@ async def test_a_job_pauses_after_n_consecutive_failed_occurrences_with_its_reas
         stopped = await job_now(engine, job.id)
         assert stopped.failure_streak == 2
         assert stopped.paused_reason == (
-            "paused after 2 consecutive failed occurrences; last error: RuntimeError: attempt 1 broke"
+            "paused after 2 consecutive failed occurrences; "
+            "last error: RuntimeError: attempt 1 broke"
         )
         assert [item.id for item in paused] == [job.id]
         # Paused: nothing more fires.
@@ -168,7 +169,7 @@ async def test_the_background_sweep_prunes_and_never_a_running_run(
         await eventually(lambda: len(script.blocked) == 1)
         for count in range(2, 4):
             clock.advance(60)
-            await eventually(lambda: len(script.executed(done.id)) == count)
+            await eventually(lambda n=count: len(script.executed(done.id)) == n)
         # The background sweep (every 30 s of the clock) leaves one run of the other job.
         clock.advance(30)
         await eventually(lambda: _count_runs(engine, done.id, exactly=1))
