@@ -89,11 +89,13 @@ _CHECKERS: dict[str, Callable[[Param, Any], Any]] = {
 
 
 @dataclass(frozen=True)
-class Tool:
+class ToolSpec:
+    """What an agent is told of a tool: its name, description and arguments, without what it
+    does (a kernel and the MCP server run the same specification each in its own way)."""
+
     name: str
     description: str
     params: tuple[Param, ...]
-    run: Callable[[dict[str, Any]], Result]
     fields: Mapping[str, str] = field(default_factory=dict)
     """Server field names -> this tool's argument names, for error messages."""
 
@@ -133,6 +135,76 @@ class Tool:
                 values[param.name] = param.check(value)
         return values
 
+    def bound(self, run: Callable[[dict[str, Any]], Result]) -> Tool:
+        """This specification run by ``run``."""
+        return Tool(self.name, self.description, self.params, run, self.fields)
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A specification with what runs it (in this process)."""
+
+    name: str
+    description: str
+    params: tuple[Param, ...]
+    run: Callable[[dict[str, Any]], Result]
+    fields: Mapping[str, str] = field(default_factory=dict)
+    """Server field names -> this tool's argument names, for error messages."""
+
+    @property
+    def described(self) -> ToolSpec:
+        return ToolSpec(self.name, self.description, self.params, self.fields)
+
+    def spec(self, style: str = "openai") -> dict[str, Any]:
+        return self.described.spec(style)
+
+    def arguments(self, given: Mapping[str, Any]) -> dict[str, Any]:
+        return self.described.arguments(given)
+
+
+TOOL_NAME_PATTERN = r"[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*"
+
+
+@dataclass(frozen=True)
+class ArrayParam(Param):
+    min_items: int = 0
+    max_items: int | None = None
+    items: Any = None
+
+    def schema(self) -> dict[str, Any]:
+        schema: dict[str, Any] = {"type": "array", "description": self.description}
+        schema["minItems"] = self.min_items
+        if self.max_items is not None:
+            schema["maxItems"] = self.max_items
+        if self.items is not None:
+            schema["items"] = self.items
+        return schema
+
+    def check(self, value: Any) -> Any:
+        if not isinstance(value, list):
+            raise ValidationError(self.name, f"must be an array, got {json.dumps(value)[:80]}")
+        return value
+
+
+@dataclass(frozen=True)
+class NumberParam(Param):
+    maximum: float | None = None
+
+    def schema(self) -> dict[str, Any]:
+        schema = {**super().schema(), "type": "number"}
+        if self.maximum is not None:
+            schema["maximum"] = self.maximum
+        return schema
+
+    def check(self, value: Any) -> Any:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValidationError(self.name, f"must be a number, got {json.dumps(value)[:80]}")
+        if self.minimum is not None and value < self.minimum:
+            raise ValidationError(self.name, f"must be >= {self.minimum}, got {value}")
+        if self.maximum is not None and value > self.maximum:
+            raise ValidationError(self.name, f"must be <= {self.maximum:g}, got {value}")
+        return float(value)
+
 
 def decode_arguments(arguments: Any) -> Mapping[str, Any]:
     if arguments is None:
@@ -147,7 +219,7 @@ def decode_arguments(arguments: Any) -> Mapping[str, Any]:
     return arguments
 
 
-def failure(error: ValidationError, tool: Tool | None) -> Result:
+def failure(error: ValidationError, tool: ToolSpec | Tool | None) -> Result:
     server_field = error.field
     argument = (tool.fields.get(server_field) if tool else None) or server_field
     if "." in argument and tool is not None and argument not in {p.name for p in tool.params}:

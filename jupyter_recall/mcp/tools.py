@@ -1,10 +1,10 @@
 """The MCP tool table: one definition with the in-kernel agent tools, run through the REST API.
 
 Tools that mean the same outside a kernel (``schedule_once``, ``schedule_cron``,
-``schedule_cancel``, ``schedule_status``, the ``watch_*`` tools, ``send_notification``) reuse the
-specifications of ``jupyter_recall.agent`` as they are: same names, schemas, argument checks and
-field names in errors. The others need what a kernel would have supplied (the notebook, the
-kernel) and are defined here in the same vocabulary.
+``schedule_cancel``, ``schedule_status``, the ``watch_*`` tools, ``send_notification``) use the
+specifications of ``client/tool_specs.py``, as the kernel's agent does: same names, schemas,
+argument checks and field names in errors. The others need what a kernel would have supplied
+(the notebook, the kernel) and are defined here in the same vocabulary.
 """
 
 from __future__ import annotations
@@ -13,11 +13,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from jupyter_recall.client.toolspec import Param, Result, Tool, decode_arguments, failure
+from jupyter_recall.client import tool_specs
+from jupyter_recall.client.ids import JOB_ID
+from jupyter_recall.client.tool_specs import JOB_STATUSES, job_summary
+from jupyter_recall.client.toolspec import Param, Result, ToolSpec, decode_arguments, failure
 from jupyter_recall.core.errors import ConflictError, NotFoundError, RecallError, ValidationError
 from jupyter_recall.core.model import RunStatus
-from jupyter_recall.kernel.agent.tools import JOB_STATUSES, TOOLS, job_summary
-from jupyter_recall.kernel.jobs.api import JOB_ID
 from jupyter_recall.mcp.backend import Backend
 
 Run = Callable[[Backend, dict[str, Any]], Result]
@@ -31,19 +32,15 @@ RECURRING = ("interval", "cron")
 ID_PARAMS = ("job_id", "run_id", "watcher_id", "approval_id")
 
 
-def _outside_the_kernel(args: dict[str, Any]) -> Result:
-    raise RecallError("this tool runs through the MCP server (jupyter_recall.mcp)")
-
-
 def _spec(
     name: str, description: str, params: tuple[Param, ...], fields: Mapping[str, str] | None = None
-) -> Tool:
-    return Tool(name, description, params, _outside_the_kernel, dict(fields or {}))
+) -> ToolSpec:
+    return ToolSpec(name, description, params, dict(fields or {}))
 
 
 @dataclass(frozen=True)
 class McpTool:
-    spec: Tool
+    spec: ToolSpec
     run: Run
 
     @property
@@ -320,8 +317,8 @@ _CODE_FIELDS = {
 }
 
 
-def _shared(name: str, run: Run) -> McpTool:
-    return McpTool(TOOLS[name], run)
+def _shared(spec: ToolSpec, run: Run) -> McpTool:
+    return McpTool(spec, run)
 
 
 def _job_tool(name: str, verb: str, action: str) -> McpTool:
@@ -388,8 +385,8 @@ MCP_TOOLS: dict[str, McpTool] = {
             ),
             _notebook_recall,
         ),
-        _shared("schedule_once", _schedule_once),
-        _shared("schedule_cron", _schedule_cron),
+        _shared(tool_specs.SCHEDULE_ONCE, _schedule_once),
+        _shared(tool_specs.SCHEDULE_CRON, _schedule_cron),
         McpTool(
             _spec(
                 "job_list",
@@ -404,12 +401,12 @@ MCP_TOOLS: dict[str, McpTool] = {
             ),
             _job_list,
         ),
-        _shared("schedule_status", _schedule_status),
+        _shared(tool_specs.SCHEDULE_STATUS, _schedule_status),
         _job_tool("job_pause", "Pause a job: nothing fires until job_resume.", "pause"),
         _job_tool("job_resume", "Resume a paused job from now on.", "resume"),
         _job_tool("job_skip", "Skip the next occurrence of a job.", "skip"),
         _job_tool("job_run_now", "Run a job now, outside its schedule.", "trigger"),
-        _shared("schedule_cancel", _job_action_tool("cancel")),
+        _shared(tool_specs.SCHEDULE_CANCEL, _job_action_tool("cancel")),
         McpTool(
             _spec(
                 "run_list",
@@ -433,14 +430,14 @@ MCP_TOOLS: dict[str, McpTool] = {
             _run_output,
         ),
         McpTool(_spec("run_stop", "Stop a running run.", (_RUN_ID,)), _run_stop),
-        _shared("watch_start", _watch_start),
-        _shared("watch_stop", _watcher_call("DELETE")),
-        _shared("watch_pause", _watcher_call("POST", "/pause")),
-        _shared("watch_resume", _watcher_call("POST", "/resume")),
-        _shared("watch_status", _watcher_call("GET")),
-        _shared("watch_list", _watch_list),
-        _shared("watch_history", _watch_history),
-        _shared("send_notification", _send_notification),
+        _shared(tool_specs.WATCH_START, _watch_start),
+        _shared(tool_specs.WATCH_STOP, _watcher_call("DELETE")),
+        _shared(tool_specs.WATCH_PAUSE, _watcher_call("POST", "/pause")),
+        _shared(tool_specs.WATCH_RESUME, _watcher_call("POST", "/resume")),
+        _shared(tool_specs.WATCH_STATUS, _watcher_call("GET")),
+        _shared(tool_specs.WATCH_LIST, _watch_list),
+        _shared(tool_specs.WATCH_HISTORY, _watch_history),
+        _shared(tool_specs.SEND_NOTIFICATION, _send_notification),
         McpTool(
             _spec(
                 "take_notifications",
@@ -497,7 +494,7 @@ MCP_TOOLS: dict[str, McpTool] = {
         ),
     )
 }
-SHARED_NAMES = tuple(name for name, tool in MCP_TOOLS.items() if tool.spec is TOOLS.get(name))
+SHARED_NAMES = tuple(name for name, tool in MCP_TOOLS.items() if tool.spec in tool_specs.SHARED)
 
 
 def _refusal(error: RecallError, tool: McpTool) -> Result:

@@ -8,57 +8,20 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
 
-from jupyter_recall.client.toolspec import Param, Result, Tool
+from jupyter_recall.client.toolspec import (
+    TOOL_NAME_PATTERN,
+    ArrayParam,
+    NumberParam,
+    Param,
+    Result,
+    Tool,
+)
 from jupyter_recall.core.errors import NotFoundError, ValidationError
 from jupyter_recall.kernel.calls import primitives
 from jupyter_recall.tools.background import MAX_WAIT, STATUSES
 from jupyter_recall.tools.parallel import MAX_ACTIONS
-
-TOOL_NAME_PATTERN = r"[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*"
-
-
-@dataclass(frozen=True)
-class ArrayParam(Param):
-    min_items: int = 0
-    max_items: int | None = None
-    items: Any = None
-
-    def schema(self) -> dict[str, Any]:
-        schema: dict[str, Any] = {"type": "array", "description": self.description}
-        schema["minItems"] = self.min_items
-        if self.max_items is not None:
-            schema["maxItems"] = self.max_items
-        if self.items is not None:
-            schema["items"] = self.items
-        return schema
-
-    def check(self, value: Any) -> Any:
-        if not isinstance(value, list):
-            raise ValidationError(self.name, f"must be an array, got {json.dumps(value)[:80]}")
-        return value
-
-
-@dataclass(frozen=True)
-class NumberParam(Param):
-    maximum: float | None = None
-
-    def schema(self) -> dict[str, Any]:
-        schema = {**super().schema(), "type": "number"}
-        if self.maximum is not None:
-            schema["maximum"] = self.maximum
-        return schema
-
-    def check(self, value: Any) -> Any:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ValidationError(self.name, f"must be a number, got {json.dumps(value)[:80]}")
-        if self.minimum is not None and value < self.minimum:
-            raise ValidationError(self.name, f"must be >= {self.minimum}, got {value}")
-        if self.maximum is not None and value > self.maximum:
-            raise ValidationError(self.name, f"must be <= {self.maximum:g}, got {value}")
-        return float(value)
 
 
 def _plain(value: Any) -> Any:

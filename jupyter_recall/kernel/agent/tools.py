@@ -14,6 +14,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from jupyter_recall.client.tool_specs import (
+    JOB_STATUSES,
+    SCHEDULE_CANCEL,
+    SCHEDULE_CRON,
+    SCHEDULE_ONCE,
+    SCHEDULE_STATUS,
+    WHEN_HELP,
+    job_summary,
+)
 from jupyter_recall.client.toolspec import Param, Result, Tool, decode_arguments, failure
 from jupyter_recall.core.errors import NotFoundError, RecallError, ValidationError
 from jupyter_recall.kernel.agent.calls import PRIMITIVE_TOOLS
@@ -24,9 +33,7 @@ from jupyter_recall.kernel.jobs.heartbeat import heartbeat_tools
 
 CALL_TYPES = ("once", "recurring", "immediate")
 MANAGE_ACTIONS = ("cancel", "skip", "list")
-ACTION_TYPES = ("notification", "llm_prompt", "tool_call")
 REMEMBER_ACTIONS = ("notification", "llm_prompt")
-JOB_STATUSES = ("active", "paused", "completed", "failed", "cancelled")
 ONE_TIME = ("once", "immediate")
 RECURRING = ("interval", "cron")
 IMMEDIATE_WORDS = ("now", "immediately")
@@ -59,25 +66,6 @@ def _clip_name(text: str | None) -> str | None:
         return None
     line = " ".join(text.split())
     return line if len(line) <= NAME_LENGTH else line[: NAME_LENGTH - 1] + "…"
-
-
-def job_summary(job: Mapping[str, Any]) -> Result:
-    """The fields of a job an agent needs, in the seed tools' vocabulary."""
-    return {
-        "job_id": job.get("id"),
-        "name": job.get("name"),
-        "kind": job.get("kind"),
-        "action_type": (job.get("action") or {}).get("type"),
-        "schedule_type": job.get("schedule_kind"),
-        "when": job.get("when"),
-        "schedule": job.get("description"),
-        "status": job.get("status"),
-        "next_run_at": job.get("next_fire_at"),
-        "run_count": job.get("run_count"),
-        "last_run_at": job.get("last_run_at"),
-        "last_status": job.get("last_status"),
-        "last_error": job.get("last_error"),
-    }
 
 
 def _call_type(job: Mapping[str, Any]) -> str:
@@ -326,54 +314,6 @@ def _remember(args: dict[str, Any]) -> Result:
 
 # --- the tools --------------------------------------------------------------------------------
 
-_WHEN_HELP = (
-    "Relative formats preferred: '30m', '2h 15m', 'in 3 hours', 'tomorrow at 09:00'; "
-    "ISO 8601 ('2026-05-20T14:30:00+02:00') only if the time zone is known."
-)
-_JOB_ID = Param(
-    "job_id",
-    "string",
-    "Job id from schedule_once, schedule_cron or remember.",
-    True,
-    pattern=api.JOB_ID.pattern,
-)
-_JOB_FIELDS = {
-    "name": "label",
-    "action.name": "tool_name",
-    "action.params": "tool_params",
-    "action.message": "prompt",
-    "action.instruction": "prompt",
-    "action.title": "label",
-    "action.channel": "output_channel",
-    "max_runs": "max_runs",
-    "timeout": "timeout_seconds",
-    "options": "output_config",
-}
-_JOB_PARAMS = (
-    Param(
-        "action_type",
-        "string",
-        "What happens when it fires: 'notification' (a message queued for you), "
-        "'llm_prompt' (a self-instruction handed to your on_recall handler in this kernel) or "
-        "'tool_call' (a server tool call).",
-        enum=ACTION_TYPES,
-        default="notification",
-    ),
-    Param("tool_name", "string", "For tool_call: the tool as module.action, e.g. 'http.get'."),
-    Param("tool_params", "object", "For tool_call: the tool's parameters."),
-    Param("prompt", "string", "For llm_prompt and notification: the message or instruction."),
-    Param("label", "string", "Human-readable description of the job."),
-    Param("output_channel", "string", "Where results go (default: your notification queue)."),
-    Param("output_config", "object", "Per-delivery settings of the output channel."),
-    Param(
-        "timeout_seconds",
-        "integer",
-        "Stop a run still going after this many seconds; it ends timed_out (0: no limit).",
-        minimum=0,
-        default=0,
-    ),
-)
-
 TOOLS: dict[str, Tool] = {
     tool.name: tool
     for tool in (
@@ -397,7 +337,7 @@ TOOLS: dict[str, Tool] = {
                 Param(
                     "when",
                     "string",
-                    "For once: when to fire. " + _WHEN_HELP + " For recurring without "
+                    "For once: when to fire. " + WHEN_HELP + " For recurring without "
                     "interval_seconds: a repeating schedule such as 'every day at 09:00'.",
                 ),
                 Param(
@@ -441,52 +381,16 @@ TOOLS: dict[str, Tool] = {
             ),
             _manage_recall,
         ),
-        Tool(
-            "schedule_once",
-            "Schedule a one-shot job at a time or after a delay: a notification for you, a "
-            "self-instruction (llm_prompt) or a tool call. " + _WHEN_HELP,
-            (Param("when", "string", "When to fire. " + _WHEN_HELP, True), *_JOB_PARAMS),
-            _schedule_once,
-            _JOB_FIELDS,
-        ),
-        Tool(
-            "schedule_cron",
-            "Schedule a recurring job with a cron expression (5 fields: minute hour "
-            "day-of-month month day-of-week, e.g. '0 9 * * *') or a repeating phrase "
-            "('every 15m', 'every monday at 10:00').",
-            (
-                Param("cron", "string", "Cron expression or repeating schedule.", True),
-                *_JOB_PARAMS,
-                Param(
-                    "max_runs",
-                    "integer",
-                    "Stop after this many runs (0: unlimited).",
-                    minimum=0,
-                    default=0,
-                ),
-            ),
-            _schedule_cron,
-            {**_JOB_FIELDS, "when": "cron"},
-        ),
-        Tool(
-            "schedule_cancel",
-            "Cancel a scheduled job: nothing more fires; its history stays.",
-            (_JOB_ID,),
-            _schedule_cancel,
-        ),
+        SCHEDULE_ONCE.bound(_schedule_once),
+        SCHEDULE_CRON.bound(_schedule_cron),
+        SCHEDULE_CANCEL.bound(_schedule_cancel),
         Tool(
             "schedule_list",
             "List the scheduled jobs of this session, optionally only those with a status.",
             (Param("status", "string", "Only jobs with this status.", enum=JOB_STATUSES),),
             _schedule_list,
         ),
-        Tool(
-            "schedule_status",
-            "Detailed status of one job: schedule, next run, counts and its latest runs with "
-            "their output.",
-            (_JOB_ID,),
-            _schedule_status,
-        ),
+        SCHEDULE_STATUS.bound(_schedule_status),
         Tool(
             "remember",
             "'Remind me to X at Y': schedule a reminder (one-time or repeating). When it fires "

@@ -11,13 +11,19 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from jupyter_recall.client.toolspec import Param, Result, Tool
+from jupyter_recall.client.tool_specs import (
+    SEND_NOTIFICATION,
+    WATCH_HISTORY,
+    WATCH_LIST,
+    WATCH_PAUSE,
+    WATCH_RESUME,
+    WATCH_START,
+    WATCH_STATUS,
+    WATCH_STOP,
+)
+from jupyter_recall.client.toolspec import Result, Tool
 from jupyter_recall.core.errors import NotFoundError, ValidationError
-from jupyter_recall.core.escalation import STRATEGIES
-from jupyter_recall.engine.notify import PRIORITIES
-from jupyter_recall.kernel.agent.calls import TOOL_NAME_PATTERN, ArrayParam, NumberParam
 from jupyter_recall.kernel.connection.send import send_notification
-from jupyter_recall.kernel.jobs.api import JOB_ID
 from jupyter_recall.kernel.watchers import watch
 
 T = TypeVar("T")
@@ -110,105 +116,13 @@ def _send_notification(args: dict[str, Any]) -> Result:
     return dict(_plain(delivery))
 
 
-_WATCHER_ID = Param(
-    "watcher_id", "string", "The id watch_start returned.", True, pattern=JOB_ID.pattern
-)
-_START_FIELDS = {"tool": "name", "target": "name", "session": "name"}
-
 WATCH_TOOLS: tuple[Tool, ...] = (
-    Tool(
-        "watch_start",
-        "Start a persistent watcher: the tool is checked every `interval` seconds on the "
-        "server, without you, and you are notified ('[WATCHER UPDATE] ...' in your "
-        "notification queue) only when the strategy says so: on_change (default; the first "
-        "check sets the baseline), on_error (errors and recoveries), on_threshold "
-        "(notify_config.expression such as 'result.status_code != 200' or "
-        "'result.data.progress >= 100' turns true), summary (every notify_config.batch_size "
-        "checks) or always. It survives kernel and server restarts until watch_stop. Tools "
-        "whose policy is approve or block cannot be watched.",
-        (
-            Param("name", "string", "The tool, module.action.", True, pattern=TOOL_NAME_PATTERN),
-            Param("params", "object", "The tool's parameters for every check."),
-            NumberParam(
-                "interval",
-                "number",
-                "Seconds between checks, 5 to 3600.",
-                minimum=5,
-                maximum=3600,
-                default=30,
-            ),
-            Param("label", "string", "Human-readable description."),
-            Param(
-                "notify_when",
-                "string",
-                "The escalation strategy.",
-                enum=STRATEGIES,
-                default="on_change",
-            ),
-            Param(
-                "notify_config",
-                "object",
-                "{expression: ...} for on_threshold; {batch_size: n} for summary.",
-            ),
-            Param("output_channel", "string", "A channel of the server (default: you)."),
-            Param("output_config", "object", "Per-delivery settings of the output channel."),
-        ),
-        _watch_start,
-        _START_FIELDS,
-    ),
-    Tool(
-        "watch_stop",
-        "Stop and remove a watcher; its history is deleted.",
-        (_WATCHER_ID,),
-        _watch_stop,
-    ),
-    Tool(
-        "watch_pause",
-        "Pause a watcher: no checks until watch_resume; history kept.",
-        (_WATCHER_ID,),
-        _watch_pause,
-    ),
-    Tool("watch_resume", "Resume a paused watcher.", (_WATCHER_ID,), _watch_resume),
-    Tool(
-        "watch_status",
-        "A watcher's counters (checks, notifications), configuration, last result and latest "
-        "checks.",
-        (_WATCHER_ID,),
-        _watch_status,
-    ),
-    Tool(
-        "watch_list",
-        "List this session's watchers with their state and counts, running first.",
-        (),
-        _watch_list,
-    ),
-    Tool(
-        "watch_history",
-        "The last N check results of a watcher (its ring buffer keeps 100), newest first.",
-        (
-            _WATCHER_ID,
-            Param("last_n", "integer", "How many, 1 to 100.", minimum=1, default=10),
-        ),
-        _watch_history,
-    ),
-    Tool(
-        "send_notification",
-        "Send a notification through a channel of the server's config (webhook, email, log, "
-        "ui, ...). An unknown or failing channel falls back to this session with the reason "
-        "(fallback_reason).",
-        (
-            Param("channel", "string", "The channel's name, e.g. 'ops' or 'ui'.", True),
-            Param("message", "string", "The message (at most 10000 characters).", True),
-            Param("title", "string", "Subject or title."),
-            Param("priority", "string", "Priority.", enum=PRIORITIES, default="normal"),
-            ArrayParam("tags", "array", "Tags for filtering.", items={"type": "string"}),
-            Param("structured_data", "object", "A machine-readable payload."),
-            Param(
-                "output_config",
-                "object",
-                "Per-delivery settings, e.g. {to_address: 'ops@example.org'} for email.",
-            ),
-        ),
-        _send_notification,
-    ),
+    WATCH_START.bound(_watch_start),
+    WATCH_STOP.bound(_watch_stop),
+    WATCH_PAUSE.bound(_watch_pause),
+    WATCH_RESUME.bound(_watch_resume),
+    WATCH_STATUS.bound(_watch_status),
+    WATCH_LIST.bound(_watch_list),
+    WATCH_HISTORY.bound(_watch_history),
+    SEND_NOTIFICATION.bound(_send_notification),
 )

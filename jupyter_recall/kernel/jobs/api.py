@@ -7,26 +7,19 @@ Every call is one or two synchronous REST requests to the server that owns this 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping
 from datetime import datetime
 from typing import Any
 
+from jupyter_recall.client.ids import check_job_id
 from jupyter_recall.core.errors import ConflictError, ValidationError
 from jupyter_recall.kernel.connection import client as _client
 from jupyter_recall.kernel.connection import notifications
 
-JOB_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 ACTION_ARGUMENTS = ("code", "instruction", "tool", "notification", "notebook")
 TARGET_NAMES = ("kernel", "headless", "server")
 ENDED = ("completed", "failed", "cancelled")
 RECENT_RUNS = 5
-
-
-def check_job_id(job_id: object, field: str = "job_id") -> str:
-    if not isinstance(job_id, str) or not JOB_ID.match(job_id):
-        raise ValidationError(field, f"not a job id: {job_id!r} (ids look like '3f9c2a1b7d0e')")
-    return job_id
 
 
 def _job_path(job_id: str, suffix: str = "") -> str:

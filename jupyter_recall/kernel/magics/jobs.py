@@ -21,6 +21,7 @@ from IPython.core.magic import (
 from IPython.display import display
 
 from jupyter_recall.client import tables
+from jupyter_recall.client.ids import check_job_id
 from jupyter_recall.core.errors import RecallError, ValidationError
 from jupyter_recall.kernel import widgets
 from jupyter_recall.kernel.connection import client as _client
@@ -156,7 +157,7 @@ def resolve_reference(argument: str | None) -> str | None:
 def _job_command(command: Command) -> None:
     if command.argument is None:
         raise ValidationError(command.name, f"needs a job id: %schedule {command.name} <id>")
-    handle = api.Job({"id": api.check_job_id(resolve_reference(command.argument))})
+    handle = api.Job({"id": check_job_id(resolve_reference(command.argument))})
     if command.name == "delete":
         handle.delete()
         print(f"deleted job {handle.id} and its history")
@@ -193,7 +194,7 @@ def run_schedule(line: str, cell: str | None) -> None:
 
 def _recall_target(command: Command) -> api.Job:
     if command.argument is not None:
-        return api.Job({"id": api.check_job_id(resolve_reference(command.argument))})
+        return api.Job({"id": check_job_id(resolve_reference(command.argument))})
     pending = api.pending_recall()
     if pending is None:
         raise ValidationError(

@@ -18,11 +18,12 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
+from jupyter_recall.client.ids import JOB_ID
 from jupyter_recall.core.errors import NotFoundError, ValidationError
 from jupyter_recall.kernel.calls import primitives
 from jupyter_recall.kernel.connection import client as _client
 from jupyter_recall.kernel.connection import notifications
-from jupyter_recall.kernel.jobs.api import JOB_ID, Record
+from jupyter_recall.kernel.jobs.api import Record
 from jupyter_recall.tools import default_registry
 
 DEFAULT_INTERVAL = 30

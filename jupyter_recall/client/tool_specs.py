@@ -1,0 +1,258 @@
+"""The agent tools that mean the same in a kernel and outside one (the MCP server): their
+specifications, shared as data so that both surfaces give the same names, schemas, argument
+checks and field names in errors. ``kernel/agent/`` and ``mcp/tools.py`` bind each to what
+runs it there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from jupyter_recall.client.ids import JOB_ID
+from jupyter_recall.client.toolspec import (
+    TOOL_NAME_PATTERN,
+    ArrayParam,
+    NumberParam,
+    Param,
+    Result,
+    ToolSpec,
+)
+from jupyter_recall.core.escalation import STRATEGIES
+from jupyter_recall.engine.notify import PRIORITIES
+
+ACTION_TYPES = ("notification", "llm_prompt", "tool_call")
+JOB_STATUSES = ("active", "paused", "completed", "failed", "cancelled")
+
+
+def job_summary(job: Mapping[str, Any]) -> Result:
+    """The fields of a job an agent needs, in the seed tools' vocabulary."""
+    return {
+        "job_id": job.get("id"),
+        "name": job.get("name"),
+        "kind": job.get("kind"),
+        "action_type": (job.get("action") or {}).get("type"),
+        "schedule_type": job.get("schedule_kind"),
+        "when": job.get("when"),
+        "schedule": job.get("description"),
+        "status": job.get("status"),
+        "next_run_at": job.get("next_fire_at"),
+        "run_count": job.get("run_count"),
+        "last_run_at": job.get("last_run_at"),
+        "last_status": job.get("last_status"),
+        "last_error": job.get("last_error"),
+    }
+
+
+# --- jobs -----------------------------------------------------------------------------------------
+
+WHEN_HELP = (
+    "Relative formats preferred: '30m', '2h 15m', 'in 3 hours', 'tomorrow at 09:00'; "
+    "ISO 8601 ('2026-05-20T14:30:00+02:00') only if the time zone is known."
+)
+_JOB_ID = Param(
+    "job_id",
+    "string",
+    "Job id from schedule_once, schedule_cron or remember.",
+    True,
+    pattern=JOB_ID.pattern,
+)
+_JOB_FIELDS = {
+    "name": "label",
+    "action.name": "tool_name",
+    "action.params": "tool_params",
+    "action.message": "prompt",
+    "action.instruction": "prompt",
+    "action.title": "label",
+    "action.channel": "output_channel",
+    "max_runs": "max_runs",
+    "timeout": "timeout_seconds",
+    "options": "output_config",
+}
+_JOB_PARAMS = (
+    Param(
+        "action_type",
+        "string",
+        "What happens when it fires: 'notification' (a message queued for you), "
+        "'llm_prompt' (a self-instruction handed to your on_recall handler in this kernel) or "
+        "'tool_call' (a server tool call).",
+        enum=ACTION_TYPES,
+        default="notification",
+    ),
+    Param("tool_name", "string", "For tool_call: the tool as module.action, e.g. 'http.get'."),
+    Param("tool_params", "object", "For tool_call: the tool's parameters."),
+    Param("prompt", "string", "For llm_prompt and notification: the message or instruction."),
+    Param("label", "string", "Human-readable description of the job."),
+    Param("output_channel", "string", "Where results go (default: your notification queue)."),
+    Param("output_config", "object", "Per-delivery settings of the output channel."),
+    Param(
+        "timeout_seconds",
+        "integer",
+        "Stop a run still going after this many seconds; it ends timed_out (0: no limit).",
+        minimum=0,
+        default=0,
+    ),
+)
+
+SCHEDULE_ONCE = ToolSpec(
+    "schedule_once",
+    "Schedule a one-shot job at a time or after a delay: a notification for you, a "
+    "self-instruction (llm_prompt) or a tool call. " + WHEN_HELP,
+    (Param("when", "string", "When to fire. " + WHEN_HELP, True), *_JOB_PARAMS),
+    _JOB_FIELDS,
+)
+
+SCHEDULE_CRON = ToolSpec(
+    "schedule_cron",
+    "Schedule a recurring job with a cron expression (5 fields: minute hour "
+    "day-of-month month day-of-week, e.g. '0 9 * * *') or a repeating phrase "
+    "('every 15m', 'every monday at 10:00').",
+    (
+        Param("cron", "string", "Cron expression or repeating schedule.", True),
+        *_JOB_PARAMS,
+        Param(
+            "max_runs",
+            "integer",
+            "Stop after this many runs (0: unlimited).",
+            minimum=0,
+            default=0,
+        ),
+    ),
+    {**_JOB_FIELDS, "when": "cron"},
+)
+
+SCHEDULE_CANCEL = ToolSpec(
+    "schedule_cancel",
+    "Cancel a scheduled job: nothing more fires; its history stays.",
+    (_JOB_ID,),
+)
+
+SCHEDULE_STATUS = ToolSpec(
+    "schedule_status",
+    "Detailed status of one job: schedule, next run, counts and its latest runs with their output.",
+    (_JOB_ID,),
+)
+
+
+# --- watchers and notifications -------------------------------------------------------------------
+
+_WATCHER_ID = Param(
+    "watcher_id", "string", "The id watch_start returned.", True, pattern=JOB_ID.pattern
+)
+_START_FIELDS = {"tool": "name", "target": "name", "session": "name"}
+
+WATCH_START = ToolSpec(
+    "watch_start",
+    "Start a persistent watcher: the tool is checked every `interval` seconds on the "
+    "server, without you, and you are notified ('[WATCHER UPDATE] ...' in your "
+    "notification queue) only when the strategy says so: on_change (default; the first "
+    "check sets the baseline), on_error (errors and recoveries), on_threshold "
+    "(notify_config.expression such as 'result.status_code != 200' or "
+    "'result.data.progress >= 100' turns true), summary (every notify_config.batch_size "
+    "checks) or always. It survives kernel and server restarts until watch_stop. Tools "
+    "whose policy is approve or block cannot be watched.",
+    (
+        Param("name", "string", "The tool, module.action.", True, pattern=TOOL_NAME_PATTERN),
+        Param("params", "object", "The tool's parameters for every check."),
+        NumberParam(
+            "interval",
+            "number",
+            "Seconds between checks, 5 to 3600.",
+            minimum=5,
+            maximum=3600,
+            default=30,
+        ),
+        Param("label", "string", "Human-readable description."),
+        Param(
+            "notify_when",
+            "string",
+            "The escalation strategy.",
+            enum=STRATEGIES,
+            default="on_change",
+        ),
+        Param(
+            "notify_config",
+            "object",
+            "{expression: ...} for on_threshold; {batch_size: n} for summary.",
+        ),
+        Param("output_channel", "string", "A channel of the server (default: you)."),
+        Param("output_config", "object", "Per-delivery settings of the output channel."),
+    ),
+    _START_FIELDS,
+)
+
+WATCH_STOP = ToolSpec(
+    "watch_stop",
+    "Stop and remove a watcher; its history is deleted.",
+    (_WATCHER_ID,),
+)
+
+WATCH_PAUSE = ToolSpec(
+    "watch_pause",
+    "Pause a watcher: no checks until watch_resume; history kept.",
+    (_WATCHER_ID,),
+)
+
+WATCH_RESUME = ToolSpec(
+    "watch_resume",
+    "Resume a paused watcher.",
+    (_WATCHER_ID,),
+)
+
+WATCH_STATUS = ToolSpec(
+    "watch_status",
+    "A watcher's counters (checks, notifications), configuration, last result and latest checks.",
+    (_WATCHER_ID,),
+)
+
+WATCH_LIST = ToolSpec(
+    "watch_list",
+    "List this session's watchers with their state and counts, running first.",
+    (),
+)
+
+WATCH_HISTORY = ToolSpec(
+    "watch_history",
+    "The last N check results of a watcher (its ring buffer keeps 100), newest first.",
+    (
+        _WATCHER_ID,
+        Param("last_n", "integer", "How many, 1 to 100.", minimum=1, default=10),
+    ),
+)
+
+SEND_NOTIFICATION = ToolSpec(
+    "send_notification",
+    "Send a notification through a channel of the server's config (webhook, email, log, "
+    "ui, ...). An unknown or failing channel falls back to this session with the reason "
+    "(fallback_reason).",
+    (
+        Param("channel", "string", "The channel's name, e.g. 'ops' or 'ui'.", True),
+        Param("message", "string", "The message (at most 10000 characters).", True),
+        Param("title", "string", "Subject or title."),
+        Param("priority", "string", "Priority.", enum=PRIORITIES, default="normal"),
+        ArrayParam("tags", "array", "Tags for filtering.", items={"type": "string"}),
+        Param("structured_data", "object", "A machine-readable payload."),
+        Param(
+            "output_config",
+            "object",
+            "Per-delivery settings, e.g. {to_address: 'ops@example.org'} for email.",
+        ),
+    ),
+)
+
+
+SHARED: tuple[ToolSpec, ...] = (
+    SCHEDULE_ONCE,
+    SCHEDULE_CRON,
+    SCHEDULE_CANCEL,
+    SCHEDULE_STATUS,
+    WATCH_START,
+    WATCH_STOP,
+    WATCH_PAUSE,
+    WATCH_RESUME,
+    WATCH_STATUS,
+    WATCH_LIST,
+    WATCH_HISTORY,
+    SEND_NOTIFICATION,
+)
+"""Every specification here: the tools a kernel's agent and an MCP client both have."""
