@@ -87,6 +87,8 @@ def run_to_json(run: Run, *, include_output: bool = True) -> dict[str, Any]:
         "finished_at": iso(run.finished_at),
         "duration": run.duration,
         "error": run.error,
+        "attempt": run.attempt,
+        "retry_at": iso(run.retry_at),
     }
     if include_output:
         body["output"] = run.output

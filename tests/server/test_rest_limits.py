@@ -17,12 +17,15 @@ from jupyter_recall.core.limits import (
     MAX_BODY_BYTES,
     MAX_DEPTH,
     MAX_INTEGER_DIGITS,
+    MAX_RETRIES,
+    MAX_RETRY_FACTOR,
     MAX_RUNS,
     MAX_SECONDS,
     SCHEDULE_KINDS,
     TEXT_LIMITS,
 )
 from jupyter_recall.core.model import JobKind, JobStatus, RunStatus
+from jupyter_recall.core.retries import RETRY_FIELDS, RETRY_ON
 from jupyter_recall.engine.owners import OWNER_PATTERN
 from jupyter_recall.server.handlers import route_table
 from tests.server.rest import call, openapi
@@ -151,6 +154,11 @@ async def test_batch_errors_name_the_path(jp_fetch, jobs, field):
         ({"timeout": 0}, "policies.timeout", "above 0"),
         ({"overlap": "queue"}, "policies.overlap", "buffer_one"),
         ({"colour": "red"}, "policies.colour", "jitter"),
+        ({"retries": MAX_RETRIES + 1}, "policies.retries.max", f"{MAX_RETRIES}"),
+        ({"retries": {"max": 1, "backoff": 1e300}}, "policies.retries.backoff", f"{MAX_SECONDS:,}"),
+        ({"retries": {"max": 1, "factor": 11}}, "policies.retries.factor", f"{MAX_RETRY_FACTOR}"),
+        ({"retries": {"max": 1, "on": ["missed"]}}, "policies.retries.on", "timed_out"),
+        ({"retries": {"backoff": 5}}, "policies.retries.max", "required"),
     ],
 )
 async def test_policies_out_of_range_are_400_naming_field_and_limit(
@@ -401,6 +409,18 @@ def test_openapi_states_the_policy_ranges_of_the_code():
         assert (policies[name]["minimum"], policies[name]["maximum"]) == (0, MAX_SECONDS)
     timeout = policies["timeout"]
     assert (timeout["exclusiveMinimum"], timeout["maximum"]) == (0, MAX_SECONDS)
+
+
+def test_openapi_states_the_retry_ranges_of_the_code():
+    retries = _schemas()["Policies"]["properties"]["retries"]
+    fields = retries["properties"]
+    assert (retries["minimum"], retries["maximum"]) == (0, MAX_RETRIES)
+    assert (fields["max"]["minimum"], fields["max"]["maximum"]) == (0, MAX_RETRIES)
+    assert (fields["backoff"]["minimum"], fields["backoff"]["maximum"]) == (0, MAX_SECONDS)
+    assert (fields["factor"]["minimum"], fields["factor"]["maximum"]) == (1, MAX_RETRY_FACTOR)
+    assert (fields["jitter"]["minimum"], fields["jitter"]["maximum"]) == (0, 1)
+    assert fields["on"]["items"]["enum"] == list(RETRY_ON)
+    assert sorted(fields) == sorted(RETRY_FIELDS)
 
 
 def _path_parameters():
