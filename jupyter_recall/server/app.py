@@ -10,7 +10,18 @@ from typing import Any
 from jupyter_core.paths import jupyter_data_dir
 from jupyter_core.utils import ensure_async
 from jupyter_server.extension.application import ExtensionApp
-from traitlets import Bool, Dict, Float, Integer, List, TraitError, Unicode, default, validate
+from traitlets import (
+    Bool,
+    Dict,
+    Float,
+    Integer,
+    List,
+    TraitError,
+    Unicode,
+    Union,
+    default,
+    validate,
+)
 
 from jupyter_recall.core.clock import SystemClock
 from jupyter_recall.core.errors import ValidationError
@@ -34,10 +45,12 @@ from jupyter_recall.server.option_checks import (
     checked_channels,
     checked_count,
     checked_db_url,
+    checked_retention,
     checked_timeout,
     checked_timezone,
 )
 from jupyter_recall.server.owners import names_users, owner_resolver
+from jupyter_recall.server.pause_notices import PauseNotices
 from jupyter_recall.server.sessions import SessionWatcher
 from jupyter_recall.server.sse import EventHub
 from jupyter_recall.server.watcher_runtime import WatcherExecutor, WatcherRuntime
@@ -92,6 +105,24 @@ class RecallApp(ExtensionApp):
         config=True,
         help="Seconds a run may execute before it is stopped as timed_out, for jobs whose "
         "policies set no timeout (default: no limit).",
+    )
+    keep_runs = Integer(
+        None,
+        allow_none=True,
+        config=True,
+        help="Runs kept per job (the newest), for jobs whose policies set no keep_runs; older "
+        "ones are pruned in the background (default: all are kept).",
+    )
+    keep_runs_for = Union(
+        [Float(), Unicode()],
+        default_value=None,
+        allow_none=True,
+        config=True,
+        help="How long runs are kept after they end, for jobs whose policies set no "
+        "keep_runs_for: seconds, or a duration such as '7d', '12h' (default: forever).",
+    )
+    prune_interval = Float(
+        60.0, config=True, help="Seconds between two background sweeps of runs to prune."
     )
     max_sleep = Float(
         30.0, config=True, help="Longest the scheduler sleeps before re-reading the wall clock."
@@ -201,12 +232,16 @@ class RecallApp(ExtensionApp):
     def _check_positive(self, proposal: dict[str, Any]) -> int:
         return checked_count("RecallApp", proposal["trait"].name, proposal["value"])
 
-    @validate("sse_heartbeat", "max_sleep", "live_kernel_grace", "claim_interval")
+    @validate("sse_heartbeat", "max_sleep", "live_kernel_grace", "claim_interval", "prune_interval")
     def _check_seconds(self, proposal: dict[str, Any]) -> float:
         value = float(proposal["value"])
         if value <= 0:
             raise TraitError(f"RecallApp.{proposal['trait'].name} must be > 0, got {value}")
         return value
+
+    @validate("keep_runs", "keep_runs_for")
+    def _check_retention(self, proposal: dict[str, Any]) -> float | None:
+        return checked_retention("RecallApp", proposal["trait"].name, proposal["value"])
 
     @validate("default_timeout")
     def _check_default_timeout(self, proposal: dict[str, Any]) -> float | None:
@@ -282,9 +317,14 @@ class RecallApp(ExtensionApp):
             fire_owner=self.fire_owner or None,
             engine_id=self._engine_id(),
             default_timeout=self.default_timeout,
+            keep_runs=self.keep_runs,
+            keep_runs_for=self.keep_runs_for,
+            prune_interval=self.prune_interval,
         )
         self._events.attach(self.scheduler)
         self.notifications.attach(self.scheduler)
+        self._pause_notices = PauseNotices(self.notifications)
+        self._pause_notices.attach(self.scheduler)
         self.watchers = WatcherService(self.scheduler, self._watcher_runtime)
         self._session_watcher = self._make_session_watcher()
         self._stopped = asyncio.Event()
@@ -420,6 +460,7 @@ class RecallApp(ExtensionApp):
             self._close_kernel_pool,
             self._executor.aclose,
             self.notifications.aclose,
+            self._pause_notices.aclose,
             self.tool_runner.close,
             self.approvals.close,
             self._store.close,

@@ -431,6 +431,7 @@ def _id(name: str) -> str:
 
 
 def route_table() -> list[tuple[str, type[RecallHandler]]]:
+    from jupyter_recall.server.prune_api import PruneHandler
     from jupyter_recall.server.sse import EventsHandler
 
     job, run = _id("job_id"), _id("run_id")
@@ -443,6 +444,7 @@ def route_table() -> list[tuple[str, type[RecallHandler]]]:
         (rf"/api/recall/jobs/{job}/(?P<action>{actions})", JobActionHandler),
         (rf"/api/recall/jobs/{job}/runs", JobRunsHandler),
         (r"/api/recall/runs", RunsHandler),
+        (r"/api/recall/runs/prune", PruneHandler),
         (rf"/api/recall/runs/{run}", RunHandler),
         (rf"/api/recall/runs/{run}/stop", RunStopHandler),
         (r"/api/recall/parse", ParseHandler),

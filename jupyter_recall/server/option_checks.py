@@ -8,6 +8,7 @@ from typing import Any
 from traitlets import TraitError
 
 from jupyter_recall.core.errors import ValidationError
+from jupyter_recall.core.lifecycle import parse_keep_for, parse_keep_runs
 from jupyter_recall.core.limits import MAX_SECONDS
 from jupyter_recall.core.tz import resolve_tz
 from jupyter_recall.server.notifications import check_channels
@@ -48,6 +49,16 @@ def checked_timeout(app: str, value: float | None) -> float | None:
             f"or None; got {value}"
         )
     return None if value is None else float(value)
+
+
+def checked_retention(app: str, name: str, value: object) -> float | None:
+    """``keep_runs`` (a count from 0) or ``keep_runs_for`` (seconds, or a duration's text
+    such as ``7d``), or None (no bound); the error names the application and the option."""
+    parse = parse_keep_runs if name == "keep_runs" else parse_keep_for
+    try:
+        return parse(value, f"{app}.{name}")
+    except ValidationError as error:
+        raise TraitError(str(error)) from None
 
 
 def checked_channels(app: str, value: dict[str, Any]) -> dict[str, Any]:

@@ -71,6 +71,8 @@ def job_to_json(job: Job) -> dict[str, Any]:
         "last_error": job.last_error,
         "plugin_owner": job.plugin_owner,
         "key": job.key,
+        "failure_streak": job.failure_streak,
+        "paused_reason": job.paused_reason,
         "allowed_actions": sorted(action.value for action in allowed_actions(job)),
     }
 

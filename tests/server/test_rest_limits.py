@@ -17,6 +17,8 @@ from jupyter_recall.core.limits import (
     MAX_BODY_BYTES,
     MAX_DEPTH,
     MAX_INTEGER_DIGITS,
+    MAX_KEEP_RUNS,
+    MAX_PAUSE_AFTER_FAILURES,
     MAX_RETRIES,
     MAX_RETRY_FACTOR,
     MAX_RUNS,
@@ -159,6 +161,11 @@ async def test_batch_errors_name_the_path(jp_fetch, jobs, field):
         ({"retries": {"max": 1, "factor": 11}}, "policies.retries.factor", f"{MAX_RETRY_FACTOR}"),
         ({"retries": {"max": 1, "on": ["missed"]}}, "policies.retries.on", "timed_out"),
         ({"retries": {"backoff": 5}}, "policies.retries.max", "required"),
+        ({"pause_after_failures": 0}, "policies.pause_after_failures", "1,000"),
+        ({"pause_after_failures": "2"}, "policies.pause_after_failures", "integer"),
+        ({"keep_runs": MAX_KEEP_RUNS + 1}, "policies.keep_runs", f"{MAX_KEEP_RUNS:,}"),
+        ({"keep_runs_for": "2 months"}, "policies.keep_runs_for", "7d"),
+        ({"keep_runs_for": 0}, "policies.keep_runs_for", f"{MAX_SECONDS:,}"),
     ],
 )
 async def test_policies_out_of_range_are_400_naming_field_and_limit(
@@ -409,6 +416,16 @@ def test_openapi_states_the_policy_ranges_of_the_code():
         assert (policies[name]["minimum"], policies[name]["maximum"]) == (0, MAX_SECONDS)
     timeout = policies["timeout"]
     assert (timeout["exclusiveMinimum"], timeout["maximum"]) == (0, MAX_SECONDS)
+
+
+def test_openapi_states_the_lifecycle_ranges_of_the_code():
+    policies = _schemas()["Policies"]["properties"]
+    pause = policies["pause_after_failures"]
+    assert (pause["minimum"], pause["maximum"]) == (1, MAX_PAUSE_AFTER_FAILURES)
+    keep = policies["keep_runs"]
+    assert (keep["minimum"], keep["maximum"]) == (0, MAX_KEEP_RUNS)
+    keep_for = policies["keep_runs_for"]
+    assert (keep_for["exclusiveMinimum"], keep_for["maximum"]) == (0, MAX_SECONDS)
 
 
 def test_openapi_states_the_retry_ranges_of_the_code():
