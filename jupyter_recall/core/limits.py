@@ -36,7 +36,7 @@ MAX_SECONDS = 10 * 366 * 86_400
 ID_PATTERN = r"[A-Za-z0-9_-]{1,64}"
 """Job, run and watcher ids in paths (ids are made by ``core.model.new_id``)."""
 
-SCHEDULE_KINDS = ("once", "interval", "cron", "immediate")
+SCHEDULE_KINDS = ("once", "interval", "cron", "immediate", "after")
 """``GET /jobs?schedule_kind=``."""
 
 FLAGS = ("1", "true", "0", "false")

@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from jupyter_recall.core.actions import allowed_actions
+from jupyter_recall.core.dependency import After
 from jupyter_recall.core.errors import ConflictError, ValidationError
 from jupyter_recall.core.limits import TEXT_LIMITS
 from jupyter_recall.core.model import Job, JobKind, Policies, Run
@@ -24,6 +25,7 @@ from jupyter_recall.server.body import json_type
 
 NEW_JOB_FIELDS = (
     "when",
+    "after",
     "action",
     "target",
     "name",
@@ -33,7 +35,7 @@ NEW_JOB_FIELDS = (
     "policies",
     "options",
 )
-PATCH_FIELDS = ("when", "tz", "name", "action", "target", "policies", "options")
+PATCH_FIELDS = ("when", "after", "tz", "name", "action", "target", "policies", "options")
 USER_KINDS = (JobKind.JOB.value, JobKind.RECALL.value)
 
 
@@ -48,6 +50,7 @@ def job_to_json(job: Job) -> dict[str, Any]:
         "kind": job.kind.value,
         "owner": job.owner,
         "when": job.when,
+        "after": _after_json(job),
         "canonical": job.schedule.canonical,
         "schedule_kind": job.schedule.kind,
         "description": job.schedule.describe(),
@@ -97,6 +100,24 @@ def run_to_json(run: Run, *, include_output: bool = True) -> dict[str, Any]:
     return body
 
 
+def _after_json(job: Job) -> dict[str, str] | None:
+    """The upstream of a job fired by another job's runs: ``{"job": ID, "on": ...}``."""
+    trigger = job.schedule.after
+    return None if trigger is None else trigger.after.to_json()
+
+
+def _when_or_after(body: Mapping[str, Any]) -> Any:
+    """The ``when`` of a body, or the text of its ``after`` (``after ID succeeds``): a job fires
+    on a time or on another job's outcome, not both."""
+    if "after" not in body:
+        return body.get("when")
+    if "when" in body:
+        raise ValidationError(
+            "after", "a job fires on a time (when) or after another job (after): give one"
+        )
+    return After.from_json(body["after"]).text
+
+
 def _refuse_unknown(body: Mapping[str, Any], allowed: tuple[str, ...]) -> None:
     unknown = sorted(set(body) - set(allowed))
     if unknown:
@@ -132,7 +153,7 @@ def default_session(target: Mapping[str, Any]) -> str | None:
 def new_job_from_json(body: Mapping[str, Any]) -> NewJob:
     """Validate a `POST /api/recall/jobs` body; every error names its field."""
     _refuse_unknown(body, NEW_JOB_FIELDS)
-    when = body.get("when")
+    when = _when_or_after(body)
     if not isinstance(when, str) or not when.strip():
         raise ValidationError("when", f"must be a non-empty string, got {when!r:.80}")
     check_text(when, "when", TEXT_LIMITS["when"])
@@ -207,6 +228,8 @@ def job_changes_from_json(body: Mapping[str, Any], current: Job) -> dict[str, An
     for key in ("when", "tz", "name"):
         if key in body:
             changes[key] = _optional_str(body, key)
+    if "after" in body:
+        changes["when"] = _when_or_after(body)
     if "action" in body:
         changes["action"] = validate_action(body["action"])
     if "target" in body:
