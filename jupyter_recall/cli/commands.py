@@ -17,6 +17,7 @@ from jupyter_recall.cli.base import (
     with_aliases,
     with_flags,
 )
+from jupyter_recall.core.dependency import After
 from jupyter_recall.core.errors import (
     NotFoundError,
     RecallConnectionError,
@@ -149,11 +150,13 @@ class AddCommand(RecallCommand):
         "kernel, or in the live kernel of a notebook with --notebook; or give --notify MESSAGE "
         "instead of ACTION for a server notification."
     )
-    usage = "WHEN ACTION | WHEN --notify MESSAGE"
+    usage = "WHEN ACTION | WHEN --notify MESSAGE | --after ID[:on] ACTION"
     examples = """
 jupyter recall add "in 10m" "print('hello')"
 jupyter recall add "every weekday at 09:00" "refresh()" --notebook analysis/daily.ipynb
 jupyter recall add "tomorrow at 17:00" --notify "send the report" --name report
+jupyter recall add --after 3f9c2a1b7d0e "publish()"            # when that job succeeds
+jupyter recall add --after 3f9c2a1b7d0e:failed --notify "the nightly build failed"
 """
     aliases = with_aliases(
         {
@@ -163,6 +166,7 @@ jupyter recall add "tomorrow at 17:00" --notify "send the report" --name report
             "tz": "AddCommand.tz",
             "kernel-name": "AddCommand.kernel_name",
             "on-missing-kernel": "AddCommand.on_missing_kernel",
+            "after": "AddCommand.after",
             "timeout": "AddCommand.run_timeout",
         }
     )
@@ -187,6 +191,12 @@ jupyter recall add "tomorrow at 17:00" --notify "send the report" --name report
         help="Seconds a run may execute before it is stopped and ends timed_out "
         "(default: the server's RecallApp.default_timeout).",
     )
+    after = Unicode(
+        "",
+        config=True,
+        help="Fire on another job's outcome instead of a time: ID, or ID:succeeded, ID:failed, "
+        "ID:finished (default succeeded). No WHEN is given then.",
+    )
     on_missing_kernel = Unicode(
         "",
         config=True,
@@ -206,9 +216,9 @@ jupyter recall add "tomorrow at 17:00" --notify "send the report" --name report
         return EXIT_OK
 
     def job_body(self) -> dict[str, Any]:
-        args = self.positional(1, 2)
+        args = self._arguments()
         action, target = self._notification(args) if self.notify else self._code(args)
-        body: dict[str, Any] = {"when": args[0], "action": action, "target": target}
+        body: dict[str, Any] = {**self._schedule(args[0]), "action": action, "target": target}
         if self.job_name:
             body["name"] = self.job_name
         if self.tz:
@@ -218,6 +228,21 @@ jupyter recall add "tomorrow at 17:00" --notify "send the report" --name report
         if self.run_timeout is not None:
             body["policies"] = {"timeout": self.run_timeout}
         return body
+
+    def _arguments(self) -> list[str]:
+        """WHEN and ACTION (or WHEN alone with --notify); with --after there is no WHEN, and
+        its place is kept empty."""
+        if not self.after:
+            return self.positional(1, 2)
+        return ["", *self.positional(0, 1)]
+
+    def _schedule(self, when: str) -> dict[str, Any]:
+        if not self.after:
+            return {"when": when}
+        try:
+            return {"after": After.from_option(self.after).to_json()}
+        except ValidationError as exc:
+            raise UsageError(f"--after {self.after!r}: {exc}") from None
 
     def _notification(self, args: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
         if len(args) > 1 or self.notebook or self.headless:
