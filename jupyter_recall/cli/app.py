@@ -18,6 +18,7 @@ from jupyter_recall.cli import commands
 from jupyter_recall.cli.approvals import ApprovalsCommand, ApproveCommand, DenyCommand
 from jupyter_recall.cli.base import EXIT_FAILED, EXIT_USAGE
 from jupyter_recall.cli.mcp_command import McpCommand
+from jupyter_recall.cli.prune import PruneCommand
 from jupyter_recall.cli.transfer import ExportCommand, ImportCommand, MigrateCommand
 from jupyter_recall.standalone.app import RecallScheduler
 
@@ -32,6 +33,7 @@ SUBCOMMANDS: dict[str, tuple[type[JupyterApp], str]] = {
     "trigger": (commands.TriggerCommand, "Run jobs once now."),
     "runs": (commands.RunsCommand, "List your runs (--since, --job, --status)."),
     "logs": (commands.LogsCommand, "Print a run's output (--follow to stream it)."),
+    "prune": (PruneCommand, "Delete runs past their jobs' retention now (--dry-run counts)."),
     "parse": (commands.ParseCommand, "Check a time expression and preview its fire times."),
     "approvals": (ApprovalsCommand, "List approval requests (--status; default pending)."),
     "approve": (ApproveCommand, "Approve waiting tool calls: ID [ID ...] [--note TEXT]."),

@@ -168,6 +168,9 @@ jupyter recall add --after 3f9c2a1b7d0e:failed --notify "the nightly build faile
             "on-missing-kernel": "AddCommand.on_missing_kernel",
             "after": "AddCommand.after",
             "timeout": "AddCommand.run_timeout",
+            "pause-after-failures": "AddCommand.pause_after_failures",
+            "keep-runs": "AddCommand.keep_runs",
+            "keep-runs-for": "AddCommand.keep_runs_for",
         }
     )
     flags = with_flags(
@@ -190,6 +193,18 @@ jupyter recall add --after 3f9c2a1b7d0e:failed --notify "the nightly build faile
         config=True,
         help="Seconds a run may execute before it is stopped and ends timed_out "
         "(default: the server's RecallApp.default_timeout).",
+    )
+    pause_after_failures = Int(
+        None,
+        allow_none=True,
+        config=True,
+        help="Pause the job after this many consecutive failed or timed-out occurrences.",
+    )
+    keep_runs = Int(
+        None, allow_none=True, config=True, help="Keep this many newest runs of the job."
+    )
+    keep_runs_for = Unicode(
+        "", config=True, help="Keep runs this long after they end: seconds, or 7d, 12h, 1h30."
     )
     after = Unicode(
         "",
@@ -225,9 +240,24 @@ jupyter recall add --after 3f9c2a1b7d0e:failed --notify "the nightly build faile
             body["tz"] = self.tz
         if self.on_missing_kernel:
             body["options"] = {"on_missing_kernel": self.on_missing_kernel}
-        if self.run_timeout is not None:
-            body["policies"] = {"timeout": self.run_timeout}
+        policies = self._policies()
+        if policies:
+            body["policies"] = policies
         return body
+
+    def _policies(self) -> dict[str, Any]:
+        policies: dict[str, Any] = {}
+        if self.run_timeout is not None:
+            policies["timeout"] = self.run_timeout
+        if self.pause_after_failures is not None:
+            policies["pause_after_failures"] = self.pause_after_failures
+        if self.keep_runs is not None:
+            policies["keep_runs"] = self.keep_runs
+        if self.keep_runs_for:
+            keep_for = self.keep_runs_for.strip()
+            # A bare number is seconds; the server reads "7d", "12h" and the like.
+            policies["keep_runs_for"] = float(keep_for) if _is_number(keep_for) else keep_for
+        return policies
 
     def _arguments(self) -> list[str]:
         """WHEN and ACTION (or WHEN alone with --notify); with --after there is no WHEN, and
@@ -439,7 +469,7 @@ class LogsCommand(RecallCommand):
         return EXIT_OK
 
     def _follow(self, run_id: str) -> int:
-        from jupyter_recall.cli.follow import Follower
+        from jupyter_recall.client.follow import Follower
 
         follower = Follower(self.client, run_id, self._write_chunk)
         run = follower.follow()
@@ -525,3 +555,11 @@ class ParseCommand(RecallCommand):
             "next_fire_times": [t.isoformat() for t in spec.next_fire_times(5)],
             "offline": True,
         }
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True

@@ -96,6 +96,7 @@ def job_detail(job: Mapping[str, Any], runs: Sequence[Mapping[str, Any]]) -> str
         ("name", str(job.get("name") or "")),
         ("kind", str(job.get("kind"))),
         ("status", str(job.get("status"))),
+        *([("paused", str(job["paused_reason"]))] if job.get("paused_reason") else []),
         ("schedule", str(job.get("description"))),
         ("time zone", str(job.get("tz"))),
         ("when", f"{job.get('when')!s}  [canonical: {job.get('canonical')}]"),

@@ -136,6 +136,8 @@ def job_details(job: Mapping[str, Any], runs: Sequence[Mapping[str, Any]]) -> st
     ]
     if job.get("last_error"):
         lines.append(f"  last error: {job['last_error']}")
+    if job.get("paused_reason"):
+        lines.append(f"  paused:   {job['paused_reason']}")
     for run in runs:
         status = run.get("status")
         error = f" - {run['error']}" if run.get("error") else ""
