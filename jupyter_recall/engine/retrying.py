@@ -12,7 +12,7 @@ refuses a second insert). See ``docs/engine.md``, "Retries".
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -91,5 +91,16 @@ def fire_retries(
     return result
 
 
-def retried_ids(retried: Sequence[Retried]) -> set[str]:
-    return {item.job.id for item in retried}
+def pending_count(store: Store, job_id: str) -> int:
+    """1 when the job has a retry pending: it counts as a run in flight (a one-shot job
+    resumed with one is not over)."""
+    return len(store.pending_retries([job_id]))
+
+
+def dropping_retries(store: Store, job_id: str, change: Callable[[], Job]) -> Job:
+    """Apply ``change`` (a cancel) and drop the job's pending retries in one transaction: the
+    last attempt of each occurrence is then its outcome."""
+    with store.atomic():
+        job = change()
+        store.drop_job_retries(job_id)
+    return job

@@ -28,7 +28,7 @@ from jupyter_recall.core.errors import ConflictError
 from jupyter_recall.core.lifecycle import Retention
 from jupyter_recall.core.model import Job, Policies, Run, new_id
 from jupyter_recall.core.policy import earliest
-from jupyter_recall.engine import dependencies, firing, jobs, owners
+from jupyter_recall.engine import dependencies, firing, jobs, owners, retrying
 from jupyter_recall.engine.dependency_trigger import DependencyTrigger
 from jupyter_recall.engine.event_relay import EventRelay
 from jupyter_recall.engine.events import (
@@ -537,17 +537,21 @@ class Scheduler:
         and handled by the job's catch-up policy."""
         self._require_running()
         await self._guard(job_id, owner, "resumed")
-        job = await self._in_store(
-            partial(
-                jobs.resume_job,
+        held, now = self._runner.held(job_id), self.clock.now()
+
+        def resume() -> Job:
+            # A pending retry is a run in flight: a one-shot job resumed with one is not over.
+            pending = retrying.pending_count(self.store, job_id)
+            return jobs.resume_job(
                 self.store,
                 job_id,
                 owner=owner,
-                now=self.clock.now(),
+                now=now,
                 catch_up=catch_up,
-                in_flight=self._runner.held(job_id),
+                in_flight=held + pending,
             )
-        )
+
+        job = await self._in_store(resume)
         after = job.schedule.after
         if after is not None:  # with catch_up, the upstream runs ended during the pause
             self._dependencies.upstream_changed(after.after.job)
@@ -594,8 +598,9 @@ class Scheduler:
         """Nothing more fires; runs already in flight finish (``stop_run`` stops them)."""
         self._require_running()
         await self._guard(job_id, owner, "cancelled")
+        cancel = partial(jobs.cancel_job, self.store, job_id, owner=owner, now=self.clock.now())
         job = await self._in_store_unclaimed(
-            job_id, partial(jobs.cancel_job, self.store, job_id, owner=owner, now=self.clock.now())
+            job_id, partial(retrying.dropping_retries, self.store, job_id, cancel)
         )
         return self._changed(job)
 

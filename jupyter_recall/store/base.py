@@ -267,6 +267,10 @@ class JobStore(Protocol):
         """Clear these runs' ``retry_at`` (their retry was fired, or dropped)."""
         ...
 
+    def drop_job_retries(self, job_id: str) -> None:
+        """Clear the ``retry_at`` of every run of the job (it was cancelled)."""
+        ...
+
     def pending_retries(self, job_ids: Sequence[str]) -> dict[str, datetime]:
         """The jobs among these with a retry pending (whatever their status), and the
         earliest instant one is due."""

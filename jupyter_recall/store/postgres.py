@@ -603,6 +603,10 @@ class PostgresStore(
         with self.atomic():
             self._write_many(retries_sql.CLEAR, [(i,) for i in run_ids])
 
+    def drop_job_retries(self, job_id: str) -> None:
+        with self.atomic():
+            self._write(retries_sql.DROP_OF_JOB, (job_id,))
+
     def pending_retries(self, job_ids: Sequence[str]) -> dict[str, datetime]:
         unique = list(dict.fromkeys(job_ids))
         if not unique:

@@ -20,6 +20,9 @@ _FROM = "FROM runs JOIN jobs ON jobs.id = runs.job_id"
 CLEAR = "UPDATE runs SET retry_at = NULL WHERE id = %s"
 """Clear one run's pending retry (PostgreSQL's mark; SQLite replaces it)."""
 
+DROP_OF_JOB = "UPDATE runs SET retry_at = NULL WHERE job_id = %s AND retry_at IS NOT NULL"
+"""Drop a job's pending retries (it was cancelled: its last attempts are their outcomes)."""
+
 
 def due(
     *, now: int, limit: int, owner: str | None, mark: str, lock: bool = False

@@ -637,6 +637,10 @@ class SQLiteStore(
         with self.atomic():
             self._conn.executemany(retries_sql.CLEAR.replace("%s", "?"), [(i,) for i in run_ids])
 
+    def drop_job_retries(self, job_id: str) -> None:
+        with self.atomic():
+            self._conn.execute(retries_sql.DROP_OF_JOB.replace("%s", "?"), (job_id,))
+
     def pending_retries(self, job_ids: Sequence[str]) -> dict[str, datetime]:
         found: dict[str, datetime] = {}
         unique = list(dict.fromkeys(job_ids))

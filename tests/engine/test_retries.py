@@ -293,3 +293,37 @@ async def test_each_attempt_has_its_own_time_limit_and_timed_out_is_retried(
             (2, "timed_out"),
         ]
         await eventually(lambda: _status(engine, job.id, JobStatus.FAILED))
+
+
+async def test_a_one_shot_paused_with_a_retry_pending_is_not_over_when_resumed(
+    db: Path, flaky: Flaky, clock: ManualClock
+) -> None:
+    async with running(db, flaky, clock) as engine:
+        job = await engine.add_job(
+            new("in 1m", "flaky 1", retries=Retries(max=1, backoff=5)), owner=OWNER
+        )
+        clock.advance(60)
+        await eventually(lambda: _pending(engine, job.id))
+        await engine.pause_job(job.id, owner=OWNER)
+        resumed = await engine.resume_job(job.id, owner=OWNER)
+        assert resumed.status is JobStatus.ACTIVE
+        clock.advance(5)
+        runs = await wait_runs(engine, job.id, 2)
+        assert attempts(runs) == [(1, "failed", False), (2, "succeeded", False)]
+        await eventually(lambda: _status(engine, job.id, JobStatus.COMPLETED))
+
+
+async def test_cancel_drops_a_pending_retry(db: Path, flaky: Flaky, clock: ManualClock) -> None:
+    async with running(db, flaky, clock) as engine:
+        job = await engine.add_job(
+            new("every 1h", "fail", retries=Retries(max=3, backoff=5)), owner=OWNER
+        )
+        clock.advance(3600)
+        await eventually(lambda: _pending(engine, job.id))
+        await engine.cancel_job(job.id, owner=OWNER)
+        (run,) = await runs_of(engine, job.id)
+        # The failed attempt is its occurrence's outcome now.
+        assert run.is_final_for_occurrence
+        clock.advance(60)
+        assert len(flaky.executed(job.id)) == 1
+        assert engine.store.next_retry_at() is None
