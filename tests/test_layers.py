@@ -79,3 +79,35 @@ def test_an_upward_import_inside_a_function_is_found(tmp_path: Path) -> None:
     source = tmp_path / "jobs.py"
     source.write_text("def f():\n    from jupyter_recall.kernel.magics import jobs\n")
     assert [kernel_part(module) for module in imported(source)] == ["magics", "magics"]
+
+
+OUTER = {
+    "core": ("store", "engine", "tools", "server", "kernel", "client", "cli", "mcp", "standalone"),
+    "client": ("kernel", "cli", "mcp", "server", "standalone", "store"),
+    "cli": ("kernel",),
+    "mcp": ("kernel", "cli"),
+}
+"""For a layer, the layers none of its modules may import."""
+
+
+def forbidden_imports(layer: str, outer: tuple[str, ...]) -> list[str]:
+    prefixes = tuple(f"jupyter_recall.{name}" for name in outer)
+    return [
+        f"{path.relative_to(PACKAGE)} imports {module}"
+        for path in modules(layer)
+        for module in imported(path)
+        if module in prefixes or module.startswith(tuple(f"{p}." for p in prefixes))
+    ]
+
+
+def test_each_layer_imports_no_outer_layer() -> None:
+    found = [line for layer, outer in OUTER.items() for line in forbidden_imports(layer, outer)]
+    assert not found
+
+
+def test_a_cli_module_importing_the_kernel_is_found(tmp_path: Path) -> None:
+    source = tmp_path / "render.py"
+    source.write_text("import jupyter_recall.kernel.jobs.api\nfrom jupyter_recall import kernel\n")
+    names = list(imported(source))
+    assert "jupyter_recall.kernel.jobs.api" in names
+    assert "jupyter_recall.kernel" in names

@@ -11,13 +11,13 @@ from jupyter_core.application import JupyterApp, base_aliases, base_flags
 from traitlets import Bool, Float, Unicode
 
 from jupyter_recall._version import __version__
+from jupyter_recall.client.remote import Client
 from jupyter_recall.core.errors import (
     RecallConnectionError,
     RecallError,
     UsageError,
     ValidationError,
 )
-from jupyter_recall.remote import Client
 
 EXIT_OK = 0
 EXIT_FAILED = 1

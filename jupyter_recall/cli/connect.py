@@ -13,8 +13,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from jupyter_recall.core.errors import RecallConnectionError
-from jupyter_recall.remote import (
+from jupyter_recall.client.remote import (
     PROBE_TIMEOUT,
     TOKEN_VARIABLE,
     URL_VARIABLE,
@@ -25,6 +24,7 @@ from jupyter_recall.remote import (
     runtime_dir,
     token_for,
 )
+from jupyter_recall.core.errors import RecallConnectionError
 
 EXPLICIT_PROBE_TIMEOUT = 10.0
 """An explicit URL may be a remote server: give it longer than a local candidate."""

@@ -18,13 +18,13 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from jupyter_recall.core.errors import RecallConnectionError
-from jupyter_recall.remote import (
+from jupyter_recall.client.remote import (
     Client,
     EventStream,
     open_event_stream,
     parse_sse,
 )
+from jupyter_recall.core.errors import RecallConnectionError
 
 READ_TIMEOUT = 60.0
 """A stream silent this long (no heartbeat either) is dead: reopen it."""

@@ -14,8 +14,8 @@ import json
 import threading
 from collections.abc import Callable, Iterator
 
+from jupyter_recall.client.remote import Client, EventStream, open_event_stream, parse_sse
 from jupyter_recall.core.errors import RecallError
-from jupyter_recall.remote import Client, EventStream, open_event_stream, parse_sse
 
 EVENTS = "/api/recall/events"
 READ_TIMEOUT = 60.0

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from jupyter_recall.remote import Client, ServerInfo
+from jupyter_recall.client.remote import Client, ServerInfo
 
 NOT_FORWARDED = frozenset(
     {

@@ -20,8 +20,8 @@ from typing import Any, cast
 from tornado import web
 from tornado.iostream import StreamClosedError
 
+from jupyter_recall.client.remote import ServerInfo
 from jupyter_recall.mcp.backend import Backend, CallerClient
-from jupyter_recall.remote import ServerInfo
 from jupyter_recall.server.handlers import RecallHandler, authorized_to
 
 BACKEND_KEY = "jupyter_recall.backend"

@@ -5,9 +5,9 @@ from __future__ import annotations
 import anyio
 from mcp.server.stdio import stdio_server
 
+from jupyter_recall.client.remote import Client
 from jupyter_recall.mcp.server import build_server
 from jupyter_recall.mcp.subscriptions import OutputSubscriptions
-from jupyter_recall.remote import Client
 
 
 async def serve(client: Client) -> None:

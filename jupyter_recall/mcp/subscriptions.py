@@ -1,7 +1,7 @@
 """Subscriptions to a run's output and to approvals: ``notifications/resources/updated``.
 
 A subscription to a run's output follows the run through the server's event stream
-(``cli/follow.py``'s ``Follower``, the reader of ``jupyter recall logs --follow``) in a daemon
+(``client/follow.py``'s ``Follower``, the reader of ``jupyter recall logs --follow``) in a daemon
 thread, and tells the client the resource changed at every chunk and once more when the run has
 finished. A subscription to ``recall://approvals`` or ``recall://approvals/{id}`` follows the
 ``approval.*`` events of the same stream (``approval_events.py``) until it ends. The threads
@@ -22,11 +22,11 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.session import ServerSession
 
-from jupyter_recall.cli.follow import Follower
+from jupyter_recall.client.follow import Follower
+from jupyter_recall.client.remote import Client
 from jupyter_recall.core.errors import RecallError
 from jupyter_recall.mcp.approval_events import ApprovalEvents
 from jupyter_recall.mcp.resources import followed
-from jupyter_recall.remote import Client
 
 Context = ServerRequestContext[Any, Any]
 

@@ -21,7 +21,7 @@ from jupyter_core.application import NoStart
 from traitlets.config.application import Application
 
 from jupyter_recall.cli import JupyterRecallApp, clear_instances
-from jupyter_recall.remote import TOKEN_VARIABLE, URL_VARIABLE
+from jupyter_recall.client.remote import TOKEN_VARIABLE, URL_VARIABLE
 from tests.server.live_server import LiveServer
 
 BIN = Path(sys.executable).parent

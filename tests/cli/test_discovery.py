@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from jupyter_recall.remote import ServerInfo, running_servers, token_for
+from jupyter_recall.client.remote import ServerInfo, running_servers, token_for
 from tests.cli.conftest import CliServer, jupyter_recall
 from tests.server.live_server import TOKEN, free_port
 

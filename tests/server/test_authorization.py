@@ -22,9 +22,9 @@ from jupyter_server.auth.identity import User
 from jupyter_server.base.handlers import JupyterHandler
 from traitlets.config import Config
 
+from jupyter_recall.client.remote import Client, ServerInfo
 from jupyter_recall.core.errors import PermissionDeniedError, ValidationError
 from jupyter_recall.core.payloads import ACTION_TYPES, TARGET_TYPES, check_action_fits_target
-from jupyter_recall.remote import Client, ServerInfo
 from tests.server.rest import call
 
 KERNELS_WRITE = ("write", "kernels")

@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from jupyter_recall.client.remote import Client, ServerInfo
 from jupyter_recall.core.errors import ValidationError
-from jupyter_recall.remote import Client, ServerInfo
 from tests.server.live_server import TOKEN, LiveServer
 
 

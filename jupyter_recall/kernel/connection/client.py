@@ -1,7 +1,7 @@
 """Finding the Jupyter server that owns this kernel, and talking to its REST API.
 
 The HTTP client, errors and event stream are shared with the command line
-(``jupyter_recall/remote.py``); what is kernel-specific lives here: the server is the one whose
+(``client/remote.py``); what is kernel-specific lives here: the server is the one whose
 ``jpserver-<pid>.json`` belongs to an ancestor of this process, and the kernel's identity (kernel
 id, notebook path) comes from its connection file and the server's sessions. Only the standard
 library is imported here, so that ``import jupyter_recall`` stays cheap.
@@ -18,8 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jupyter_recall.core.errors import NotFoundError, RecallConnectionError
-from jupyter_recall.remote import (
+from jupyter_recall.client.remote import (
     DEFAULT_TIMEOUT,
     PROBE_TIMEOUT,
     TOKEN_VARIABLE,
@@ -36,6 +35,7 @@ from jupyter_recall.remote import (
     runtime_dir,
     server_files,
 )
+from jupyter_recall.core.errors import NotFoundError, RecallConnectionError
 
 __all__ = [
     "DEFAULT_TIMEOUT",

@@ -28,8 +28,8 @@ from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from typing import Any, TypeVar
 
+from jupyter_recall.client.remote import parse_sse
 from jupyter_recall.kernel.connection import client as _client
-from jupyter_recall.remote import parse_sse
 
 Notification = dict[str, Any]
 Callback = Callable[[Notification], Any]
