@@ -8,20 +8,20 @@ still valid (the user may mean it), so the surfaces that create jobs print this 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from itertools import pairwise
-from typing import Any
 
 from jupyter_recall.core.model import Job
+from jupyter_recall.core.records import Action, Target
 
 FRESH_KERNEL_MIN_GAP = 60.0
 """Seconds: a schedule whose runs come closer than this gets the warning."""
 
 
-def starts_fresh_kernel(action: Mapping[str, Any], target: Mapping[str, Any] | None) -> bool:
+def starts_fresh_kernel(action: Action, target: Target) -> bool:
     """Whether each run of a job with this action and target starts a kernel of its own."""
-    return action.get("type") == "notebook" or (target or {}).get("type") == "headless"
+    return action.type == "notebook" or target.type == "headless"
 
 
 def shortest_gap(fire_times: Sequence[datetime]) -> float | None:

@@ -14,6 +14,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from jupyter_recall.core.errors import ValidationError
+from jupyter_recall.core.records import NO_OPTIONS, Action, JobOptions, Target
 from jupyter_recall.core.lifecycle import parse_keep_for, parse_keep_runs, parse_pause_after
 from jupyter_recall.core.retries import Retries
 
@@ -271,8 +272,8 @@ class Job:
     when: str
     """The schedule as the user wrote it."""
     schedule: ScheduleSpec
-    action: dict[str, Any]
-    target: dict[str, Any]
+    action: Action
+    target: Target
     created_at: datetime
     updated_at: datetime
     policies: Policies = field(default_factory=Policies)
@@ -289,8 +290,8 @@ class Job:
     last_run_id: str | None = None
     last_status: RunStatus | None = None
     last_error: str | None = None
-    options: dict[str, Any] = field(default_factory=dict)
-    """Free-form settings read by outer layers (exclusive, on_missing_kernel, output_channel...)."""
+    options: JobOptions = NO_OPTIONS
+    """The executors' settings, typed, and those outer layers own (``output_channel``...)."""
     version: int = PAYLOAD_VERSION
     plugin_owner: str | None = None
     """The package or deployment that declared the job (``reconcile``); None for users' jobs.

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, ClassVar, TypeVar
 
 from jupyter_recall.core.errors import ValidationError
@@ -63,6 +64,11 @@ class CodeAction:
     type: ClassVar[str] = "code"
     code: str
 
+    @property
+    def headline(self) -> str:
+        """The text a job's default name is taken from (its first line)."""
+        return self.code
+
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> CodeAction:
         return cls(code=_require_text(data, "code", "action"))
@@ -78,6 +84,10 @@ class InstructionAction:
     type: ClassVar[str] = "instruction"
     instruction: str
     comment: str | None = None
+
+    @property
+    def headline(self) -> str:
+        return self.instruction
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> InstructionAction:
@@ -101,6 +111,10 @@ class ToolAction:
     name: str
     params: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def headline(self) -> str:
+        return self.name
+
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ToolAction:
         name = _require_text(data, "name", "action")
@@ -121,6 +135,10 @@ class NotebookAction:
     path: str
     """As the user wrote it; ``relative_path`` is the path under the contents root."""
     parameters: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def headline(self) -> str:
+        return self.path
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> NotebookAction:
@@ -146,6 +164,10 @@ class NotificationAction:
     title: str | None = None
     channel: str | None = None
     priority: str | None = None
+
+    @property
+    def headline(self) -> str:
+        return self.message
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> NotificationAction:
@@ -352,7 +374,7 @@ class JobOptions:
     """Settings read by the executors, typed, and the options the outer layers own (the
     watcher's configuration, ``output_channel``...), kept as given in ``values``."""
 
-    values: Mapping[str, Any] = field(default_factory=dict)
+    values: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     """Every option as submitted (the JSON form): the API answers them unchanged."""
     exclusive: bool = False
     exclusive_timeout: float = 300.0
@@ -367,11 +389,24 @@ class JobOptions:
         timeout = _exclusive_timeout(data)
         missing = _missing_kernel(data)
         return cls(
-            values=dict(data),
+            # Read-only: a decoded record is shared by every job holding the same text.
+            values=MappingProxyType(dict(data)),
             exclusive=bool(exclusive),
             exclusive_timeout=300.0 if timeout is None else float(timeout),
             on_missing_kernel=missing or "fail",
         )
+
+    @property
+    def output_channel(self) -> str | None:
+        """The channel a job's run outcomes go to (``engine/notify.py``), if named."""
+        channel = self.values.get("output_channel")
+        return channel if isinstance(channel, str) and channel else None
+
+    @property
+    def output_config(self) -> dict[str, Any]:
+        """That channel's settings (free-form: each channel checks its own)."""
+        config = self.values.get("output_config")
+        return dict(config) if isinstance(config, Mapping) else {}
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.values)

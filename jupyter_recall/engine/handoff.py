@@ -37,7 +37,7 @@ def awaiting_id(engine_id: str) -> str:
 
 
 def needs_live_kernel(job: Job) -> bool:
-    return job.target.get("type") == "kernel"
+    return job.target.type == "kernel"
 
 
 def mark_awaiting(

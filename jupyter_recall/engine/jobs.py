@@ -5,10 +5,9 @@ Synchronous; the scheduler runs these in its store thread. ``now`` is always an 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
-from types import MappingProxyType
 from typing import Any
 
 from jupyter_recall.core.actions import JobAction, require
@@ -23,12 +22,6 @@ from jupyter_recall.core.model import (
     RunTrigger,
     new_id,
 )
-from jupyter_recall.core.payloads import (
-    check_action_fits_target,
-    validate_action,
-    validate_options,
-    validate_target,
-)
 from jupyter_recall.core.policy import (
     TICK,
     NextFire,
@@ -37,25 +30,30 @@ from jupyter_recall.core.policy import (
     plan_skip,
     schedule_next,
 )
+from jupyter_recall.core.records import (
+    NO_OPTIONS,
+    SERVER_TARGET,
+    Action,
+    JobOptions,
+    Target,
+    check_fits,
+)
 from jupyter_recall.core.when import ScheduleSpec, parse_when
 from jupyter_recall.engine import dependencies
 from jupyter_recall.store.base import Store
 
 NAME_LENGTH = 60
 DEFAULT_POLICIES = Policies()
-# Read-only defaults shared by every submission: a batch's jobs then share their target and
-# options objects, which are validated once (see _Payloads), and no caller can alter them.
-_SERVER_TARGET: Mapping[str, Any] = MappingProxyType({"type": "server"})
-_NO_OPTIONS: Mapping[str, Any] = MappingProxyType({})
 
 
 @dataclass(frozen=True, slots=True)
 class NewJob:
-    """What callers submit to create a job."""
+    """What callers submit to create a job: its payloads are records, parsed at the edge (REST
+    body, owners' declarations), which the engine does not check again."""
 
     when: str
-    action: dict[str, Any]
-    target: Mapping[str, Any] = field(default_factory=lambda: _SERVER_TARGET)
+    action: Action
+    target: Target = SERVER_TARGET
     name: str | None = None
     """Default: derived from the action (e.g. the first line of its code)."""
     kind: JobKind = JobKind.JOB
@@ -63,30 +61,18 @@ class NewJob:
     """Default: the scheduler's default_tz."""
     session: str | None = None
     policies: Policies = DEFAULT_POLICIES
-    options: Mapping[str, Any] = field(default_factory=lambda: _NO_OPTIONS)
+    options: JobOptions = NO_OPTIONS
     anchor: datetime | None = None
     """The instant ``when`` is read at (default: now). Interval schedules count from it: jobs
     sharing an anchor and an interval fire together, in one batch (watchers use this)."""
 
 
-def default_name(action: dict[str, Any]) -> str:
+def default_name(action: Action) -> str:
     """A short name from the action: its tool name, first line of code, message..."""
-    for key in ("name", "code", "instruction", "message", "path"):
-        value = action.get(key)
-        if isinstance(value, str):
-            line = value.lstrip().split("\n", 1)[0].strip()
-            if line:
-                return line if len(line) <= NAME_LENGTH else line[: NAME_LENGTH - 1] + "…"
-    return str(action.get("type", "job"))
-
-
-def _payloads(
-    action: Any, target: Any, options: Any
-) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
-    checked_action = validate_action(action)
-    checked_target = validate_target(target)
-    check_action_fits_target(checked_action, checked_target)
-    return checked_action, checked_target, validate_options(options)
+    line = action.headline.lstrip().split("\n", 1)[0].strip()
+    if not line:
+        return action.type
+    return line if len(line) <= NAME_LENGTH else line[: NAME_LENGTH - 1] + "…"
 
 
 def _no_occurrence_left(spec: ScheduleSpec, policies: Policies) -> ValidationError:
@@ -105,16 +91,18 @@ def build_job(
     owner: str,
     now: datetime,
     default_tz: str,
-    payloads: _Payloads | None = None,
+    names: dict[int, str] | None = None,
 ) -> Job:
-    """Validate a submission and make it a job with its first occurrence planned."""
+    """Check a submission and make it a job with its first occurrence planned. ``names``
+    remembers default names by action identity, for a batch sharing one action."""
     if not isinstance(new.when, str) or not new.when.strip():
         raise ValidationError("when", f"must be a non-empty string, got {new.when!r}")
     kind = new.kind if type(new.kind) is JobKind else JobKind.parse(new.kind, "kind")
     if kind is JobKind.RECALL and not new.session:
         raise ValidationError("session", "a recall belongs to a kernel session: give 'session'")
     spec = parse_when(new.when, now=new.anchor or now, tz=new.tz or default_tz)
-    action, target, options, name = (payloads or _Payloads()).of(new)
+    action, target = new.action, new.target
+    check_fits(action, target)
     job_id = new_id()
     first = schedule_next(spec, job_id, spec.first_fire_time(), new.policies, 0)
     if first.exhausted and spec.after is None:
@@ -122,7 +110,7 @@ def build_job(
     return Job(
         id=job_id,
         owner=owner,
-        name=new.name or name,
+        name=new.name or _default_name(action, names),
         kind=kind,
         when=new.when,
         schedule=spec,
@@ -134,66 +122,18 @@ def build_job(
         session=new.session,
         next_occurrence=first.occurrence,
         next_fire_at=first.fire_at,
-        options=options,
+        options=new.options,
     )
 
 
-_Checked = tuple[dict[str, Any], dict[str, Any], dict[str, Any], str]
-"""Validated action, target and options, and the name a job gets by default."""
-
-
-class _Payloads:
-    """Validated payloads of one batch, by the identity of the submitted objects: the jobs of a
-    batch often share one action object (and the default target and options), which is then
-    validated once and its validated copy shared, as the submitted object was.
-
-    Each entry holds the submitted object: its id, the key, cannot be reused by another object
-    while the entry lives. Invalid payloads are not remembered, so each job submitting one
-    raises (and names its own index).
-    """
-
-    def __init__(self) -> None:
-        self._actions: dict[int, tuple[object, dict[str, Any], str]] = {}
-        self._targets: dict[int, tuple[object, dict[str, Any]]] = {}
-        self._options: dict[int, tuple[object, dict[str, Any]]] = {}
-        # The last submission's objects and result: consecutive jobs usually share all three.
-        self._last: tuple[object, object, object] = (None, None, None)
-        self._last_checked: _Checked | None = None
-
-    def of(self, new: NewJob) -> _Checked:
-        """The validated payloads of ``new`` and the name of its job if it gives none."""
-        action, target, options = self._last
-        checked = self._last_checked
-        if (
-            new.action is action
-            and new.target is target
-            and new.options is options
-            and checked is not None
-        ):
-            return checked
-        checked = self._last_checked = self._check(new.action, new.target, new.options)
-        self._last = (new.action, new.target, new.options)
-        return checked
-
-    def _check(self, action: object, target: object, options: object) -> _Checked:
-        action_entry = self._actions.get(id(action)) or self._check_action(action)
-        target_entry = self._targets.get(id(target)) or self._check_target(target)
-        check_action_fits_target(action_entry[1], target_entry[1])
-        options_entry = self._options.get(id(options)) or self._check_options(options)
-        return action_entry[1], target_entry[1], options_entry[1], action_entry[2]
-
-    def _check_action(self, submitted: object) -> tuple[object, dict[str, Any], str]:
-        action = validate_action(submitted)
-        entry = self._actions[id(submitted)] = (submitted, action, default_name(action))
-        return entry
-
-    def _check_target(self, submitted: object) -> tuple[object, dict[str, Any]]:
-        entry = self._targets[id(submitted)] = (submitted, validate_target(submitted))
-        return entry
-
-    def _check_options(self, submitted: object) -> tuple[object, dict[str, Any]]:
-        entry = self._options[id(submitted)] = (submitted, validate_options(submitted))
-        return entry
+def _default_name(action: Action, names: dict[int, str] | None) -> str:
+    if names is None:
+        return default_name(action)
+    # Keyed by identity: the submission holds the action, so no other object takes its id.
+    name = names.get(id(action))
+    if name is None:
+        name = names[id(action)] = default_name(action)
+    return name
 
 
 def build_jobs(
@@ -203,16 +143,14 @@ def build_jobs(
     owner: str,
     now: datetime,
     default_tz: str,
-    payloads: _Payloads | None = None,
+    names: dict[int, str] | None = None,
 ) -> list[Job]:
     """Build the jobs of a batch; a bad one refuses it, naming its index in the batch."""
-    payloads = payloads or _Payloads()
+    names = {} if names is None else names
     built = []
     for index, new in enumerate(news, start=first):
         try:
-            built.append(
-                build_job(new, owner=owner, now=now, default_tz=default_tz, payloads=payloads)
-            )
+            built.append(build_job(new, owner=owner, now=now, default_tz=default_tz, names=names))
         except ValidationError as exc:
             raise ValidationError(
                 f"jobs[{index}].{exc.field}", exc.message, accepted=exc.accepted
@@ -264,10 +202,10 @@ class JobChanges:
     when: str | None = None
     tz: str | None = None
     name: str | None = None
-    action: dict[str, Any] | None = None
-    target: dict[str, Any] | None = None
+    action: Action | None = None
+    target: Target | None = None
     policies: Policies | None = None
-    options: dict[str, Any] | None = None
+    options: JobOptions | None = None
 
     @property
     def reschedules(self) -> bool:
@@ -307,13 +245,13 @@ def update_job(store: Store, job_id: str, *, owner: str, now: datetime, changes:
             if not changes.name.strip():
                 raise ValidationError("name", "must not be empty")
             updates["name"] = changes.name
-        if changes.action is not None or changes.target is not None or changes.options is not None:
-            action, target, options = _payloads(
-                changes.action if changes.action is not None else job.action,
-                changes.target if changes.target is not None else job.target,
-                changes.options if changes.options is not None else job.options,
-            )
-            updates.update(action=action, target=target, options=options)
+        if changes.action is not None or changes.target is not None:
+            action = job.action if changes.action is None else changes.action
+            target = job.target if changes.target is None else changes.target
+            check_fits(action, target)
+            updates.update(action=action, target=target)
+        if changes.options is not None:
+            updates["options"] = changes.options
         job = job.evolve(**updates)
         store.update_jobs([job])
         if changes.when is not None:

@@ -194,7 +194,6 @@ def outcome_notification(job: Job, run: Run, *, channel: str, now: datetime) -> 
     if output:
         clipped = output if len(output) <= OUTCOME_OUTPUT_CLIP else output[:OUTCOME_OUTPUT_CLIP]
         lines.append(clipped + ("…" if len(output) > OUTCOME_OUTPUT_CLIP else ""))
-    config = job.options.get("output_config")
     return Notification(
         id=new_id(),
         owner=job.owner,
@@ -211,7 +210,7 @@ def outcome_notification(job: Job, run: Run, *, channel: str, now: datetime) -> 
             "error": run.error,
             "scheduled_for": run.scheduled_for.isoformat(),
         },
-        output_config=dict(config) if isinstance(config, Mapping) else {},
+        output_config=job.options.output_config,
         session=job.session,
         source={"kind": "job", "job_id": job.id, "run_id": run.id},
     )

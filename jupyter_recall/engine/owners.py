@@ -23,6 +23,15 @@ from jupyter_recall.core.errors import ConflictError, NotFoundError, ValidationE
 from jupyter_recall.core.model import Job, JobStatus, Policies
 from jupyter_recall.core.payloads import check_policy_bounds, check_short_texts, within
 from jupyter_recall.core.policy import exhausted_status, schedule_next
+from jupyter_recall.core.records import (
+    NO_OPTIONS,
+    SERVER_TARGET,
+    Action,
+    JobOptions,
+    Target,
+    action_from_json,
+    target_from_json,
+)
 from jupyter_recall.engine import jobs
 from jupyter_recall.engine.jobs import DEFAULT_POLICIES, NewJob, build_job
 from jupyter_recall.store.base import JobFilter, Store
@@ -38,12 +47,12 @@ class OwnedJob:
 
     key: str
     when: str
-    action: dict[str, Any]
-    target: dict[str, Any] = field(default_factory=lambda: {"type": "server"})
+    action: Action
+    target: Target = SERVER_TARGET
     name: str | None = None
     tz: str | None = None
     policies: Policies = DEFAULT_POLICIES
-    options: dict[str, Any] = field(default_factory=dict)
+    options: JobOptions = NO_OPTIONS
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> OwnedJob:
@@ -62,12 +71,12 @@ class OwnedJob:
         return cls(
             key=data.get("key"),  # type: ignore[arg-type]  # checked in check_declaration
             when=data.get("when"),  # type: ignore[arg-type]  # checked by build_job
-            action=data.get("action"),  # type: ignore[arg-type]  # checked by build_job
-            target=data.get("target") or {"type": "server"},
+            action=action_from_json(data.get("action")),
+            target=target_from_json(data.get("target") or SERVER_TARGET.to_json()),
             name=data.get("name"),
             tz=data.get("tz"),
             policies=policies,
-            options=data.get("options") or {},
+            options=JobOptions.from_json(data.get("options") or {}),
         )
 
 
@@ -96,23 +105,28 @@ def parse_declaration(raw: object) -> list[OwnedJob]:
     error names the index (``jobs[2].when``)."""
     if not isinstance(raw, (list, tuple)):
         raise ValidationError("jobs", f"must be a list of job objects, got {type(raw).__name__}")
+    for index, item in enumerate(raw):
+        if not isinstance(item, (OwnedJob, Mapping)):
+            raise ValidationError(f"jobs[{index}]", f"must be an object, got {item!r}")
+    # The keys first: a key declared twice is named whatever else the jobs hold.
+    check_keys([item.key if isinstance(item, OwnedJob) else item.get("key") for item in raw])
     specs = []
     for index, item in enumerate(raw):
         if isinstance(item, OwnedJob):
             specs.append(item)
             continue
-        if not isinstance(item, Mapping):
-            raise ValidationError(f"jobs[{index}]", f"must be an object, got {item!r}")
         with within(f"jobs[{index}]"):
             specs.append(OwnedJob.from_dict(item))
-    check_declaration(specs)
     return specs
 
 
 def check_declaration(specs: Sequence[OwnedJob]) -> None:
+    check_keys([spec.key for spec in specs])
+
+
+def check_keys(keys: Sequence[object]) -> None:
     seen: dict[str, int] = {}
-    for index, spec in enumerate(specs):
-        key = spec.key
+    for index, key in enumerate(keys):
         if not isinstance(key, str) or not key.strip() or len(key) > KEY_LIMIT:
             raise ValidationError(
                 f"jobs[{index}].key",

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import AsyncExitStack
 from datetime import datetime, timedelta
 from functools import partial
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import anyio
 
@@ -28,6 +28,7 @@ from jupyter_recall.core.errors import ConflictError
 from jupyter_recall.core.lifecycle import Retention
 from jupyter_recall.core.model import Job, Policies, Run, new_id
 from jupyter_recall.core.policy import earliest
+from jupyter_recall.core.records import Action, JobOptions, Target
 from jupyter_recall.engine import dependencies, firing, jobs, owners, retrying
 from jupyter_recall.engine.dependency_trigger import DependencyTrigger
 from jupyter_recall.engine.event_relay import EventRelay
@@ -502,16 +503,20 @@ class Scheduler:
         when: str | None = None,
         tz: str | None = None,
         name: str | None = None,
-        action: dict[str, Any] | None = None,
-        target: dict[str, Any] | None = None,
+        action: Action | None = None,
+        target: Target | None = None,
         policies: Policies | None = None,
-        options: dict[str, Any] | None = None,
+        options: JobOptions | None = None,
     ) -> Job:
         """Change a job. A new ``when``/``tz`` is parsed at the time of the update and the
         schedule restarts from it; new policies apply from the next occurrence on."""
+        changes = JobChanges(when, tz, name, action, target, policies, options)
+        return await self.change_job(job_id, owner=owner, changes=changes)
+
+    async def change_job(self, job_id: str, *, owner: str, changes: JobChanges) -> Job:
+        """``update_job`` with its changes as one record (as the REST edge parses them)."""
         self._require_running()
         await self._guard(job_id, owner, "edited")
-        changes = JobChanges(when, tz, name, action, target, policies, options)
         job = await self._in_store_unclaimed(
             job_id,
             partial(

@@ -18,7 +18,7 @@ restart, and for jobs declared at start by installed packages, it is ``User(user
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,7 +30,9 @@ from tornado import httputil, web
 
 from jupyter_recall.core.errors import PermissionDeniedError
 from jupyter_recall.core.model import Job, JobKind, Run
+from jupyter_recall.core.records import Action, JobOptions, Target
 from jupyter_recall.engine.executors import Executor, OutputSink, RunOutcome
+from jupyter_recall.engine.jobs import JobChanges, NewJob
 from jupyter_recall.engine.owners import OwnedJob
 from jupyter_recall.server.permissions import Requirement, required_permissions
 
@@ -42,15 +44,15 @@ class JobShape:
     """What decides a job's permissions."""
 
     kind: JobKind
-    action: Mapping[str, Any]
-    target: Mapping[str, Any]
-    options: Mapping[str, Any]
+    action: Action
+    target: Target
+    options: JobOptions
 
     def requirements(self) -> tuple[Requirement, ...]:
         return required_permissions(self.kind.value, self.action, self.target, self.options)
 
 
-def shape_of(job: Any) -> JobShape:
+def shape_of(job: Job | NewJob) -> JobShape:
     """Of a ``Job`` or ``NewJob``."""
     return JobShape(job.kind, job.action, job.target, job.options)
 
@@ -60,13 +62,13 @@ def declared_shape(spec: OwnedJob) -> JobShape:
     return JobShape(JobKind.JOB, spec.action, spec.target, spec.options)
 
 
-def changed_shape(current: Job, changes: Mapping[str, Any]) -> JobShape:
-    """The job as a PATCH with these ``update_job`` arguments leaves it."""
+def changed_shape(current: Job, changes: JobChanges) -> JobShape:
+    """The job as a PATCH with these changes leaves it."""
     return JobShape(
         current.kind,
-        changes.get("action", current.action),
-        changes.get("target", current.target),
-        changes.get("options", current.options),
+        current.action if changes.action is None else changes.action,
+        current.target if changes.target is None else changes.target,
+        current.options if changes.options is None else changes.options,
     )
 
 

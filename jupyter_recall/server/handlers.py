@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, TypeVar, cast
 
@@ -23,6 +23,7 @@ from jupyter_recall.core.errors import ConflictError, NotFoundError, RecallError
 from jupyter_recall.core.limits import FLAGS, ID_PATTERN, SCHEDULE_KINDS, TEXT_LIMITS
 from jupyter_recall.core.model import Job, JobKind, JobStatus, RunStatus
 from jupyter_recall.core.payloads import check_text
+from jupyter_recall.core.records import Target
 from jupyter_recall.core.when import parse_when
 from jupyter_recall.engine.scheduler import Scheduler
 from jupyter_recall.server.authorization import authorize_jobs, changed_shape, shape_of
@@ -200,9 +201,7 @@ def created_job_json(job: Job) -> dict[str, Any]:
     return document
 
 
-async def keep_recall_session(
-    scheduler: Scheduler, current: Job, target: Mapping[str, Any] | None
-) -> None:
+async def keep_recall_session(scheduler: Scheduler, current: Job, target: Target | None) -> None:
     """A recall belongs to its session (one pending recall each): a new target may not move it
     to another session, where it would escape that rule. Moving is cancel, then create."""
     moved_to = default_session(target) if target is not None else None
@@ -249,8 +248,8 @@ class JobHandler(RecallHandler):
         current = await self.scheduler.get_job(job_id, owner=self.owner)
         changes = job_changes_from_json(self.json_body(), current)
         await authorize_jobs(self, self.owner, [changed_shape(current, changes)])
-        await keep_recall_session(self.scheduler, current, changes.get("target"))
-        job = await self.scheduler.update_job(job_id, owner=self.owner, **changes)
+        await keep_recall_session(self.scheduler, current, changes.target)
+        job = await self.scheduler.change_job(job_id, owner=self.owner, changes=changes)
         self.send_json(job_to_json(job))
 
     @web.authenticated

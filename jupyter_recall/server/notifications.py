@@ -30,6 +30,7 @@ from tornado import web
 from jupyter_recall.core.clock import Clock
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.core.model import Job, JobKind, Run, new_id
+from jupyter_recall.core.records import NotificationAction
 from jupyter_recall.engine.channels import build_channels
 from jupyter_recall.engine.events import RUN_FINISHED, Event, RunFinished
 from jupyter_recall.engine.executors import Executor, OutputSink, RunOutcome
@@ -180,8 +181,7 @@ class NotificationService:
 
 
 def _output_channel(job: Job) -> str | None:
-    channel = job.options.get("output_channel")
-    return channel if isinstance(channel, str) and channel else None
+    return job.options.output_channel
 
 
 # --- notification actions -------------------------------------------------------------------------
@@ -199,8 +199,8 @@ class NotificationActionExecutor:
 
     async def execute(self, job: Job, run: Run, output: OutputSink) -> RunOutcome:
         action = job.action
-        if action.get("type") != "notification" or not (
-            action.get("channel") or _output_channel(job)
+        if not isinstance(action, NotificationAction) or not (
+            action.channel or _output_channel(job)
         ):
             # Without a channel a notification is its run's output, which the session's kernel
             # already gets as the run's notification: sending it again would say it twice.
@@ -208,11 +208,11 @@ class NotificationActionExecutor:
         notification = Notification(
             id=new_id(),
             owner=job.owner,
-            message=str(action.get("message", "")),
+            message=action.message,
             created_at=self.notifications.clock.now(),
-            channel=str(action.get("channel") or _output_channel(job)),
-            title=str(action.get("title") or ""),
-            priority=str(action.get("priority") or "normal"),
+            channel=str(action.channel or _output_channel(job)),
+            title=action.title or "",
+            priority=action.priority or "normal",
             session=job.session,
             source={"kind": "job", "job_id": job.id, "run_id": run.id},
         )

@@ -16,7 +16,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+
+from jupyter_recall.core.records import (
+    Action,
+    CodeAction,
+    InstructionAction,
+    JobOptions,
+    NotebookAction,
+    Target,
+    ToolAction,
+)
 
 WATCHER_KIND = "watcher"
 
@@ -70,31 +79,27 @@ tools registered in the server process by installed code are what its operator c
 
 
 def required_permissions(
-    kind: str, action: Mapping[str, Any], target: Mapping[str, Any], options: Mapping[str, Any]
+    kind: str, action: Action, target: Target, options: JobOptions
 ) -> tuple[Requirement, ...]:
     """The permissions a job of this ``kind`` (job, recall, watcher) with these payloads needs,
-    beyond ``recall`` itself. Payloads are the validated JSON; anything unknown needs nothing
-    here (it cannot run, and validation names it)."""
-    action_type = action.get("type")
-    if action_type in ("code", "instruction"):
-        return _kernel_code(str(action_type), target, options)
-    if action_type == "notebook":
+    beyond ``recall`` itself (a notification needs nothing more)."""
+    if isinstance(action, (CodeAction, InstructionAction)):
+        return _kernel_code(action.type, target, options)
+    if isinstance(action, NotebookAction):
         return _notebook()
-    if action_type == "tool":
-        return _tool(kind, str(action.get("name")), target)
+    if isinstance(action, ToolAction):
+        return _tool(kind, action.name, target)
     return ()
 
 
-def _kernel_code(
-    action_type: str, target: Mapping[str, Any], options: Mapping[str, Any]
-) -> tuple[Requirement, ...]:
-    if target.get("type") == "headless":
+def _kernel_code(action_type: str, target: Target, options: JobOptions) -> tuple[Requirement, ...]:
+    if target.type == "headless":
         return (
             Requirement(START_KERNEL, f"a {action_type} job on a headless target {FRESH_KERNEL}"),
             Requirement(EXECUTE_KERNELS, f"a {action_type} job {RUNS_CODE}"),
         )
     runs = (Requirement(EXECUTE_KERNELS, f"a {action_type} job {RUNS_CODE}"),)
-    if options.get("on_missing_kernel") == "start":
+    if options.on_missing_kernel == "start":
         opens = Requirement(
             OPEN_SESSION,
             "on_missing_kernel 'start' opens the notebook's session when no kernel runs "
@@ -115,8 +120,8 @@ def _notebook() -> tuple[Requirement, ...]:
     )
 
 
-def _tool(kind: str, name: str, target: Mapping[str, Any]) -> tuple[Requirement, ...]:
-    if kind == WATCHER_KIND and target.get("type") == "kernel":
+def _tool(kind: str, name: str, target: Target) -> tuple[Requirement, ...]:
+    if kind == WATCHER_KIND and target.type == "kernel":
         return (
             Requirement(
                 EXECUTE_KERNELS, f"a watcher of {name} runs each check in the notebook's kernel"

@@ -11,15 +11,19 @@ from jupyter_recall.core.dependency import After
 from jupyter_recall.core.errors import ConflictError, ValidationError
 from jupyter_recall.core.limits import TEXT_LIMITS
 from jupyter_recall.core.model import Job, JobKind, Policies, Run
-from jupyter_recall.core.payloads import (
-    check_action_fits_target,
-    check_policy_bounds,
-    check_text,
-    validate_action,
-    validate_options,
-    validate_target,
-    within,
+from jupyter_recall.core.payloads import check_policy_bounds, check_text, within
+from jupyter_recall.core.records import (
+    NO_OPTIONS,
+    SERVER_TARGET,
+    InstructionAction,
+    JobOptions,
+    KernelTarget,
+    Target,
+    action_from_json,
+    check_fits,
+    target_from_json,
 )
+from jupyter_recall.engine.jobs import JobChanges
 from jupyter_recall.engine.scheduler import NewJob
 from jupyter_recall.server.body import json_type
 
@@ -57,11 +61,11 @@ def job_to_json(job: Job) -> dict[str, Any]:
         "tz": job.schedule.tz,
         "status": job.status.value,
         "pending": job.is_pending,
-        "action": job.action,
-        "target": job.target,
+        "action": job.action.to_json(),
+        "target": job.target.to_json(),
         "session": job.session,
         "policies": job.policies.to_dict(),
-        "options": job.options,
+        "options": job.options.to_json(),
         "next_fire_at": iso(job.next_fire_at),
         "next_occurrence": iso(job.next_occurrence),
         "created_at": iso(job.created_at),
@@ -144,10 +148,10 @@ def _policies(body: Mapping[str, Any]) -> Policies | None:
         return Policies.from_dict(dict(value))
 
 
-def default_session(target: Mapping[str, Any]) -> str | None:
-    if target["type"] != "kernel":
+def default_session(target: Target) -> str | None:
+    if not isinstance(target, KernelTarget):
         return None
-    return str(target.get("path") or target.get("kernel_id"))
+    return target.label
 
 
 def new_job_from_json(body: Mapping[str, Any]) -> NewJob:
@@ -157,13 +161,13 @@ def new_job_from_json(body: Mapping[str, Any]) -> NewJob:
     if not isinstance(when, str) or not when.strip():
         raise ValidationError("when", f"must be a non-empty string, got {when!r:.80}")
     check_text(when, "when", TEXT_LIMITS["when"])
-    action = validate_action(body.get("action"))
-    target = validate_target(body.get("target", {"type": "server"}))
-    check_action_fits_target(action, target)
+    action = action_from_json(body.get("action"))
+    target = _target(body)
+    check_fits(action, target)
     kind = JobKind.parse(body.get("kind", "job"), "kind")
     if kind.value not in USER_KINDS:
         raise ValidationError("kind", f"cannot create {kind.value!r} here", accepted=USER_KINDS)
-    if kind is JobKind.RECALL and action["type"] != "instruction":
+    if kind is JobKind.RECALL and not isinstance(action, InstructionAction):
         raise ValidationError(
             "action.type", "a recall's action is a self-instruction", accepted=("instruction",)
         )
@@ -183,8 +187,16 @@ def new_job_from_json(body: Mapping[str, Any]) -> NewJob:
         tz=_optional_str(body, "tz"),
         session=session,
         policies=_policies(body) or Policies(),
-        options=validate_options(body.get("options", {})),
+        options=_options(body),
     )
+
+
+def _target(body: Mapping[str, Any]) -> Target:
+    return target_from_json(body["target"]) if "target" in body else SERVER_TARGET
+
+
+def _options(body: Mapping[str, Any]) -> JobOptions:
+    return JobOptions.from_json(body["options"]) if "options" in body else NO_OPTIONS
 
 
 def new_jobs_from_json(body: Mapping[str, Any]) -> list[NewJob]:
@@ -221,28 +233,25 @@ def _refuse_two_recalls_per_session(news: list[NewJob]) -> None:
         first[new.session] = index
 
 
-def job_changes_from_json(body: Mapping[str, Any], current: Job) -> dict[str, Any]:
-    """Validate a `PATCH /api/recall/jobs/{id}` body into keyword arguments of update_job."""
+def job_changes_from_json(body: Mapping[str, Any], current: Job) -> JobChanges:
+    """Validate a `PATCH /api/recall/jobs/{id}` body into the changes of ``change_job``."""
     _refuse_unknown(body, PATCH_FIELDS)
-    changes: dict[str, Any] = {}
-    for key in ("when", "tz", "name"):
-        if key in body:
-            changes[key] = _optional_str(body, key)
-    if "after" in body:
-        changes["when"] = _when_or_after(body)
-    if "action" in body:
-        changes["action"] = validate_action(body["action"])
-    if "target" in body:
-        changes["target"] = validate_target(body["target"])
-    if "action" in changes or "target" in changes:
-        check_action_fits_target(
-            changes.get("action", current.action), changes.get("target", current.target)
+    action = action_from_json(body["action"]) if "action" in body else None
+    target = target_from_json(body["target"]) if "target" in body else None
+    if action is not None or target is not None:
+        check_fits(
+            current.action if action is None else action,
+            current.target if target is None else target,
         )
-    if "policies" in body:
-        changes["policies"] = _policies(body)
-    if "options" in body:
-        changes["options"] = validate_options(body["options"])
-    return changes
+    return JobChanges(
+        when=_optional_str(body, "when") if "after" not in body else _when_or_after(body),
+        tz=_optional_str(body, "tz"),
+        name=_optional_str(body, "name"),
+        action=action,
+        target=target,
+        policies=_policies(body),
+        options=JobOptions.from_json(body["options"]) if "options" in body else None,
+    )
 
 
 MAX_RUNS_LIMIT = 10_000

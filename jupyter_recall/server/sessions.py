@@ -16,6 +16,7 @@ from jupyter_events import EventLogger
 
 from jupyter_recall.core.errors import ConflictError
 from jupyter_recall.core.model import Job, JobKind
+from jupyter_recall.core.records import KernelTarget
 from jupyter_recall.engine.scheduler import Scheduler
 from jupyter_recall.store.base import JobFilter
 
@@ -29,11 +30,11 @@ log = logging.getLogger(__name__)
 
 def is_orphaned(job: Job, session_paths: set[str], kernel_ids: set[str]) -> bool:
     target = job.target
-    if target.get("type") != "kernel":
+    if not isinstance(target, KernelTarget):
         return False
-    if "path" in target:
-        return target["path"] not in session_paths
-    return target.get("kernel_id") not in kernel_ids
+    if target.path is not None:
+        return target.path not in session_paths
+    return target.kernel_id not in kernel_ids
 
 
 class SessionWatcher:

@@ -40,6 +40,7 @@ from jupyter_recall.core.escalation import (
     parse_escalation,
 )
 from jupyter_recall.core.model import Job, JobKind, Run, new_id
+from jupyter_recall.core.records import Action, CodeAction, JobOptions, ToolAction
 from jupyter_recall.engine.executors import CollectingSink, Executor, OutputSink, RunOutcome
 from jupyter_recall.engine.notify import Notification
 from jupyter_recall.server.notifications import NotificationService, describe_delivery
@@ -109,11 +110,12 @@ class WatcherSpec:
 
     @classmethod
     def of(cls, job: Job) -> WatcherSpec:
-        config = job.options.get(OPTION) or {}
-        channel = job.options.get("output_channel")
+        config = job.options.values.get(OPTION) or {}
+        channel = job.options.values.get("output_channel")
+        action = job.action
         return cls(
-            tool=str(job.action.get("name")),
-            params=dict(job.action.get("params") or {}),
+            tool=action.name if isinstance(action, ToolAction) else action.headline,
+            params=dict(action.params) if isinstance(action, ToolAction) else {},
             interval=int(config.get("interval", DEFAULT_INTERVAL)),
             label=str(config.get("label") or ""),
             escalation=parse_escalation(config.get("notify_when"), config.get("notify_config")),
@@ -220,7 +222,7 @@ class WatcherRuntime:
         self.tools = tools
         self.kernel = kernel
         self._states: dict[str, WatchState] = {}
-        self._specs: dict[str, tuple[Mapping[str, Any], Mapping[str, Any], WatcherSpec]] = {}
+        self._specs: dict[str, tuple[Action, JobOptions, WatcherSpec]] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._pending: list[_Pending] = []
         self._limiter = anyio.CapacityLimiter(1)
@@ -269,7 +271,7 @@ class WatcherRuntime:
         return CHECK_DONE
 
     async def _run_tool(self, job: Job, run: Run, spec: WatcherSpec) -> CheckResult | RunOutcome:
-        if job.target.get("type") == "kernel":
+        if job.target.type == "kernel":
             return await self._run_in_kernel(job, run, spec)
         if self.tools is None:
             return CheckResult(False, error="no tool runner is configured on this server")
@@ -283,7 +285,7 @@ class WatcherRuntime:
     ) -> CheckResult | RunOutcome:
         if self.kernel is None:
             return CheckResult(False, error="no kernel executor is configured on this server")
-        code = {"type": "code", "code": kernel_check_code(spec.tool, spec.params)}
+        code = CodeAction(kernel_check_code(spec.tool, spec.params))
         collected = CollectingSink()
         outcome = await self.kernel.execute(job.evolve(action=code), run, collected)
         if outcome.skipped_reason is not None:
@@ -405,7 +407,7 @@ class WatcherExecutor:
         self.runtime = runtime
 
     def concurrency_key(self, job: Job) -> str:
-        if job.kind is JobKind.WATCHER and job.target.get("type") != "kernel":
+        if job.kind is JobKind.WATCHER and job.target.type != "kernel":
             # Checks of different watchers do not wait for each other (the global bound holds).
             return f"watcher:{job.id}"
         return self.inner.concurrency_key(job)

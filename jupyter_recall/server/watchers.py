@@ -17,7 +17,14 @@ from tornado import web
 
 from jupyter_recall.core.errors import NotFoundError, ValidationError
 from jupyter_recall.core.model import Job, JobKind, JobStatus
-from jupyter_recall.core.payloads import validate_target
+from jupyter_recall.core.records import (
+    SERVER_TARGET,
+    JobOptions,
+    KernelTarget,
+    Target,
+    ToolAction,
+    target_from_json,
+)
 from jupyter_recall.engine.scheduler import NewJob, Scheduler
 from jupyter_recall.server.authorization import authorize_jobs, shape_of
 from jupyter_recall.server.handlers import RecallHandler
@@ -59,7 +66,7 @@ def watcher_json(
         "output_channel": spec.output_channel,
         "output_config": spec.output_config,
         "status": _status(job),
-        "target": job.target,
+        "target": job.target.to_json(),
         "session": job.session,
         "checks": record.checks if record else 0,
         "notifications": record.notifications if record else 0,
@@ -100,20 +107,20 @@ class WatcherService:
                 accepted=UNATTENDED_POLICIES,
             )
 
-    def _target(self, spec: WatcherSpec, body: Mapping[str, Any]) -> dict[str, Any]:
+    def _target(self, spec: WatcherSpec, body: Mapping[str, Any]) -> Target:
         if body.get("target") is not None:
-            target = validate_target(body["target"])
-            if target["type"] == "headless":
+            target = target_from_json(body["target"])
+            if target.type == "headless":
                 raise ValidationError(
                     "target.type",
                     "a watcher runs on the server or in a notebook's kernel",
                     accepted=("server", "kernel"),
                 )
-            if target["type"] == "server" and not self.runtime.is_server_tool(spec.tool):
+            if target.type == "server" and not self.runtime.is_server_tool(spec.tool):
                 raise self._unknown_tool(spec.tool)
             return target
         if self.runtime.is_server_tool(spec.tool):
-            return {"type": "server"}
+            return SERVER_TARGET
         raise self._unknown_tool(spec.tool)
 
     def _unknown_tool(self, tool: str) -> ValidationError:
@@ -139,17 +146,17 @@ class WatcherService:
         target = self._target(spec, body)
         self._check_policy(spec.tool)
         session = optional_text(body, "session")
-        if target["type"] == "kernel" and session is None:
-            session = target.get("path") or target.get("kernel_id")
+        if isinstance(target, KernelTarget) and session is None:
+            session = target.label
         new = NewJob(
             when=f"every {spec.interval}s",
             anchor=aligned(self.scheduler.clock.now(), spec.interval),
-            action={"type": "tool", "name": spec.tool, "params": spec.params},
+            action=ToolAction(spec.tool, dict(spec.params)),
             target=target,
             name=spec.label or f"watch {spec.tool}",
             kind=JobKind.WATCHER,
             session=session,
-            options=spec.options(),
+            options=JobOptions.from_json(spec.options()),
         )
         if authorize is not None:
             await authorize(new)

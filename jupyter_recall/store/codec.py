@@ -18,7 +18,7 @@ import json
 import json.scanner
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
-from typing import Any, TypeVar, cast
+from typing import Any, Generic, TypeVar, cast
 
 from jupyter_recall.core.errors import StoreError, ValidationError
 from jupyter_recall.core.model import (
@@ -30,6 +30,13 @@ from jupyter_recall.core.model import (
     Run,
     RunStatus,
     RunTrigger,
+)
+from jupyter_recall.core.records import (
+    Action,
+    JobOptions,
+    Target,
+    action_from_json,
+    target_from_json,
 )
 from jupyter_recall.core.triggers.once import OnceTrigger
 from jupyter_recall.core.when import SPEC_VERSION, ScheduleSpec
@@ -188,30 +195,42 @@ def decode_payload(text: str, field: str) -> dict[str, Any]:
 _ATOMIC = frozenset({str, int, float, bool, type(None)})
 _SHARED_TEXT_LIMIT = 1024
 """Payload texts longer than this are decoded every time rather than remembered."""
+R = TypeVar("R")
 
 
-def _flat_payload(field: str) -> Callable[[str], dict[str, Any] | None]:
-    def decode_if_flat(text: str) -> dict[str, Any] | None:
-        value = decode_payload(text, field)
-        return value if all(type(item) in _ATOMIC for item in value.values()) else None
+class _RecordDecoder(Generic[R]):
+    """The record of a stored payload text. Jobs fired together share a few payload texts: a
+    short one whose values are all atomic becomes a record with nothing mutable (frozen, its
+    free-form values read-only), remembered and shared by every job holding that text. Others
+    (a tool's nested params) are decoded for each job, which then owns its record's values."""
 
-    return decode_if_flat
+    def __init__(self, field: str, parse: Callable[[Any], R]) -> None:
+        self._field = field
+        self._parse = parse
+        self._shared: _Memo[str, R | None] = _Memo(self._shareable, size=1024)
+
+    def __call__(self, text: str) -> R:
+        if len(text) <= _SHARED_TEXT_LIMIT:
+            record = self._shared[text]
+            if record is not None:
+                return record
+        return self._decode(decode_payload(text, self._field))
+
+    def _shareable(self, text: str) -> R | None:
+        data = decode_payload(text, self._field)
+        flat = all(type(value) in _ATOMIC for value in data.values())
+        return self._decode(data) if flat else None
+
+    def _decode(self, data: dict[str, Any]) -> R:
+        try:
+            return self._parse(data)
+        except ValidationError as exc:
+            raise StoreError(f"stored {self._field} payload is not valid: {exc}") from None
 
 
-_flat_payloads = {
-    field: _Memo(_flat_payload(field), size=1024) for field in ("action", "target", "options")
-}
-
-
-def _payload_value(text: str, field: str) -> dict[str, Any]:
-    """A fresh dict of a stored payload. Jobs fired together often share their payload texts:
-    a short one whose values are all atomic is decoded once and copied (a shallow copy then
-    shares nothing mutable with the remembered one)."""
-    if len(text) <= _SHARED_TEXT_LIMIT:
-        flat = _flat_payloads[field][text]
-        if flat is not None:
-            return dict(flat)
-    return decode_payload(text, field)
+_action_value = _RecordDecoder("action", action_from_json)
+_target_value = _RecordDecoder("target", target_from_json)
+_options_value = _RecordDecoder("options", JobOptions.from_json)
 
 
 def _encode_policies(policies: Policies) -> str:
@@ -296,16 +315,16 @@ def _remember(texts: dict[int, str], value: Any, encode: Callable[[Any], str]) -
     return text
 
 
-def _action_text(action: Mapping[str, Any]) -> str:
-    return encode_payload(action, "action")
+def _action_text(action: Action) -> str:
+    return encode_payload(action.to_json(), "action")
 
 
-def _target_text(target: Mapping[str, Any]) -> str:
-    return encode_payload(target, "target")
+def _target_text(target: Target) -> str:
+    return encode_payload(target.to_json(), "target")
 
 
-def _options_text(options: Mapping[str, Any]) -> str:
-    return encode_payload(options, "options")
+def _options_text(options: JobOptions) -> str:
+    return encode_payload(options.to_json(), "options")
 
 
 def _job_row(job: Job, texts: dict[int, str]) -> JobRow:
@@ -377,9 +396,9 @@ def _job_from_row(row: JobRow) -> Job:
         status=_JOB_STATUSES[row.status],
         when=row.when_text,
         schedule=_schedule_value[row.schedule],
-        action=_payload_value(row.action, "action"),
-        target=_payload_value(row.target, "target"),
-        options=_payload_value(row.options, "options"),
+        action=_action_value(row.action),
+        target=_target_value(row.target),
+        options=_options_value(row.options),
         policies=_policies_value[row.policies],
         session=row.session,
         next_occurrence=None if next_occurrence is None else at[next_occurrence],

@@ -10,6 +10,7 @@ import pytest
 from jupyter_recall.core.actions import JobAction, allowed_actions, refusal, require
 from jupyter_recall.core.errors import ConflictError
 from jupyter_recall.core.model import Job, JobKind, JobStatus
+from jupyter_recall.core.records import SERVER_TARGET, NotificationAction
 from jupyter_recall.core.when import parse_when
 
 T0 = datetime(2030, 1, 1, tzinfo=timezone.utc)
@@ -25,8 +26,8 @@ def job(when: str, status: JobStatus = JobStatus.ACTIVE, **changes: object) -> J
         kind=JobKind.JOB,
         when=when,
         schedule=spec,
-        action={"type": "notification", "message": "m"},
-        target={"type": "server"},
+        action=NotificationAction("m"),
+        target=SERVER_TARGET,
         created_at=T0,
         updated_at=T0,
         status=status,

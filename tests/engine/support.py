@@ -18,6 +18,7 @@ import anyio
 
 from jupyter_recall.core.clock import Clock
 from jupyter_recall.core.model import Job, Policies, Run, RunStatus
+from jupyter_recall.core.records import NotificationAction
 from jupyter_recall.engine.executors import CallableExecutor, OutputSink, RunOutcome
 from jupyter_recall.engine.scheduler import Event, NewJob, Scheduler
 from jupyter_recall.store.base import RunFilter
@@ -48,7 +49,7 @@ class Script:
         self.active += 1
         self.most_active = max(self.most_active, self.active)
         try:
-            return await self._behave(str(job.action.get("message", "ok")), run, output)
+            return await self._behave(job.action.headline, run, output)
         finally:
             self.active -= 1
 
@@ -78,7 +79,7 @@ class Script:
 def new(when: str, message: str = "ok", **policies: Any) -> NewJob:
     return NewJob(
         when=when,
-        action={"type": "notification", "message": message},
+        action=NotificationAction(message),
         policies=Policies(**policies),
     )
 

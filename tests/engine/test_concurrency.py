@@ -13,6 +13,7 @@ import pytest
 
 from jupyter_recall.core.clock import ManualClock, SystemClock
 from jupyter_recall.core.model import Job, Run, RunStatus
+from jupyter_recall.core.records import JobOptions, NotificationAction
 from jupyter_recall.engine.executors import CallableExecutor, OutputSink
 from jupyter_recall.engine.scheduler import NewJob, Scheduler
 from jupyter_recall.store.sqlite import SQLiteStore
@@ -25,8 +26,8 @@ pytestmark = pytest.mark.anyio
 def on(lane: str, message: str = "block") -> NewJob:
     return NewJob(
         when="now",
-        action={"type": "notification", "message": message},
-        options={"lane": lane},
+        action=NotificationAction(message),
+        options=JobOptions.from_json({"lane": lane}),
     )
 
 
@@ -34,7 +35,7 @@ class Lanes(CallableExecutor):
     """Runs share a target when their job's ``options.lane`` is the same."""
 
     def concurrency_key(self, job: Job) -> str:
-        return str(job.options["lane"])
+        return str(job.options.values["lane"])
 
 
 async def test_runs_are_bounded_globally_and_per_target(
@@ -44,7 +45,7 @@ async def test_runs_are_bounded_globally_and_per_target(
     most: Counter[str] = Counter()
 
     async def run(job: Job, run: Run, output: OutputSink) -> None:
-        lane = str(job.options["lane"])
+        lane = str(job.options.values["lane"])
         active[lane] += 1
         most[lane] = max(most[lane], active[lane])
         try:
@@ -99,7 +100,7 @@ async def two_engines_fire_each_occurrence_exactly_once(url: str) -> None:
         news = [
             NewJob(
                 when=(start + timedelta(milliseconds=10 * i)).isoformat(),
-                action={"type": "notification", "message": "x"},
+                action=NotificationAction("x"),
             )
             for i in range(300)
         ]
@@ -130,7 +131,7 @@ async def test_a_job_in_one_second_fires_within_50_ms_of_due(db: Path) -> None:
     store = SQLiteStore(db)
     async with Scheduler(store, CallableExecutor(record), clock=SystemClock()) as engine:
         job = await engine.add_job(
-            NewJob(when="in 1s", action={"type": "notification", "message": "x"}), owner=OWNER
+            NewJob(when="in 1s", action=NotificationAction("x")), owner=OWNER
         )
         await eventually(lambda: len(lags) == 1)
         (run,) = await wait_runs(engine, job.id, 1)
@@ -148,13 +149,11 @@ async def test_a_new_earlier_job_wakes_the_sleeping_loop(db: Path) -> None:
     store = SQLiteStore(db)
     engine = Scheduler(store, CallableExecutor(record), clock=SystemClock(), max_sleep=30)
     async with engine:
-        await engine.add_job(
-            NewJob(when="in 1h", action={"type": "notification", "message": "x"}), owner=OWNER
-        )
+        await engine.add_job(NewJob(when="in 1h", action=NotificationAction("x")), owner=OWNER)
         await anyio.sleep(0.1)  # the loop is now asleep until the hour (30 s at most)
         soon = datetime.now(UTC) + timedelta(seconds=0.2)
         await engine.add_job(
-            NewJob(when=soon.isoformat(), action={"type": "notification", "message": "y"}),
+            NewJob(when=soon.isoformat(), action=NotificationAction("y")),
             owner=OWNER,
         )
         await eventually(lambda: len(fired) == 1, timeout=2)
@@ -182,9 +181,7 @@ async def test_the_loop_notices_a_jump_of_the_wall_clock_within_max_sleep(db: Pa
     clock = JumpingClock()
     store = SQLiteStore(db)
     async with Scheduler(store, CallableExecutor(record), clock=clock, max_sleep=0.2) as engine:
-        await engine.add_job(
-            NewJob(when="in 1h", action={"type": "notification", "message": "x"}), owner=OWNER
-        )
+        await engine.add_job(NewJob(when="in 1h", action=NotificationAction("x")), owner=OWNER)
         await anyio.sleep(0.1)
         clock.offset = timedelta(hours=1)
         jumped = time.monotonic()

@@ -11,6 +11,12 @@ import pytest
 from jupyter_recall.core.clock import ManualClock
 from jupyter_recall.core.errors import ConflictError, NotFoundError, ParseError, ValidationError
 from jupyter_recall.core.model import JobKind, JobStatus, Policies, RunStatus, RunTrigger
+from jupyter_recall.core.records import (
+    CodeAction,
+    InstructionAction,
+    KernelTarget,
+    NotificationAction,
+)
 from jupyter_recall.engine.scheduler import NewJob
 from jupyter_recall.store.base import JobFilter
 from tests.engine.support import (
@@ -176,13 +182,11 @@ async def test_submissions_are_validated_naming_the_field(
         with pytest.raises(ParseError):
             await engine.add_job(new("at half past never"), owner=OWNER)
         with pytest.raises(ValidationError) as caught:
-            await engine.add_job(NewJob(when="in 1s", action={"type": "teleport"}), owner=OWNER)
-        assert caught.value.field == "action.type"
+            await engine.add_job(NewJob(when="in 1s", action=CodeAction("x = 1")), owner=OWNER)
+        assert caught.value.field == "target.type"
         with pytest.raises(ValidationError) as caught:
             await engine.add_job(
-                NewJob(
-                    when="in 1s", action={"type": "notification", "message": "x"}, tz="Mars/Base"
-                ),
+                NewJob(when="in 1s", action=NotificationAction("x"), tz="Mars/Base"),
                 owner=OWNER,
             )
         assert caught.value.field == "tz"
@@ -191,8 +195,8 @@ async def test_submissions_are_validated_naming_the_field(
         assert caught.value.field == "policies.end_at"
         recall = NewJob(
             when="in 1h",
-            action={"type": "instruction", "instruction": "check"},
-            target={"type": "kernel", "path": "a.ipynb"},
+            action=InstructionAction("check"),
+            target=KernelTarget(path="a.ipynb"),
             kind=JobKind.RECALL,
         )
         with pytest.raises(ValidationError) as caught:
@@ -204,8 +208,8 @@ async def test_one_pending_recall_per_session(db: Path, script: Script, clock: M
     def recall(when: str) -> NewJob:
         return NewJob(
             when=when,
-            action={"type": "instruction", "instruction": "check the training log"},
-            target={"type": "kernel", "path": "train.ipynb"},
+            action=InstructionAction("check the training log"),
+            target=KernelTarget(path="train.ipynb"),
             kind=JobKind.RECALL,
             session="train.ipynb",
         )
@@ -318,7 +322,7 @@ async def test_a_large_batch_is_all_or_nothing(
     db: Path, script: Script, clock: ManualClock
 ) -> None:
     async with running(db, script, clock) as engine:
-        shared = {"type": "notification", "message": "many"}
+        shared = NotificationAction("many")
         news = [NewJob(when=f"in {1 + i % 50}m", action=shared) for i in range(2500)]
         news[1700] = new("at noon on mars")
         with pytest.raises(ValidationError) as caught:
@@ -329,5 +333,5 @@ async def test_a_large_batch_is_all_or_nothing(
         created = await engine.add_jobs(news, owner=OWNER)
         assert len(created) == len({job.id for job in created}) == 2500
         assert len(await engine.list_jobs(owner=OWNER)) == 2500
-        assert created[0].action == shared
+        assert created[0].action is shared
         assert created[0].next_occurrence == T0 + timedelta(minutes=1)

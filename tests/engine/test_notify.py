@@ -12,6 +12,7 @@ import pytest
 
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.core.model import Job, JobKind, Run, RunStatus, RunTrigger
+from jupyter_recall.core.records import CodeAction, JobOptions, KernelTarget
 from jupyter_recall.core.when import parse_when
 from jupyter_recall.engine.channels import CHANNEL_TYPES, build_channels
 from jupyter_recall.engine.notify import (
@@ -356,12 +357,14 @@ def test_outcome_notification_of_a_failed_run():
         kind=JobKind.JOB,
         when="every 5m",
         schedule=spec,
-        action={"type": "code", "code": "1/0"},
-        target={"type": "kernel", "path": "a.ipynb"},
+        action=CodeAction("1/0"),
+        target=KernelTarget(path="a.ipynb"),
         created_at=NOW,
         updated_at=NOW,
         session="a.ipynb",
-        options={"output_channel": "ops", "output_config": {"to_address": "x@y.z"}},
+        options=JobOptions.from_json(
+            {"output_channel": "ops", "output_config": {"to_address": "x@y.z"}}
+        ),
     )
     run = Run(
         id="r1",

@@ -60,7 +60,7 @@ async def test_reconcile_creates_updates_deletes_and_keeps_history(
         assert keys(second.unchanged) == ["b"]
         updated = second.updated[0]
         assert updated.id == a.id
-        assert updated.action["message"] == "changed"
+        assert updated.action.headline == "changed"
         assert [run.status for run in await runs_of(engine, a.id)] == [RunStatus.SUCCEEDED]
 
         again = await engine.reconcile(

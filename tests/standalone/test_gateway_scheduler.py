@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from jupyter_recall.core.model import Run, RunStatus
+from jupyter_recall.core.records import CodeAction, HeadlessTarget
 from jupyter_recall.engine.jobs import NewJob, create_jobs
 from jupyter_recall.store.base import RunFilter
 from jupyter_recall.store.urls import open_store, sqlite_url
@@ -46,8 +47,8 @@ def add_headless_job(db: Path, code: str) -> str:
         now = datetime.now(UTC)
         new = NewJob(
             when=(now + timedelta(seconds=3)).isoformat(),
-            action={"type": "code", "code": code},
-            target={"type": "headless"},
+            action=CodeAction(code),
+            target=HeadlessTarget("python3"),
         )
         (job,) = create_jobs(store, [new], owner=OWNER, now=now, default_tz="UTC")
         return job.id

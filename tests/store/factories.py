@@ -15,6 +15,7 @@ from jupyter_recall.core.model import (
     RunTrigger,
     new_id,
 )
+from jupyter_recall.core.records import Action, CodeAction, InstructionAction, KernelTarget
 from jupyter_recall.core.when import parse_when
 from jupyter_recall.store.base import Store
 
@@ -59,9 +60,9 @@ def make_job(
     spec = parse_when(when, now=created_at, tz="UTC")
     first = spec.first_fire_time()
     if kind is JobKind.RECALL:
-        action: dict[str, Any] = {"type": "instruction", "instruction": "check the training log"}
+        action: Action = InstructionAction("check the training log")
     else:
-        action = {"type": "code", "code": "print('hello')"}
+        action = CodeAction("print('hello')")
     job = Job(
         id=new_id(),
         owner=owner,
@@ -70,7 +71,7 @@ def make_job(
         when=when,
         schedule=spec,
         action=action,
-        target={"type": "kernel", "notebook": "analysis.ipynb"},
+        target=KernelTarget(path="analysis.ipynb"),
         created_at=created_at,
         updated_at=created_at,
         next_occurrence=first,

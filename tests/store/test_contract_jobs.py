@@ -22,6 +22,7 @@ from jupyter_recall.core.model import (
     RunStatus,
     RunTrigger,
 )
+from jupyter_recall.core.records import JobOptions
 from jupyter_recall.store.base import JobFilter, JobState, RunEnd, RunFilter, Store
 from tests.store.factories import (
     T0,
@@ -64,7 +65,9 @@ class TestJobStore:
             last_run_id="abc123",
             last_status=RunStatus.FAILED,
             last_error="ZeroDivisionError: division by zero",
-            options={"exclusive": True, "output_channel": "ui", "tags": ["ä", 1, None]},
+            options=JobOptions.from_json(
+                {"exclusive": True, "output_channel": "ui", "tags": ["ä", 1, None]}
+            ),
         )
         store.insert_jobs([job])
         assert store.get_job(job.id, owner="alice") == job
@@ -108,7 +111,7 @@ class TestJobStore:
             next_fire_at=T0 + minutes(10),
             run_count=1,
             last_status=RunStatus.SUCCEEDED,
-            options={"exclusive": False},
+            options=JobOptions.from_json({"exclusive": False}),
             updated_at=T0 + minutes(1),
         )
         store.update_jobs([changed])
@@ -563,7 +566,9 @@ class TestJobStates:
             updated_at=T0 + minutes(5),
         )
         # What the state does not carry is not written: the stored definition stays.
-        store.update_job_states([JobState.of(fired.evolve(name="renamed", options={"x": 1}))])
+        store.update_job_states(
+            [JobState.of(fired.evolve(name="renamed", options=JobOptions.from_json({"x": 1})))]
+        )
         assert store.get_job(job.id, owner="alice") == fired
         assert JobState.of(job).applied_to(job) == job
         assert JobState.of(fired).applied_to(job) == fired

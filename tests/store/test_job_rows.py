@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.core.model import JobStatus, Policies, RunStatus
+from jupyter_recall.core.records import JobOptions, NotificationAction
 from jupyter_recall.core.when import ScheduleSpec, parse_when
 from jupyter_recall.store import codec
 from jupyter_recall.store.rows import JobRow, RunRow
@@ -75,14 +76,14 @@ def test_recurring_schedules_keep_the_general_encoder(text: str) -> None:
 
 
 def test_rows_of_a_batch_equal_the_rows_of_each_job_alone() -> None:
-    shared_action = {"type": "notification", "message": "shared"}
-    other_action = {"type": "notification", "message": "other"}
-    equal_apart = {"type": "notification", "message": "shared"}
+    shared_action = NotificationAction("shared")
+    other_action = NotificationAction("other")
+    equal_apart = NotificationAction("shared")
     policies = Policies(jitter=5.0)
     jobs = [
         make_job(action=shared_action),
         make_job(action=other_action, policies=policies),
-        make_job(action=shared_action, options={"exclusive": True}),
+        make_job(action=shared_action, options=JobOptions.from_json({"exclusive": True})),
         make_job(action=equal_apart, policies=policies, when="every 5m"),
         make_job(action=shared_action, when="every 5m"),
     ]
@@ -99,7 +100,7 @@ def test_rows_of_a_batch_equal_the_rows_of_each_job_alone() -> None:
 
 
 def test_a_shared_payload_that_cannot_be_written_names_its_field() -> None:
-    reserved = {"version": 2}
+    reserved = JobOptions.from_json({"version": 2})
     jobs = [make_job(), make_job(options=reserved), make_job(options=reserved)]
     with pytest.raises(ValidationError, match=r"options\.version"):
         codec.job_rows(jobs)

@@ -6,6 +6,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import FrozenInstanceError
 from datetime import datetime
 from pathlib import Path
 
@@ -13,6 +14,8 @@ import pytest
 
 from jupyter_recall.core.errors import StoreError, ValidationError
 from jupyter_recall.core.model import JobKind
+from jupyter_recall.core.records import HeadlessTarget, JobOptions, NotificationAction, ToolAction
+from jupyter_recall.store import codec
 from jupyter_recall.store.base import JOB_STATE_FIELDS
 from jupyter_recall.store.migrations import latest_version
 from jupyter_recall.store.rows import TABLES, JobRow, JobStateRow, RunRow, RunStateRow
@@ -129,7 +132,7 @@ def test_a_database_from_a_newer_release_is_refused(db_path: Path) -> None:
 def test_instants_are_integer_microseconds_and_payloads_carry_a_version(
     store: SQLiteStore,
 ) -> None:
-    job = make_job(options={"exclusive": True})
+    job = make_job(options=JobOptions.from_json({"exclusive": True}))
     store.insert_jobs([job])
     row = raw(store, "SELECT created_at, action, options, schedule, version FROM jobs")[0]
     created_at, action, options, schedule, version = row
@@ -138,12 +141,12 @@ def test_instants_are_integer_microseconds_and_payloads_carry_a_version(
     assert options == '{"version":1,"exclusive":true}'
     assert '"version":' in str(schedule)
     assert version == job.version
-    assert "version" not in store.get_job(job.id, owner=None).action
+    assert "version" not in store.get_job(job.id, owner=None).action.to_json()
 
 
 def test_a_payload_may_not_use_the_reserved_version_key(store: SQLiteStore) -> None:
     with pytest.raises(ValidationError, match=r"options\.version"):
-        store.insert_jobs([make_job(options={"version": 2})])
+        store.insert_jobs([make_job(options=JobOptions.from_json({"version": 2}))])
 
 
 def test_a_naive_instant_is_refused_by_field_name(store: SQLiteStore) -> None:
@@ -159,7 +162,7 @@ def test_a_naive_instant_is_refused_by_field_name(store: SQLiteStore) -> None:
 
 def test_a_payload_that_is_not_json_is_refused(store: SQLiteStore) -> None:
     with pytest.raises(ValidationError, match="options"):
-        store.insert_jobs([make_job(options={"when": T0})])
+        store.insert_jobs([make_job(options=JobOptions.from_json({"when": T0}))])
 
 
 # --- indexes -----------------------------------------------------------------------------------
@@ -293,21 +296,54 @@ def test_a_limit_shorter_than_the_marker_keeps_only_the_marker() -> None:
     assert bounded_output("xyz", 0, "", 5) == ("xyz", 0)
 
 
-def test_jobs_read_together_get_payloads_of_their_own(store: SQLiteStore) -> None:
-    flat = {"type": "notification", "message": "shared"}
-    nested = {"type": "notification", "message": "deep", "extra": {"tags": ["a"]}}
+def test_jobs_read_together_share_flat_records_and_own_nested_ones(store: SQLiteStore) -> None:
+    flat = NotificationAction("shared")
+    nested = ToolAction("http.get", {"url": "https://x.org", "extra": {"tags": ["a"]}})
     made = [make_job(action=flat), make_job(action=flat), make_job(action=nested)]
     made.append(make_job(action=nested))
     store.insert_jobs(made)
     read = {job.id: job for job in store.list_jobs(owner=None)}
     first, second, third, fourth = (read[job.id] for job in made)
-    assert first.action == second.action == flat
-    first.action["message"] = "changed by a caller"
-    assert second.action["message"] == "shared"
-    assert store.get_job(first.id, owner=None).action == flat
-    third.action["extra"]["tags"].append("b")
-    assert fourth.action["extra"] == {"tags": ["a"]}
+    # Decoded once, shared: nothing in a flat record can change.
+    assert first.action == flat
+    assert first.action is second.action
+    with pytest.raises(FrozenInstanceError):
+        first.action.message = "changed by a caller"  # type: ignore[misc]
+    assert isinstance(third.action, ToolAction)
+    assert isinstance(fourth.action, ToolAction)
+    assert third.action is not fourth.action
+    third.action.params["extra"]["tags"].append("b")
+    assert fourth.action.params["extra"] == {"tags": ["a"]}
     assert store.get_job(third.id, owner=None).action == nested
+
+
+def test_a_row_of_the_previous_format_decodes(store: SQLiteStore) -> None:
+    """The JSON texts the stores held before the payloads became records (session 4's rows)
+    read back as the same records, and are written back byte for byte."""
+    job = make_job()
+    store.insert_jobs([job])
+    texts = {
+        "action": '{"version":1,"type":"tool","name":"http.get","params":{"url":"https://x.org"}}',
+        "target": '{"version":1,"type":"headless","kernel_name":"python3","cwd":"work"}',
+        "options": '{"version":1,"exclusive":true,"exclusive_timeout":30,"output_channel":"ui"}',
+    }
+    with store.atomic():
+        store.db.execute(
+            "UPDATE jobs SET action = ?, target = ?, options = ? WHERE id = ?",
+            [texts["action"], texts["target"], texts["options"], job.id],
+        )
+    read = store.get_job(job.id, owner=None)
+    assert read.action == ToolAction("http.get", {"url": "https://x.org"})
+    assert read.target == HeadlessTarget(kernel_name="python3", cwd="work")
+    assert read.options.exclusive is True
+    assert read.options.exclusive_timeout == 30.0
+    assert read.options.output_channel == "ui"
+    row = codec.job_row(read)
+    assert (row.action, row.target, row.options) == (
+        texts["action"],
+        texts["target"],
+        texts["options"],
+    )
 
 
 # --- one column list per table -------------------------------------------------------------------

@@ -16,6 +16,7 @@ from jupyter_recall.core.approvals import ApprovalRecord
 from jupyter_recall.core.dependency import AfterOn, Dependency
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.core.model import JobKind, RunStatus
+from jupyter_recall.core.records import NotificationAction
 from jupyter_recall.store.base import Store
 from jupyter_recall.store.export_lines import load_export, write_export
 from jupyter_recall.store.rows import TABLES
@@ -42,7 +43,7 @@ def populate(store: Store, *, jobs: int = 3) -> None:
     made += [
         make_recall("session-1"),
         make_job(kind=JobKind.WATCHER, when="every 5 minutes"),
-        make_job(when="in 2h", owner="bob", action={"type": "notification", "message": "x"}),
+        make_job(when="in 2h", owner="bob", action=NotificationAction("x")),
         make_job(when="every day at 09:00", plugin_owner="pkg", key="nightly"),
     ]
     store.insert_jobs(made)

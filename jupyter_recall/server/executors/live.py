@@ -19,6 +19,7 @@ from jupyter_core.utils import ensure_async
 from jupyter_recall.core.clock import Clock, SystemClock
 from jupyter_recall.core.errors import KernelGone, ValidationError
 from jupyter_recall.core.model import Job, Run
+from jupyter_recall.core.records import JobOptions
 from jupyter_recall.engine.executors import CollectingSink, OutputSink, RunOutcome
 from jupyter_recall.server.executors.context import ServerManagers
 from jupyter_recall.server.executors.instruction import kernel_code
@@ -32,9 +33,6 @@ from jupyter_recall.server.executors.payloads import (
     CodeAction,
     InstructionAction,
     KernelTarget,
-    exclusive_timeout,
-    is_exclusive,
-    missing_kernel_policy,
     parse_job_payloads,
     parse_target,
 )
@@ -170,7 +168,7 @@ class LiveKernelExecutor:
         try:
             kernel = await self._connect(resolved)
             code = kernel_code(action, job, run)
-            if is_exclusive(job.options) or not kernel.supports_subshells:
+            if job.options.exclusive or not kernel.supports_subshells:
                 return await self._run_exclusive(kernel, code, output, job.options)
             return await self._run_in_subshell(kernel, code, output)
         except KernelGone as gone:
@@ -190,9 +188,9 @@ class LiveKernelExecutor:
     # -- finding the kernel ---------------------------------------------------------------
 
     async def _resolve(
-        self, target: KernelTarget, options: dict[str, Any], output: OutputSink
+        self, target: KernelTarget, options: JobOptions, output: OutputSink
     ) -> str | RunOutcome:
-        policy = missing_kernel_policy(options)
+        policy = options.on_missing_kernel
         kernel_id = await self._find(target)
         if kernel_id is not None:
             return kernel_id
@@ -324,9 +322,9 @@ class LiveKernelExecutor:
         return RunOutcome(error=f"kernel {kernel.label} keeps losing its subshells")
 
     async def _run_exclusive(
-        self, kernel: LiveKernel, code: str, output: OutputSink, options: dict[str, Any]
+        self, kernel: LiveKernel, code: str, output: OutputSink, options: JobOptions
     ) -> RunOutcome:
-        timeout = exclusive_timeout(options)
+        timeout = options.exclusive_timeout
         if not await self._wait_main_idle(kernel, timeout):
             reason = "exclusive run" if kernel.supports_subshells else "kernel has no subshells"
             return RunOutcome(

@@ -1,15 +1,14 @@
 """Typed views of a job's ``action``, ``target`` and executor ``options``.
 
-Validation itself is ``jupyter_recall.core.payloads`` (the one place every entry point uses);
-this module turns the validated JSON into small dataclasses, at fire time, so that a job stored
-by an older release is checked again before it runs.
+The records are ``jupyter_recall.core.records``' (parsed once at the edge or from the store);
+this module adds what executors need of them: paths under the contents root, the checks of a
+notebook's parameter names, and which executor runs a job.
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import replace
-from typing import Any
 
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.core.records import (
@@ -17,16 +16,13 @@ from jupyter_recall.core.records import (
     CodeAction,
     HeadlessTarget,
     InstructionAction,
-    JobOptions,
     KernelTarget,
     NotebookAction,
     NotificationAction,
     ServerTarget,
     Target,
     ToolAction,
-    action_from_json,
     check_fits,
-    target_from_json,
 )
 
 __all__ = [
@@ -43,10 +39,9 @@ __all__ = [
 ]
 
 
-def parse_action(data: object) -> Action:
+def parse_action(action: Action) -> Action:
     """The action as executors take it: a notebook's path under the contents root, its
     parameter names checked (they become Python variables)."""
-    action = action_from_json(data)
     if isinstance(action, NotebookAction):
         return _notebook_action(action)
     return action
@@ -61,17 +56,17 @@ def _notebook_action(action: NotebookAction) -> NotebookAction:
     return replace(action, path=action.relative_path)
 
 
-def parse_target(data: object) -> Target:
+def parse_target(target: Target) -> Target:
     """The target as executors take it: a kernel's notebook path under the contents root."""
-    target = target_from_json(data)
     if isinstance(target, KernelTarget) and target.path is not None:
         return replace(target, path=target.relative_path)
     return target
 
 
-def parse_job_payloads(action: object, target: object) -> tuple[Action, Target]:
-    """Both payloads, refused together when the action cannot run on that target."""
-    check_fits(action_from_json(action), target_from_json(target))
+def parse_job_payloads(action: Action, target: Target) -> tuple[Action, Target]:
+    """Both payloads, refused together when the action cannot run on that target (a job
+    stored by an older release is checked again before it runs)."""
+    check_fits(action, target)
     return parse_action(action), parse_target(target)
 
 
@@ -87,18 +82,6 @@ def route(action: Action, target: Target) -> str:
     if isinstance(target, HeadlessTarget):
         return "headless"
     return "server"
-
-
-def missing_kernel_policy(options: dict[str, Any]) -> str:
-    return JobOptions.from_json(options).on_missing_kernel
-
-
-def exclusive_timeout(options: dict[str, Any]) -> float:
-    return JobOptions.from_json(options).exclusive_timeout
-
-
-def is_exclusive(options: dict[str, Any]) -> bool:
-    return JobOptions.from_json(options).exclusive
 
 
 def resolve_under(root_dir: str, relative: str | None, field_name: str) -> str:
