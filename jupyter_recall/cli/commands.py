@@ -168,6 +168,8 @@ jupyter recall add --after 3f9c2a1b7d0e:failed --notify "the nightly build faile
             "on-missing-kernel": "AddCommand.on_missing_kernel",
             "after": "AddCommand.after",
             "timeout": "AddCommand.run_timeout",
+            "retries": "AddCommand.retries",
+            "retry-backoff": "AddCommand.retry_backoff",
             "pause-after-failures": "AddCommand.pause_after_failures",
             "keep-runs": "AddCommand.keep_runs",
             "keep-runs-for": "AddCommand.keep_runs_for",
@@ -193,6 +195,18 @@ jupyter recall add --after 3f9c2a1b7d0e:failed --notify "the nightly build faile
         config=True,
         help="Seconds a run may execute before it is stopped and ends timed_out "
         "(default: the server's RecallApp.default_timeout).",
+    )
+    retries = Int(
+        None,
+        allow_none=True,
+        config=True,
+        help="Run a failed, timed-out or interrupted occurrence again, up to this many times.",
+    )
+    retry_backoff = Float(
+        None,
+        allow_none=True,
+        config=True,
+        help="With --retries: seconds before the first retry (doubling each time; default 10).",
     )
     pause_after_failures = Int(
         None,
@@ -249,6 +263,9 @@ jupyter recall add --after 3f9c2a1b7d0e:failed --notify "the nightly build faile
         policies: dict[str, Any] = {}
         if self.run_timeout is not None:
             policies["timeout"] = self.run_timeout
+        retries = self._retries()
+        if retries is not None:
+            policies["retries"] = retries
         if self.pause_after_failures is not None:
             policies["pause_after_failures"] = self.pause_after_failures
         if self.keep_runs is not None:
@@ -258,6 +275,16 @@ jupyter recall add --after 3f9c2a1b7d0e:failed --notify "the nightly build faile
             # A bare number is seconds; the server reads "7d", "12h" and the like.
             policies["keep_runs_for"] = float(keep_for) if _is_number(keep_for) else keep_for
         return policies
+
+    def _retries(self) -> dict[str, float] | None:
+        if self.retries is None:
+            if self.retry_backoff is not None:
+                raise UsageError("--retry-backoff needs --retries N (how many retries)")
+            return None
+        retries: dict[str, float] = {"max": self.retries}
+        if self.retry_backoff is not None:
+            retries["backoff"] = self.retry_backoff
+        return retries
 
     def _arguments(self) -> list[str]:
         """WHEN and ACTION (or WHEN alone with --notify); with --after there is no WHEN, and

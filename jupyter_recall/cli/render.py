@@ -69,12 +69,23 @@ def run_row(run: Mapping[str, Any], names: Mapping[str, str]) -> tuple[str, ...]
     return (
         str(run.get("id")),
         f"{job_id} {clip(name, NAME_WIDTH)}" if name else job_id,
-        str(run.get("status")),
+        run_status(run),
         str(run.get("trigger")),
         local_instant(run.get("scheduled_for")),
         f"{duration:.1f}s" if isinstance(duration, (int, float)) else "-",
         clip(run.get("error") or "", ERROR_WIDTH),
     )
+
+
+def run_status(run: Mapping[str, Any]) -> str:
+    """The status, with the attempt of a retry and the instant of a pending one."""
+    text = str(run.get("status"))
+    attempt = run.get("attempt")
+    if isinstance(attempt, int) and attempt > 1:
+        text += f" (attempt {attempt})"
+    if run.get("retry_at"):
+        text += f", retry at {local_instant(run.get('retry_at'))}"
+    return text
 
 
 def runs_table(runs: Sequence[Mapping[str, Any]], names: Mapping[str, str] | None = None) -> str:

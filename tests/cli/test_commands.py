@@ -8,6 +8,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
+from jupyter_recall.cli.render import local_instant, run_status
 from tests.cli.conftest import CliServer
 
 NOTE = {"when": "every day at 09:00", "action": {"type": "notification", "message": "stand up"}}
@@ -96,6 +97,35 @@ def test_add_time_limit(app):
     assert bad.code == 2
     assert "policies.timeout" in bad.err
     assert "above 0" in bad.err
+
+
+def test_add_retries(app):
+    retried = app("add", "in 1h", "x = 1", "--retries", "2", "--retry-backoff", "5", "--json")
+    assert retried.code == 0, retried.err
+    assert retried.json()["policies"]["retries"] == {
+        "max": 2,
+        "backoff": 5.0,
+        "factor": 2.0,
+        "jitter": 0.0,
+        "on": ["failed", "timed_out", "interrupted"],
+    }
+    too_many = app("add", "in 1h", "x = 1", "--retries", "1000")
+    assert too_many.code == 2
+    assert "policies.retries.max" in too_many.err
+    alone = app("add", "in 1h", "x = 1", "--retry-backoff", "5")
+    assert alone.code == 2
+    assert "--retry-backoff needs --retries" in alone.err
+
+
+def test_a_run_shows_its_attempt_and_pending_retry():
+    at = "2030-01-01T12:00:00+00:00"
+    assert run_status({"status": "failed", "attempt": 1, "retry_at": None}) == "failed"
+    assert run_status({"status": "succeeded", "attempt": 3, "retry_at": None}) == (
+        "succeeded (attempt 3)"
+    )
+    assert run_status({"status": "failed", "attempt": 2, "retry_at": at}) == (
+        f"failed (attempt 2), retry at {local_instant(at)}"
+    )
 
 
 def test_help_shows_usage_and_options(cli):
