@@ -34,6 +34,7 @@ def job_summary(job: Mapping[str, Any]) -> Result:
         "action_type": (job.get("action") or {}).get("type"),
         "schedule_type": job.get("schedule_kind"),
         "when": job.get("when"),
+        "after": job.get("after"),
         "schedule": job.get("description"),
         "status": job.get("status"),
         "next_run_at": job.get("next_fire_at"),
@@ -53,7 +54,7 @@ WHEN_HELP = (
 _JOB_ID = Param(
     "job_id",
     "string",
-    "Job id from schedule_once, schedule_cron or remember.",
+    "Job id from schedule_once, schedule_cron, schedule_after or remember.",
     True,
     pattern=JOB_ID.pattern,
 )
@@ -67,8 +68,19 @@ _JOB_FIELDS = {
     "action.channel": "output_channel",
     "max_runs": "max_runs",
     "timeout": "timeout_seconds",
+    "pause_after_failures": "pause_after_failures",
+    "keep_runs": "keep_runs",
+    "keep_runs_for": "keep_runs_for_seconds",
     "options": "output_config",
 }
+POLICY_ARGUMENTS = (
+    ("max_runs", "max_runs"),
+    ("timeout", "timeout_seconds"),
+    ("pause_after_failures", "pause_after_failures"),
+    ("keep_runs", "keep_runs"),
+    ("keep_runs_for", "keep_runs_for_seconds"),
+)
+"""(policy, tool argument) pairs; an argument left at 0 leaves its policy unset."""
 _JOB_PARAMS = (
     Param(
         "action_type",
@@ -89,6 +101,27 @@ _JOB_PARAMS = (
         "timeout_seconds",
         "integer",
         "Stop a run still going after this many seconds; it ends timed_out (0: no limit).",
+        minimum=0,
+        default=0,
+    ),
+    Param(
+        "pause_after_failures",
+        "integer",
+        "Pause the job after this many consecutive runs failed or timed out (0: never).",
+        minimum=0,
+        default=0,
+    ),
+    Param(
+        "keep_runs",
+        "integer",
+        "Keep only this many newest runs in its history (0: the server's default).",
+        minimum=0,
+        default=0,
+    ),
+    Param(
+        "keep_runs_for_seconds",
+        "integer",
+        "Delete runs this many seconds after they end (0: the server's default).",
         minimum=0,
         default=0,
     ),
@@ -119,6 +152,40 @@ SCHEDULE_CRON = ToolSpec(
         ),
     ),
     {**_JOB_FIELDS, "when": "cron"},
+)
+
+SCHEDULE_AFTER = ToolSpec(
+    "schedule_after",
+    "Schedule a job that fires each time another job's run ends with the given outcome, "
+    "instead of at a time (a step of a pipeline: after the training job succeeds, report): a "
+    "notification for you, a self-instruction (llm_prompt) or a tool call. Refused when the "
+    "other job waits, through any chain, for this one.",
+    (
+        Param(
+            "after_job",
+            "string",
+            "Id of the upstream job (from schedule_once, schedule_cron or schedule_after).",
+            True,
+            pattern=JOB_ID.pattern,
+        ),
+        Param(
+            "on",
+            "string",
+            "Which outcome fires it: 'succeeded', 'failed' (failed or timed out) or 'finished' "
+            "(any end).",
+            enum=("succeeded", "failed", "finished"),
+            default="succeeded",
+        ),
+        *_JOB_PARAMS,
+        Param(
+            "max_runs",
+            "integer",
+            "Stop after this many runs (0: unlimited).",
+            minimum=0,
+            default=0,
+        ),
+    ),
+    {**_JOB_FIELDS, "after": "after_job", "after.job": "after_job", "after.on": "on"},
 )
 
 SCHEDULE_CANCEL = ToolSpec(
@@ -244,6 +311,7 @@ SEND_NOTIFICATION = ToolSpec(
 SHARED: tuple[ToolSpec, ...] = (
     SCHEDULE_ONCE,
     SCHEDULE_CRON,
+    SCHEDULE_AFTER,
     SCHEDULE_CANCEL,
     SCHEDULE_STATUS,
     WATCH_START,

@@ -15,7 +15,7 @@ from typing import Any
 
 from jupyter_recall.client import tool_specs
 from jupyter_recall.client.ids import JOB_ID
-from jupyter_recall.client.tool_specs import JOB_STATUSES, job_summary
+from jupyter_recall.client.tool_specs import JOB_STATUSES, POLICY_ARGUMENTS, job_summary
 from jupyter_recall.client.toolspec import Param, Result, ToolSpec, decode_arguments, failure
 from jupyter_recall.core.errors import ConflictError, NotFoundError, RecallError, ValidationError
 from jupyter_recall.core.model import RunStatus
@@ -92,15 +92,12 @@ def _job_action(args: dict[str, Any]) -> dict[str, Any]:
     return {**action, **{key: value for key, value in optional.items() if value}}
 
 
-def _server_job(when: str, args: dict[str, Any]) -> dict[str, Any]:
-    body: dict[str, Any] = {"when": when, "action": _job_action(args), "target": {"type": "server"}}
+def _server_job(schedule: Mapping[str, object], args: dict[str, Any]) -> dict[str, Any]:
+    """A server-target job's body; ``schedule`` is ``{"when": ...}`` or ``{"after": ...}``."""
+    body: dict[str, Any] = {**schedule, "action": _job_action(args), "target": {"type": "server"}}
     if args["label"]:
         body["name"] = args["label"]
-    policies = {
-        key: args[name]
-        for key, name in (("max_runs", "max_runs"), ("timeout", "timeout_seconds"))
-        if args.get(name)
-    }
+    policies = {key: args[name] for key, name in POLICY_ARGUMENTS if args.get(name)}
     if policies:
         body["policies"] = policies
     if args["output_config"] is not None:
@@ -111,13 +108,18 @@ def _server_job(when: str, args: dict[str, Any]) -> dict[str, Any]:
 def _schedule_once(backend: Backend, args: dict[str, Any]) -> Result:
     hint = "schedule_once needs a one-time 'when'; use schedule_cron to repeat"
     _expect_kind(backend, args["when"], ONE_TIME, "when", hint)
-    return job_summary(_create(backend, _server_job(args["when"], args)))
+    return job_summary(_create(backend, _server_job({"when": args["when"]}, args)))
 
 
 def _schedule_cron(backend: Backend, args: dict[str, Any]) -> Result:
     hint = "schedule_cron needs a repeating schedule; use schedule_once for one time"
     _expect_kind(backend, args["cron"], RECURRING, "cron", hint)
-    return job_summary(_create(backend, _server_job(args["cron"], args)))
+    return job_summary(_create(backend, _server_job({"when": args["cron"]}, args)))
+
+
+def _schedule_after(backend: Backend, args: dict[str, Any]) -> Result:
+    after = {"job": args["after_job"], "on": args["on"]}
+    return job_summary(_create(backend, _server_job({"after": after}, args)))
 
 
 def _kernel_target(args: dict[str, Any]) -> dict[str, Any]:
@@ -387,6 +389,7 @@ MCP_TOOLS: dict[str, McpTool] = {
         ),
         _shared(tool_specs.SCHEDULE_ONCE, _schedule_once),
         _shared(tool_specs.SCHEDULE_CRON, _schedule_cron),
+        _shared(tool_specs.SCHEDULE_AFTER, _schedule_after),
         McpTool(
             _spec(
                 "job_list",

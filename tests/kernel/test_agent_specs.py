@@ -23,6 +23,7 @@ VALID: dict[str, dict[str, Any]] = {
     "manage_recall": {"action": "list"},
     "schedule_once": {"when": "in 5m", "prompt": "check"},
     "schedule_cron": {"cron": "0 9 * * *", "prompt": "report"},
+    "schedule_after": {"after_job": "3f9c2a1b7d0e", "prompt": "report"},
     "schedule_cancel": {"job_id": "3f9c2a1b7d0e"},
     "schedule_list": {},
     "schedule_status": {"job_id": "3f9c2a1b7d0e"},

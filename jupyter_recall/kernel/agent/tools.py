@@ -16,6 +16,8 @@ from typing import Any
 
 from jupyter_recall.client.tool_specs import (
     JOB_STATUSES,
+    POLICY_ARGUMENTS,
+    SCHEDULE_AFTER,
     SCHEDULE_CANCEL,
     SCHEDULE_CRON,
     SCHEDULE_ONCE,
@@ -223,16 +225,18 @@ def _action(args: dict[str, Any]) -> dict[str, Any]:
     return action
 
 
-def _create(when: str, action: dict[str, Any], args: dict[str, Any]) -> api.Job:
+def _create(
+    when: str | None,
+    action: dict[str, Any],
+    args: dict[str, Any],
+    *,
+    after: dict[str, str] | None = None,
+) -> api.Job:
     ident = _client.identity()
     options = {
         key: args[key] for key in ("output_channel", "output_config") if args.get(key) is not None
     }
-    policies = {
-        key: args[name]
-        for key, name in (("max_runs", "max_runs"), ("timeout", "timeout_seconds"))
-        if args.get(name)
-    }
+    policies = {key: args[name] for key, name in POLICY_ARGUMENTS if args.get(name)}
     body = api.job_body(
         when,
         action,
@@ -241,6 +245,7 @@ def _create(when: str, action: dict[str, Any], args: dict[str, Any]) -> api.Job:
         session=ident.session,
         policies=policies,
         options=options,
+        after=after,
     )
     return api.create(body)
 
@@ -269,6 +274,12 @@ def _schedule_cron(args: dict[str, Any]) -> Result:
     _expect_kind(args["cron"], RECURRING, "cron", hint, None)
     result = _scheduled(_create(args["cron"], action, args), args)
     return {**result, "cron": args["cron"], "max_runs": args["max_runs"]}
+
+
+def _schedule_after(args: dict[str, Any]) -> Result:
+    after = {"job": args["after_job"], "on": args["on"]}
+    job = _create(None, _action(args), args, after=after)
+    return {**_scheduled(job, args), "max_runs": args["max_runs"]}
 
 
 def _schedule_cancel(args: dict[str, Any]) -> Result:
@@ -383,6 +394,7 @@ TOOLS: dict[str, Tool] = {
         ),
         SCHEDULE_ONCE.bound(_schedule_once),
         SCHEDULE_CRON.bound(_schedule_cron),
+        SCHEDULE_AFTER.bound(_schedule_after),
         SCHEDULE_CANCEL.bound(_schedule_cancel),
         Tool(
             "schedule_list",

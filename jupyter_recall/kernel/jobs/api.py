@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from jupyter_recall.client.ids import check_job_id
+from jupyter_recall.core.dependency import After
 from jupyter_recall.core.errors import ConflictError, ValidationError
 from jupyter_recall.kernel.connection import client as _client
 from jupyter_recall.kernel.connection import notifications
@@ -232,8 +233,31 @@ def _policy_value(value: Any) -> Any:
     return value.isoformat() if isinstance(value, datetime) else value
 
 
+def after_payload(after: str | Mapping[str, Any] | Job) -> dict[str, str]:
+    """``after=`` of ``schedule``: a job id (``"3f9c2a1b7d0e"``, or with its outcome
+    ``"3f9c2a1b7d0e:failed"``), a ``Job``, or ``{"job": ID, "on": ...}``."""
+    if isinstance(after, Job):
+        return After(after.id).to_json()
+    if isinstance(after, str):
+        return After.from_option(after).to_json()
+    return After.from_json(after).to_json()
+
+
+def _schedule_of(
+    when: str | None, after: str | Mapping[str, Any] | Job | None
+) -> dict[str, str | dict[str, str]]:
+    """A job fires on a time (``when``) or after another job (``after``): exactly one."""
+    if after is not None:
+        if when is not None:
+            raise ValidationError("after", "give when or after, not both")
+        return {"after": after_payload(after)}
+    if not isinstance(when, str):
+        raise ValidationError("when", f"must be a string, got {when!r}")
+    return {"when": when}
+
+
 def job_body(
-    when: str,
+    when: str | None,
     action: dict[str, Any],
     target: dict[str, Any],
     *,
@@ -243,10 +267,10 @@ def job_body(
     session: str | None = None,
     policies: Mapping[str, Any] | None = None,
     options: Mapping[str, Any] | None = None,
+    after: str | Mapping[str, Any] | Job | None = None,
 ) -> dict[str, Any]:
-    if not isinstance(when, str):
-        raise ValidationError("when", f"must be a string, got {when!r}")
-    body: dict[str, Any] = {"when": when, "action": action, "target": target, "kind": kind}
+    schedule = _schedule_of(when, after)
+    body: dict[str, Any] = {**schedule, "action": action, "target": target, "kind": kind}
     optional = {"name": name, "tz": tz, "session": session}
     body.update({key: value for key, value in optional.items() if value is not None})
     if policies:
@@ -269,9 +293,10 @@ def create(body: dict[str, Any]) -> Job:
 
 
 def schedule(
-    when: str,
+    when: str | None = None,
     code: str | None = None,
     *,
+    after: str | Mapping[str, Any] | Job | None = None,
     instruction: str | None = None,
     tool: str | None = None,
     params: Mapping[str, Any] | None = None,
@@ -291,7 +316,9 @@ def schedule(
 ) -> Job:
     """Schedule a job: ``code`` in this kernel (or ``target='headless'``/a target dict), a
     self-``instruction`` for this kernel's agent, a ``tool`` call, a ``notification`` or a
-    ``notebook``. Keyword policies: ``max_runs``, ``end_at``, ``overlap``, ``coalesce``,
+    ``notebook``; at ``when``, or instead each time another job's run ends: ``after=`` that job
+    (its id, ``"ID:failed"``/``"ID:finished"``, a ``Job``, or ``{"job": ID, "on": ...}``;
+    on success by default). Keyword policies: ``max_runs``, ``end_at``, ``overlap``, ``coalesce``,
     ``catchup_window``, ``jitter``, ``timeout`` (seconds a run may execute before it is
     stopped as ``timed_out``)."""
     action = action_payload(
@@ -319,6 +346,7 @@ def schedule(
         session=session or ident.session,
         policies=policies,
         options=all_options,
+        after=after,
     )
     return create(body)
 
