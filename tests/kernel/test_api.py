@@ -23,12 +23,13 @@ def error_of(call):
 def test_schedule_and_the_job_handle(nb, server):
     info = nb.json(
         "job = jupyter_recall.schedule('every 1h', \"print('api')\", name='api job', max_runs=5,"
-        " timeout=30)\n"
+        " timeout=30, retries=2)\n"
         "print(json.dumps([job.id, job.name, job['status'], job.policies['max_runs'],"
-        " isinstance(job, jupyter_recall.Job), sorted(dict(job))[:3], job.policies['timeout']]))"
+        " isinstance(job, jupyter_recall.Job), sorted(dict(job))[:3], job.policies['timeout'],"
+        " job.policies['retries']['max']]))"
     )
-    ident, name, status, max_runs, is_job, keys, limit = info
-    assert (name, status, max_runs, is_job, limit) == ("api job", "active", 5, True, 30)
+    ident, name, status, max_runs, is_job, keys, limit, retries = info
+    assert (name, status, max_runs, is_job, limit, retries) == ("api job", "active", 5, True, 30, 2)
     assert keys == sorted(server.job(ident))[:3]
     assert server.job(ident)["target"] == {"type": "kernel", "path": nb.path}
 

@@ -60,6 +60,15 @@ def test_options(nb, server):
     assert job["policies"]["timeout"] == 30
     assert job["tz"] == "Europe/Paris"
     server.delete_all_jobs()
+    nb.ok("%schedule --retries 2 --retry-backoff 5 in 1h: print(1)")
+    assert only_job(server)["policies"]["retries"] == {
+        "max": 2,
+        "backoff": 5.0,
+        "factor": 2.0,
+        "jitter": 0.0,
+        "on": ["failed", "timed_out", "interrupted"],
+    }
+    server.delete_all_jobs()
     nb.ok("%schedule --exclusive --on-missing-kernel skip in 1h: print(2)")
     job = only_job(server)
     assert job["options"] == {"exclusive": True, "on_missing_kernel": "skip"}
@@ -149,6 +158,8 @@ def test_parse_error_shows_accepted_forms_and_schedules_nothing(nb, server):
         ("%schedule in 5m print(1)", "missing ': ' after the time"),
         ("%schedule --bogus in 5m: print(1)", "--bogus: unknown option"),
         ("%schedule --tz Mars/Olympus in 5m: print(1)", "tz"),
+        ("%schedule --retry-backoff 5 in 5m: print(1)", "--retry-backoff: needs --retries N"),
+        ("%schedule --retries 500 in 5m: print(1)", "policies.retries.max"),
         ("%schedule cancel", "needs a job id"),
         ("%schedule cancel 000000000000", "job '000000000000' not found"),
         ("%schedule status no/such", "not a job id"),
@@ -227,3 +238,18 @@ def test_recurring_recall_skip_and_cell_form(nb, server):
     server.delete_all_jobs()
     nb.ok("%recall in 1h: later")
     assert "cancel it instead" in nb.ok("%recall skip").stderr
+
+
+def test_lifecycle_options(nb, server):
+    nb.ok(
+        "%schedule --pause-after-failures 3 --keep-runs 10 --keep-runs-for 7d "
+        "every day at 09:00: print(1)"
+    )
+    policies = only_job(server)["policies"]
+    assert (policies["pause_after_failures"], policies["keep_runs"]) == (3, 10)
+    assert policies["keep_runs_for"] == 7 * 86400
+    server.delete_all_jobs()
+    refused = nb.ok("%schedule --keep-runs-for 2months every day at 09:00: print(1)")
+    assert "keep_runs_for" in refused.stderr
+    assert "Traceback" not in refused.text
+    assert server.jobs() == []

@@ -44,7 +44,7 @@ def test_no_separator(line):
 def test_options_anywhere_before_the_separator():
     writ = parse_writ(
         "--headless --name 'nightly report' every day at 09:00 --max-runs 3 --tz=Europe/Paris "
-        "--timeout 2.5: f()",
+        "--timeout 2.5 --retries 2 --retry-backoff 5: f()",
         None,
         SCHEDULE_OPTIONS,
         "code",
@@ -57,6 +57,8 @@ def test_options_anywhere_before_the_separator():
         "max_runs": 3,
         "tz": "Europe/Paris",
         "timeout": 2.5,
+        "retries": 2,
+        "retry_backoff": 5.0,
     }
 
 
@@ -86,6 +88,8 @@ def test_cell_body_is_the_code():
         ("--max-runs many in 5m: f()", None, "--max-runs", "positive integer"),
         ("--timeout 0 in 5m: f()", None, "--timeout", "above 0"),
         ("--timeout soon in 5m: f()", None, "--timeout", "number of seconds"),
+        ("--retries two in 5m: f()", None, "--retries", "positive integer"),
+        ("--retry-backoff 0 in 5m: f()", None, "--retry-backoff", "above 0"),
         ("in 5m --name: f()", None, "--name", "needs a value"),
         ("--headless=yes in 5m: f()", None, "--headless", "takes no value"),
         (": f()", None, "when", "missing"),

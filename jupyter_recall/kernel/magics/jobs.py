@@ -97,7 +97,22 @@ def schedule_arguments(options: dict[str, Any]) -> dict[str, Any]:
             arguments[key] = options[key]
     if options.get("exclusive"):
         arguments["exclusive"] = True
+    retries = _retries(options)
+    if retries is not None:
+        arguments["retries"] = retries
     return arguments
+
+
+def _retries(options: dict[str, Any]) -> dict[str, float] | None:
+    """``--retries N [--retry-backoff S]`` as ``policies.retries``."""
+    if "retries" not in options:
+        if "retry_backoff" in options:
+            raise ValidationError("--retry-backoff", "needs --retries N (how many retries)")
+        return None
+    retries: dict[str, float] = {"max": options["retries"]}
+    if "retry_backoff" in options:
+        retries["backoff"] = options["retry_backoff"]
+    return retries
 
 
 def show_jobs(*, everything: bool = False, kind: str | None = None) -> None:

@@ -61,6 +61,8 @@ SCHEDULE_OPTIONS = (
     Option("--name", "name"),
     Option("--max-runs", "max_runs", integer=True),
     Option("--timeout", "timeout", seconds=True),
+    Option("--retries", "retries", integer=True),
+    Option("--retry-backoff", "retry_backoff", seconds=True),
     Option("--on-missing-kernel", "on_missing_kernel"),
 )
 COMMAND_OPTIONS = (Option("--all", "all", takes_value=False),)
