@@ -87,6 +87,7 @@ async def wait_for(done: Callable[[], bool], deadline: float) -> None:
 async def run_recall(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     from jupyter_recall.core.clock import SystemClock
     from jupyter_recall.core.model import Job, Run
+    from jupyter_recall.core.records import NotificationAction
     from jupyter_recall.engine import process
     from jupyter_recall.engine.executors import CallableExecutor, OutputSink
     from jupyter_recall.engine.scheduler import NewJob, Scheduler
@@ -100,7 +101,7 @@ async def run_recall(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         lags.append(time.time() - run.scheduled_for.timestamp())
 
     def news(offsets: list[float], base: float) -> list[NewJob]:
-        action = {"type": "notification", "message": "burst"}
+        action = NotificationAction("burst")
         return [
             NewJob(when=datetime.fromtimestamp(base + o, UTC).isoformat(), action=action)
             for o in offsets
@@ -118,7 +119,14 @@ async def run_recall(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     calibration.close()
 
     store = SQLiteStore(workdir / "recall.sqlite")
-    async with Scheduler(store, CallableExecutor(record), clock=SystemClock()) as scheduler:
+    # --keep-runs: the background pruning works during the burst (its runs are deleted).
+    pruning = (
+        {}
+        if args.keep_runs is None
+        else {"keep_runs": args.keep_runs, "prune_interval": args.prune_interval}
+    )
+    executor = CallableExecutor(record)
+    async with Scheduler(store, executor, clock=SystemClock(), **pruning) as scheduler:
         base = window_start(args.jobs, rate, args.lead)
         batch = news(due_offsets(args.jobs, args.window, args.seed), base)
         create_per_s = await create(scheduler, batch)
@@ -127,7 +135,7 @@ async def run_recall(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         await wait_for(lambda: len(lags) >= args.jobs, base + args.window + args.timeout)
     persisted = len(store.list_runs(owner="bench", where=RunFilter()))
     store.close()
-    if persisted != len(lags):
+    if persisted != len(lags) and args.keep_runs is None:
         print(f"recall: {len(lags)} fired but {persisted} runs persisted", file=sys.stderr)
     return summary(create_per_s, lags)
 
@@ -192,6 +200,7 @@ async def run_pg_engine(args: argparse.Namespace, workdir: Path) -> dict[str, An
     creates every job and says when the burst is over (a file); the others fire until then."""
     from jupyter_recall.core.clock import SystemClock
     from jupyter_recall.core.model import Job, Run
+    from jupyter_recall.core.records import NotificationAction
     from jupyter_recall.engine import process
     from jupyter_recall.engine.executors import CallableExecutor, OutputSink
     from jupyter_recall.engine.scheduler import NewJob, Scheduler
@@ -206,7 +215,7 @@ async def run_pg_engine(args: argparse.Namespace, workdir: Path) -> dict[str, An
         executed.append(job.id)
 
     def news(offsets: list[float], base: float) -> list[NewJob]:
-        action = {"type": "notification", "message": "burst"}
+        action = NotificationAction("burst")
         return [
             NewJob(when=datetime.fromtimestamp(base + o, UTC).isoformat(), action=action)
             for o in offsets
@@ -409,6 +418,12 @@ def main() -> None:
         "--timeout", type=float, default=60.0, help="seconds after the window before giving up"
     )
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--keep-runs", type=int, help="recall side: RecallApp.keep_runs (background pruning)"
+    )
+    parser.add_argument(
+        "--prune-interval", type=float, default=0.5, help="recall side: seconds between sweeps"
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--store", choices=["sqlite", "postgresql"], default="sqlite")
     parser.add_argument("--engines", type=int, default=1, help="engine processes (postgresql)")

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from jupyter_recall.core.model import RunStatus
 
 _DURATION_RE = re.compile(rf"\s*(?:{DURATION})\s*", re.IGNORECASE)
+_NUMBER_RE = re.compile(r"\s*[0-9]+(?:\.[0-9]+)?\s*")
 DURATION_FORMS = ("a number of seconds", "'90s'", "'30m'", "'12h'", "'7d'", "'2 weeks'", "'1h30'")
 
 
@@ -61,6 +62,8 @@ def _seconds(value: object, field: str) -> float:
             field, f"must be a duration, got {value!r}", accepted=list(DURATION_FORMS)
         )
     if not isinstance(value, str):
+        return float(value)
+    if _NUMBER_RE.fullmatch(value):  # "3600" from a flag or a form: seconds
         return float(value)
     if not _DURATION_RE.fullmatch(value.lower()):
         raise ValidationError(field, f"not a duration: {value!r}", accepted=list(DURATION_FORMS))

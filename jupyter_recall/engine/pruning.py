@@ -12,6 +12,7 @@ every job, for runs that aged past ``keep_runs_for`` with no new end.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Awaitable, Callable, Iterable
 from datetime import timedelta
 from functools import partial
@@ -25,7 +26,12 @@ from jupyter_recall.store.base import JobCursor, Store
 log = logging.getLogger("jupyter_recall.engine")
 
 ROOM = 0.05
-"""Seconds of sleep the firing loop must have ahead for a background step to start."""
+"""Seconds of sleep the firing loop must have ahead for a background step to start, at the
+least: twice what a step takes (measured) when that is more."""
+
+BACKGROUND_PAGE = 10
+"""Jobs per background step (on demand, ``retention.JOBS_PER_PAGE``): short steps fit in the
+firing loop's sleeps under a stream of jobs."""
 
 FULL_SWEEP_EVERY = 10
 """Every this many intervals the sweep looks at every job, not only those with new ends."""
@@ -55,6 +61,8 @@ class Pruning:
         self._gate = gate
         self._ended: set[str] = set()
         """Jobs whose runs ended since the last sweep."""
+        self._step_seconds = 0.005
+        """How long a background step takes (a moving average)."""
 
     def ended(self, job_ids: Iterable[str]) -> None:
         self._ended.update(job_ids)
@@ -79,26 +87,32 @@ class Pruning:
         return await self._sweep(owner=owner, dry_run=dry_run, background=False)
 
     async def _room(self) -> None:
-        while self._gate.room() < ROOM:
+        while self._gate.room() < max(ROOM, 2 * self._step_seconds):
             await self._gate.changed(WAIT_FOR_ROOM)
+
+    async def _step(self, step: Callable[[], retention.PrunePage]) -> retention.PrunePage:
+        """One background step, once the firing loop has room for it; its time measured."""
+        await self._room()
+        started = time.monotonic()
+        page = await self._call(step)
+        self._step_seconds = 0.8 * self._step_seconds + 0.2 * (time.monotonic() - started)
+        return page
 
     async def _sweep(self, *, owner: str | None, dry_run: bool, background: bool) -> dict[str, int]:
         total: dict[str, int] = {}
         after: JobCursor | None = None
         while True:
-            if background:
-                await self._room()
-            page = await self._call(
-                partial(
-                    retention.prune_page,
-                    self._store,
-                    defaults=self.defaults,
-                    now=self._clock.now(),
-                    after=after,
-                    owner=owner,
-                    dry_run=dry_run,
-                )
+            step = partial(
+                retention.prune_page,
+                self._store,
+                defaults=self.defaults,
+                now=self._clock.now(),
+                after=after,
+                owner=owner,
+                dry_run=dry_run,
+                size=BACKGROUND_PAGE if background else retention.JOBS_PER_PAGE,
             )
+            page = await (self._step(step) if background else self._call(step))
             retention.merge(total, page)
             if page.more and not dry_run:
                 continue  # the same jobs again: one had more runs than a page deletes
@@ -110,16 +124,9 @@ class Pruning:
         pending = sorted(self._ended)
         self._ended.clear()
         while pending:
-            ids, pending = pending[: retention.JOBS_PER_PAGE], pending[retention.JOBS_PER_PAGE :]
-            await self._room()
-            page = await self._call(
-                partial(
-                    retention.prune_ids,
-                    self._store,
-                    ids,
-                    defaults=self.defaults,
-                    now=self._clock.now(),
-                )
-            )
+            ids, pending = pending[:BACKGROUND_PAGE], pending[BACKGROUND_PAGE:]
+            now = self._clock.now()
+            step = partial(retention.prune_ids, self._store, ids, defaults=self.defaults, now=now)
+            page = await self._step(step)
             if page.more:
                 pending[:0] = ids

@@ -74,12 +74,13 @@ def prune_page(
     after: JobCursor | None,
     owner: str | None,
     dry_run: bool,
+    size: int = JOBS_PER_PAGE,
 ) -> PrunePage:
-    """One page of every job (``owner``'s, or all with None) in creation order."""
-    where = JobFilter(sort="created_at", descending=False, after=after, limit=JOBS_PER_PAGE)
+    """One page of ``size`` jobs (``owner``'s, or all with None) in creation order."""
+    where = JobFilter(sort="created_at", descending=False, after=after, limit=size)
     jobs = store.list_jobs(owner=owner, where=where)
     page = prune_jobs(store, jobs, defaults=defaults, now=now, dry_run=dry_run)
-    if len(jobs) == JOBS_PER_PAGE:
+    if len(jobs) == size:
         page.after = JobCursor(jobs[-1].created_at, jobs[-1].id)
     return page
 

@@ -181,6 +181,24 @@ def test_schedule_cron_list_status_cancel(nb, server):
     assert server.job(unlimited["job_id"])["policies"]["timeout"] is None
     limited = ok(nb, "schedule_once", {"when": "in 1h", "prompt": "x", "timeout_seconds": 45})
     assert server.job(limited["job_id"])["policies"]["timeout"] == 45
+    guarded = ok(
+        nb,
+        "schedule_cron",
+        {
+            "cron": "every 2h",
+            "prompt": "x",
+            "pause_after_failures": 2,
+            "keep_runs": 5,
+            "keep_runs_for_seconds": 86400,
+        },
+    )
+    kept = server.job(guarded["job_id"])["policies"]
+    assert (kept["pause_after_failures"], kept["keep_runs"], kept["keep_runs_for"]) == (
+        2,
+        5,
+        86400,
+    )
+    server.request("DELETE", f"/api/recall/jobs/{guarded['job_id']}")
     server.request("DELETE", f"/api/recall/jobs/{limited['job_id']}")
 
     listed = ok(nb, "schedule_list", {})

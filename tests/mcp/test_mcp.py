@@ -127,11 +127,22 @@ async def test_a_watcher_starts_and_stops(transport: str, server: LiveServer) ->
 
 
 async def test_a_job_scheduled_over_mcp_carries_its_time_limit(server: LiveServer) -> None:
-    args = {"when": "in 1h", "prompt": "check", "label": "limited", "timeout_seconds": 45}
+    args = {
+        "when": "in 1h",
+        "prompt": "check",
+        "label": "limited",
+        "timeout_seconds": 45,
+        "pause_after_failures": 2,
+        "keep_runs": 3,
+        "keep_runs_for_seconds": 600,
+    }
     async with mcp_session("stdio", server) as session:
         created = await ok(session, "schedule_once", args)
     job = server.request("GET", f"/api/recall/jobs/{created['job_id']}")
     assert job["policies"]["timeout"] == 45
+    lifecycle = [job["policies"][key] for key in ("pause_after_failures", "keep_runs")]
+    assert lifecycle == [2, 3]
+    assert job["policies"]["keep_runs_for"] == 600
     server.request("DELETE", f"/api/recall/jobs/{created['job_id']}")
 
 

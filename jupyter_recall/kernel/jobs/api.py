@@ -320,7 +320,9 @@ def schedule(
     (its id, ``"ID:failed"``/``"ID:finished"``, a ``Job``, or ``{"job": ID, "on": ...}``;
     on success by default). Keyword policies: ``max_runs``, ``end_at``, ``overlap``, ``coalesce``,
     ``catchup_window``, ``jitter``, ``timeout`` (seconds a run may execute before it is
-    stopped as ``timed_out``)."""
+    stopped as ``timed_out``), ``pause_after_failures`` (pause after that many consecutive
+    failed occurrences), ``keep_runs`` and ``keep_runs_for`` (seconds or ``"7d"``: retention
+    of its runs)."""
     action = action_payload(
         code=code,
         instruction=instruction,

@@ -92,7 +92,17 @@ def schedule_arguments(options: dict[str, Any]) -> dict[str, Any]:
     arguments: dict[str, Any] = {}
     if options.get("headless") or options.get("kernel_name"):
         arguments["target"] = "headless"
-    for key in ("kernel_name", "tz", "name", "max_runs", "timeout", "on_missing_kernel"):
+    for key in (
+        "kernel_name",
+        "tz",
+        "name",
+        "max_runs",
+        "timeout",
+        "on_missing_kernel",
+        "pause_after_failures",
+        "keep_runs",
+        "keep_runs_for",
+    ):
         if key in options:
             arguments[key] = options[key]
     if options.get("exclusive"):

@@ -64,6 +64,9 @@ SCHEDULE_OPTIONS = (
     Option("--retries", "retries", integer=True),
     Option("--retry-backoff", "retry_backoff", seconds=True),
     Option("--on-missing-kernel", "on_missing_kernel"),
+    Option("--pause-after-failures", "pause_after_failures", integer=True),
+    Option("--keep-runs", "keep_runs", integer=True),
+    Option("--keep-runs-for", "keep_runs_for"),
 )
 COMMAND_OPTIONS = (Option("--all", "all", takes_value=False),)
 RECALL_OPTIONS = (

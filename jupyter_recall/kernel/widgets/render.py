@@ -175,6 +175,9 @@ def counters_html(job: Mapping[str, Any]) -> str:
     limit = policies.get("timeout") if isinstance(policies, Mapping) else None
     if isinstance(limit, (int, float)):
         parts.append(f"time limit {limit:g} s")
+    if isinstance(policies, Mapping) and policies.get("pause_after_failures"):
+        streak = job.get("failure_streak", 0)
+        parts.append(f"failures in a row {_esc(streak)}/{_esc(policies['pause_after_failures'])}")
     text = " · ".join(parts)
     if job.get("last_error"):
         text += f'<br><span style="color:#c62828">{_esc(job["last_error"])}</span>'
@@ -210,6 +213,11 @@ def countdown_html(job: Mapping[str, Any], now: datetime, uid: str) -> str:
     status = str(job.get("status") or "")
     if status in ENDED_JOB_STATUSES:
         return f'<div class="jupyter-recall-next">ended ({_esc(status)})</div>'
+    if status == "paused" and job.get("paused_reason"):
+        return (
+            '<div class="jupyter-recall-next jupyter-recall-paused-reason">'
+            f"{_esc(job['paused_reason'])}: nothing fires until resumed</div>"
+        )
     if status == "paused":
         return '<div class="jupyter-recall-next">paused: nothing fires until resumed</div>'
     upcoming = parse_instant(job.get("next_fire_at"))
