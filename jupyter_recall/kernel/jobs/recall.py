@@ -97,6 +97,20 @@ def show_notification(instruction: str) -> None:
     show({"text/plain": text, "text/html": card}, raw=True)
 
 
+class RecalledJob(Job):
+    """The job handed to a handler: a ``Job`` with the run that delivers it."""
+
+    __slots__ = ()
+
+    @property
+    def run_id(self) -> str | None:
+        return self._text("run_id")
+
+    @property
+    def scheduled_for(self) -> str | None:
+        return self._text("scheduled_for")
+
+
 def deliver(instruction: str, job: Mapping[str, Any]) -> None:
     """Entry point of the server's instruction executor: hand ``instruction`` to the registered
     handler, or show it and queue it as a notification when there is none."""
@@ -106,7 +120,7 @@ def deliver(instruction: str, job: Mapping[str, Any]) -> None:
 
         notifications.push(_notification(instruction, job))
         return
-    handle = Job(job)
+    handle = RecalledJob(job)
     result = handler(instruction, handle) if _takes_job(handler) else handler(instruction)
     if result is not None:
         print(result, flush=True)

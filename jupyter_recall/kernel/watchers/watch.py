@@ -19,11 +19,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from jupyter_recall.client.ids import JOB_ID
+from jupyter_recall.client.records import WatcherRecord
 from jupyter_recall.core.errors import NotFoundError, ValidationError
 from jupyter_recall.kernel.calls import primitives
 from jupyter_recall.kernel.connection import client as _client
 from jupyter_recall.kernel.connection import notifications
-from jupyter_recall.kernel.jobs.api import Record
 from jupyter_recall.tools import default_registry
 
 DEFAULT_INTERVAL = 30
@@ -60,28 +60,17 @@ def _request(method: str, watcher_id: object, suffix: str = "", **kwargs: Any) -
         raise NotFoundError("watcher", watcher_id) from None
 
 
-class Watcher(Record):
-    """A watcher as the server describes it (``watcher_id``, ``tool_name``, ``status``,
-    ``checks``, ``notifications``, ``last_result``, ...), with its actions."""
+class Watcher(WatcherRecord):
+    """A watcher (its typed fields: ``client/records.py``), with its actions."""
 
     __slots__ = ()
-    noun = "watcher"
 
     def __repr__(self) -> str:
-        data = self._data
-        label = data.get("label") or data.get("tool_name")
         return (
-            f"<Watcher {data.get('watcher_id')} {label!r} every {data.get('interval')}s, "
-            f"{data.get('notify_when')}, {data.get('status')}, {data.get('checks', 0)} checks, "
-            f"{data.get('notifications', 0)} notifications>"
+            f"<Watcher {self.id} {self.label or self.tool_name!r} every {self.interval}s, "
+            f"{self.notify_when}, {self.status}, {self.checks} checks, "
+            f"{self.notifications} notifications>"
         )
-
-    @property
-    def id(self) -> str:
-        return str(self._data["watcher_id"])
-
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self._data)
 
     def stop(self) -> None:
         watch_stop(self.id)

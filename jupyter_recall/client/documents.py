@@ -1,0 +1,222 @@
+"""The JSON documents of the REST API as clients read them (``server/openapi.yaml`` is the
+contract): one ``TypedDict`` per document, so that what a client reads of a job, a run, a
+watcher, a notification or an approval is typed where it is read.
+
+Fields a version of the server may leave out are ``NotRequired``; the payloads a user writes
+(an action's tool parameters, a notebook's parameters, a notification's structured data) stay
+free-form mappings.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NotRequired, TypedDict
+
+
+class ActionDocument(TypedDict):
+    type: str
+    code: NotRequired[str]
+    instruction: NotRequired[str]
+    comment: NotRequired[str]
+    name: NotRequired[str]
+    params: NotRequired[dict[str, Any]]
+    path: NotRequired[str]
+    parameters: NotRequired[dict[str, Any]]
+    message: NotRequired[str]
+    title: NotRequired[str]
+    channel: NotRequired[str]
+    priority: NotRequired[str]
+
+
+class TargetDocument(TypedDict):
+    type: str
+    path: NotRequired[str]
+    kernel_id: NotRequired[str]
+    kernel_name: NotRequired[str]
+    cwd: NotRequired[str]
+
+
+class RetriesDocument(TypedDict):
+    max: int
+    backoff: NotRequired[float]
+    factor: NotRequired[float]
+    jitter: NotRequired[float]
+    on: NotRequired[list[str]]
+
+
+class PoliciesDocument(TypedDict, total=False):
+    """A job's policies as answered (every field present) or sent (any of them)."""
+
+    catchup_window: float | None
+    coalesce: str
+    overlap: str
+    max_runs: int | None
+    end_at: str | None
+    jitter: float
+    timeout: float | None
+    retries: RetriesDocument | int | None
+
+
+class JobDocument(TypedDict):
+    """``Job``: a job as the server answers it."""
+
+    id: str
+    name: NotRequired[str]
+    kind: NotRequired[str]
+    owner: NotRequired[str]
+    when: NotRequired[str]
+    canonical: NotRequired[str]
+    schedule_kind: NotRequired[str]
+    description: NotRequired[str]
+    tz: NotRequired[str]
+    status: NotRequired[str]
+    pending: NotRequired[bool]
+    action: NotRequired[ActionDocument]
+    target: NotRequired[TargetDocument]
+    session: NotRequired[str | None]
+    policies: NotRequired[PoliciesDocument]
+    options: NotRequired[dict[str, Any]]
+    next_fire_at: NotRequired[str | None]
+    next_occurrence: NotRequired[str | None]
+    created_at: NotRequired[str]
+    updated_at: NotRequired[str]
+    run_count: NotRequired[int]
+    failure_count: NotRequired[int]
+    last_run_at: NotRequired[str | None]
+    last_run_id: NotRequired[str | None]
+    last_status: NotRequired[str | None]
+    last_error: NotRequired[str | None]
+    plugin_owner: NotRequired[str | None]
+    key: NotRequired[str | None]
+    warnings: NotRequired[list[str]]
+    allowed_actions: NotRequired[list[str]]
+
+
+class RunDocument(TypedDict):
+    """``Run``: one run of a job."""
+
+    id: str
+    job_id: str
+    scheduled_for: str
+    trigger: str
+    status: str
+    created_at: NotRequired[str]
+    started_at: NotRequired[str | None]
+    finished_at: NotRequired[str | None]
+    duration: NotRequired[float | None]
+    output: NotRequired[str]
+    error: NotRequired[str | None]
+    attempt: NotRequired[int]
+    retry_at: NotRequired[str | None]
+
+
+class JobPage(TypedDict):
+    jobs: list[JobDocument]
+    next_cursor: NotRequired[str | None]
+
+
+class RunPage(TypedDict):
+    runs: list[RunDocument]
+    next_cursor: NotRequired[str | None]
+
+
+class JobCounts(TypedDict):
+    total: int
+    by_status: dict[str, int]
+    running: int
+
+
+class ParseDocument(TypedDict):
+    """``ParseResult``: what the server understands of a time expression."""
+
+    when: str
+    kind: str
+    canonical: str
+    description: str
+    tz: str
+    next_fire_times: list[str]
+    warnings: NotRequired[list[str]]
+
+
+class InfoDocument(TypedDict):
+    name: str
+    version: str
+    default_tz: str
+    user: str
+
+
+class WatcherCheckDocument(TypedDict):
+    check: int
+    checked_at: str
+    success: bool
+    result: dict[str, Any]
+    notified: bool
+    reason: str
+    run_id: NotRequired[str | None]
+
+
+class WatcherDocument(TypedDict):
+    """``Watcher``: a watcher, its counters and its latest checks."""
+
+    watcher_id: str
+    tool_name: str
+    params: dict[str, Any]
+    label: str
+    interval: int
+    notify_when: str
+    notify_config: dict[str, Any]
+    status: str
+    checks: int
+    notifications: int
+    output_channel: NotRequired[str | None]
+    output_config: NotRequired[dict[str, Any]]
+    target: NotRequired[TargetDocument]
+    session: NotRequired[str | None]
+    last_check_at: NotRequired[str | None]
+    last_notified_at: NotRequired[str | None]
+    next_check_at: NotRequired[str | None]
+    created_at: NotRequired[str]
+    last_result: NotRequired[WatcherCheckDocument | None]
+    history: NotRequired[list[WatcherCheckDocument]]
+    hint: NotRequired[str]
+
+
+class NotificationDocument(TypedDict):
+    id: str
+    channel: str
+    message: str
+    title: str
+    priority: str
+    tags: list[str]
+    created_at: str
+    owner: NotRequired[str]
+    structured_data: NotRequired[dict[str, Any]]
+    output_config: NotRequired[dict[str, Any]]
+    session: NotRequired[str | None]
+    source: NotRequired[dict[str, Any]]
+    fallback_reason: NotRequired[str | None]
+    delivered_to: NotRequired[str]
+    buffered: NotRequired[bool]
+
+
+class DeliveryDocument(TypedDict):
+    """``Delivery``: where a notification sent went."""
+
+    notification: NotificationDocument
+    delivered_to: str
+    fallback_reason: str | None
+    buffered: bool
+
+
+class ApprovalDocument(TypedDict):
+    id: str
+    owner: str
+    tool: str
+    summary: str
+    source: str
+    asked_by: str
+    created_at: str
+    expires_at: str
+    status: str
+    decided_by: str | None
+    decided_at: str | None
+    note: str | None
