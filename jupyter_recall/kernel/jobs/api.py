@@ -7,11 +7,12 @@ Every call is one or two synchronous REST requests to the server that owns this 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
 from jupyter_recall.client.ids import check_job_id
+from jupyter_recall.client.records import JobRecord
 from jupyter_recall.core.dependency import After
 from jupyter_recall.core.errors import ConflictError, ValidationError
 from jupyter_recall.kernel.connection import client as _client
@@ -27,66 +28,23 @@ def _job_path(job_id: str, suffix: str = "") -> str:
     return f"/api/recall/jobs/{check_job_id(job_id)}{suffix}"
 
 
-class Record(Mapping[str, Any]):
-    """A read-only view of one REST document: its fields as attributes and as a mapping."""
-
-    __slots__ = ("_data",)
-    noun = "record"
-    """What the record is, in error messages."""
-
-    def __init__(self, data: Mapping[str, Any]) -> None:
-        object.__setattr__(self, "_data", dict(data))
-
-    def __getitem__(self, key: str) -> Any:
-        return self._data[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._data)
-
-    def __len__(self) -> int:
-        return len(self._data)
-
-    def __getattr__(self, name: str) -> Any:
-        try:
-            return self._data[name]
-        except KeyError:
-            raise AttributeError(f"{self.noun} has no field {name!r}") from None
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(
-            f"{self.noun} fields are read-only; change a {self.noun} through the API"
-        )
-
-
-class Job(Record):
-    """A handle on one job: its JSON fields as attributes and as a mapping, plus its actions.
-
-    The fields are those of the REST API (``id``, ``name``, ``kind``, ``status``, ``when``,
-    ``description``, ``next_fire_at``, ``run_count``, ``last_status``, ...); ``refresh()``
-    reads them again.
+class Job(JobRecord):
+    """A handle on one job: its typed fields (``client/records.py``) and as a mapping, plus its
+    actions; ``refresh()`` reads them again.
     """
 
     __slots__ = ()
-    noun = "job"
 
     def __repr__(self) -> str:
-        status = self._data.get("status", "?")
-        nxt = self._data.get("next_fire_at")
+        nxt = self.next_fire_at
         where = f", next {nxt}" if nxt else ""
         return (
-            f"<Job {self._data.get('id')} {self._data.get('name')!r} "
-            f"{self._data.get('description') or self._data.get('when')!r}, {status}{where}>"
+            f"<Job {self.id} {self._fields.get('name')!r} "
+            f"{self.description or self.when!r}, {self.status or '?'}{where}>"
         )
 
-    @property
-    def id(self) -> str:
-        return str(self._data["id"])
-
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self._data)
-
-    def _replace(self, data: Any) -> Job:
-        object.__setattr__(self, "_data", dict(data))
+    def _replace(self, data: Mapping[str, Any]) -> Job:
+        self._hold(data)
         return self
 
     def refresh(self) -> Job:
