@@ -68,6 +68,9 @@ _JOB_FIELDS = {
     "action.channel": "output_channel",
     "max_runs": "max_runs",
     "timeout": "timeout_seconds",
+    "retries": "retries",
+    "policies.retries": "retries",
+    "policies.retries.max": "retries",
     "pause_after_failures": "pause_after_failures",
     "keep_runs": "keep_runs",
     "keep_runs_for": "keep_runs_for_seconds",
@@ -76,6 +79,7 @@ _JOB_FIELDS = {
 POLICY_ARGUMENTS = (
     ("max_runs", "max_runs"),
     ("timeout", "timeout_seconds"),
+    ("retries", "retries"),
     ("pause_after_failures", "pause_after_failures"),
     ("keep_runs", "keep_runs"),
     ("keep_runs_for", "keep_runs_for_seconds"),
@@ -101,6 +105,14 @@ _JOB_PARAMS = (
         "timeout_seconds",
         "integer",
         "Stop a run still going after this many seconds; it ends timed_out (0: no limit).",
+        minimum=0,
+        default=0,
+    ),
+    Param(
+        "retries",
+        "integer",
+        "Run a failed, timed-out or interrupted occurrence again, up to this many times, "
+        "10 s after the first failure and twice as long after each further one (0: none).",
         minimum=0,
         default=0,
     ),

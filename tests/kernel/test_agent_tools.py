@@ -303,3 +303,14 @@ def test_bad_input_checked_by_the_server_names_the_argument(nb, server, case):
     assert result["field"] == field, result
     assert words in result["error"], result
     assert server.jobs() == []
+
+
+def test_schedule_tools_take_retries(nb, server):
+    retried = ok(nb, "schedule_once", {"when": "in 1h", "prompt": "x", "retries": 2})
+    assert server.job(retried["job_id"])["policies"]["retries"]["max"] == 2
+    plain = ok(nb, "schedule_cron", {"cron": "every 2h", "prompt": "x", "retries": 0})
+    assert server.job(plain["job_id"])["policies"]["retries"] is None
+    too_many = call(nb, "schedule_once", {"when": "in 1h", "prompt": "x", "retries": 1000})
+    assert too_many["ok"] is False, too_many
+    assert too_many["field"] == "retries", too_many
+    assert "from 0 to 100" in too_many["error"], too_many

@@ -146,6 +146,19 @@ async def test_a_job_scheduled_over_mcp_carries_its_time_limit(server: LiveServe
     server.request("DELETE", f"/api/recall/jobs/{created['job_id']}")
 
 
+async def test_a_job_scheduled_over_mcp_carries_its_retries(server: LiveServer) -> None:
+    args = {"when": "in 1h", "prompt": "check", "label": "retried", "retries": 3}
+    async with mcp_session("stdio", server) as session:
+        created = await ok(session, "schedule_once", args)
+        refused = await call(
+            session, "schedule_cron", {"cron": "every 2h", "prompt": "x", "retries": 101}
+        )
+    job = server.request("GET", f"/api/recall/jobs/{created['job_id']}")
+    assert job["policies"]["retries"]["max"] == 3
+    assert (refused["ok"], refused["field"]) == (False, "retries")
+    server.request("DELETE", f"/api/recall/jobs/{created['job_id']}")
+
+
 @each_transport
 async def test_bad_arguments_are_tool_errors_naming_the_field(
     transport: str, server: LiveServer
