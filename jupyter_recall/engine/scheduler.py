@@ -159,6 +159,8 @@ class Scheduler:
         )
         """Retention of runs: the background sweep and prune_runs (engine/pruning.py)."""
         self._paused_listeners: list[Callable[[Job], None]] = []
+        self._withdrawn: list[firing.Claim] = []
+        """Runs fired ahead for jobs paused after their failures: undone at the next pass."""
         self._stack: AsyncExitStack | None = None
         self._loops: anyio.CancelScope | None = None
         self._loops_done = anyio.Event()
@@ -326,6 +328,10 @@ class Scheduler:
 
     def _paused_for_failures(self, job: Job) -> None:
         log.warning("job %s paused: %s", job.id, job.paused_reason)
+        # A run fired ahead of its instant must not execute now that the job is paused.
+        self._withdrawn.extend(self._runner.withdraw_ahead(job.id))
+        if self._withdrawn:
+            self._wake.set()
         self._bus.job(JOB_UPDATED, job)
         for listener in list(self._paused_listeners):
             try:
@@ -387,6 +393,9 @@ class Scheduler:
             await self._sleep(result.next_pass_at)
 
     async def _fire_once(self) -> firing.FireResult:
+        withdrawn, self._withdrawn = self._withdrawn, []
+        if withdrawn:
+            await self._in_store(partial(firing.unclaim, self.store, withdrawn))
         now = self.clock.now()
         result = await self._in_store(
             partial(
