@@ -220,3 +220,44 @@ class ApprovalDocument(TypedDict):
     decided_by: str | None
     decided_at: str | None
     note: str | None
+
+
+class EventDocument(TypedDict, total=False):
+    """``ChangeEvent``: one event of the stream (its ``type`` is also the SSE event name)."""
+
+    type: str
+    owner: str
+    job: JobDocument | None
+    run: RunDocument | None
+    text: str | None
+    offset: int | None
+    notification: NotificationDocument | None
+    approval: ApprovalDocument | None
+
+
+class NewNotificationDocument(TypedDict):
+    """``NewNotification``: the body of ``POST /api/recall/notifications``."""
+
+    message: str
+    title: str
+    priority: str
+    tags: list[str]
+    structured_data: dict[str, Any]
+    output_config: dict[str, Any]
+    channel: NotRequired[str]
+    session: NotRequired[str]
+
+
+class NewWatcherDocument(TypedDict):
+    """``NewWatcher``: the body of ``POST /api/recall/watchers``."""
+
+    tool: str
+    params: dict[str, Any]
+    interval: float
+    label: str
+    notify_when: str
+    notify_config: dict[str, Any]
+    session: NotRequired[str]
+    output_channel: NotRequired[str]
+    output_config: NotRequired[dict[str, Any]]
+    target: NotRequired[TargetDocument]

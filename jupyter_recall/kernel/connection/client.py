@@ -16,8 +16,8 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from jupyter_recall.client.documents import TargetDocument
 from jupyter_recall.client.remote import (
     DEFAULT_TIMEOUT,
     PROBE_TIMEOUT,
@@ -95,7 +95,7 @@ class Identity:
             return self.path or self.kernel_id
         return f"process-{socket.gethostname()}-{os.getpid()}"
 
-    def target(self) -> dict[str, Any] | None:
+    def target(self) -> TargetDocument | None:
         if self.external:
             return None
         if self.path:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from jupyter_recall.client.documents import DeliveryDocument, NewNotificationDocument
 from jupyter_recall.kernel.connection import client as _client
 
 __all__ = ["send_notification"]
@@ -23,11 +24,11 @@ def send_notification(
     tags: Sequence[str] | None = None,
     structured_data: Mapping[str, Any] | None = None,
     output_config: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
+) -> DeliveryDocument:
     """Send ``message`` through a channel of the server's config (``None``: this session's
     notification queue). An unknown or failing channel falls back to this session, with the
     reason in the answer: ``{"notification", "delivered_to", "fallback_reason", "buffered"}``."""
-    body: dict[str, Any] = {
+    body: NewNotificationDocument = {
         "message": message,
         "title": title,
         "priority": priority,
@@ -40,7 +41,7 @@ def send_notification(
     session = _client.identity().session
     if session is not None:
         body["session"] = session
-    delivery: dict[str, Any] = _client.get_client().request(
+    delivery: DeliveryDocument = _client.get_client().request(
         "POST", "/api/recall/notifications", body=body
     )
     return delivery

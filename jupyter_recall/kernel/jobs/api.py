@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from jupyter_recall.client.documents import ParseDocument, RunDocument, TargetDocument
 from jupyter_recall.client.ids import check_job_id
 from jupyter_recall.client.records import JobRecord
 from jupyter_recall.core.dependency import After
@@ -80,9 +81,9 @@ class Job(JobRecord):
         """Skip the next occurrence of a recurring job (never earlier than now)."""
         return self._replace(_client.get_client().request("POST", _job_path(self.id, "/skip")))
 
-    def run_now(self) -> dict[str, Any]:
+    def run_now(self) -> RunDocument:
         """Fire once now without moving the schedule; the new run (status ``running``)."""
-        run: dict[str, Any] = _client.get_client().request("POST", _job_path(self.id, "/trigger"))
+        run: RunDocument = _client.get_client().request("POST", _job_path(self.id, "/trigger"))
         return run
 
     def runs(self, limit: int | None = None) -> list[dict[str, Any]]:
@@ -140,7 +141,7 @@ def action_payload(
     return {**out, **{key: value for key, value in extras.items() if value is not None}}
 
 
-def _this_kernel(ident: _client.Identity, what: str = "code") -> dict[str, Any]:
+def _this_kernel(ident: _client.Identity, what: str = "code") -> TargetDocument:
     if ident.external:
         message = _client.not_the_servers(what, code=what == "code")
         raise ValidationError("target", message, accepted=TARGET_NAMES)
@@ -179,7 +180,7 @@ def target_payload(
     if isinstance(target, Mapping):
         return dict(target)
     if target == "kernel":
-        return _this_kernel(ident or _client.identity())
+        return dict(_this_kernel(ident or _client.identity()))
     if target == "headless":
         return {"type": "headless", "kernel_name": kernel_name or "python3"}
     if target == "server":
@@ -332,7 +333,7 @@ def recall(
     body = job_body(
         when,
         action,
-        dict(target) if target is not None else _this_kernel(ident, "recalls"),
+        dict(target if target is not None else _this_kernel(ident, "recalls")),
         kind="recall",
         name=name,
         tz=tz,
@@ -390,8 +391,8 @@ def pending_recall(session: str | None = None) -> Job | None:
     return Job(found[0]) if found else None
 
 
-def parse(when: str, tz: str | None = None) -> dict[str, Any]:
+def parse(when: str, tz: str | None = None) -> ParseDocument:
     """What the server understands of ``when``: kind, canonical form, words, next fire times."""
     body = {"when": when} if tz is None else {"when": when, "tz": tz}
-    result: dict[str, Any] = _client.get_client().request("POST", "/api/recall/parse", body=body)
+    result: ParseDocument = _client.get_client().request("POST", "/api/recall/parse", body=body)
     return result

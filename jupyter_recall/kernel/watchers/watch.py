@@ -18,13 +18,14 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
+from jupyter_recall.client.documents import NewWatcherDocument, TargetDocument, WatcherCheckDocument
 from jupyter_recall.client.ids import JOB_ID
 from jupyter_recall.client.records import WatcherRecord
 from jupyter_recall.core.errors import NotFoundError, ValidationError
 from jupyter_recall.kernel.calls import primitives
 from jupyter_recall.kernel.connection import client as _client
 from jupyter_recall.kernel.connection import notifications
-from jupyter_recall.tools import default_registry
+from jupyter_recall.tools import ToolResult, default_registry
 
 DEFAULT_INTERVAL = 30
 DEFAULT_HISTORY = 10
@@ -85,7 +86,7 @@ class Watcher(WatcherRecord):
         """The watcher as it is now, with its ``last_n`` latest checks (``history``)."""
         return watch_status(self.id, last_n=last_n)
 
-    def history(self, last_n: int = DEFAULT_HISTORY) -> list[dict[str, Any]]:
+    def history(self, last_n: int = DEFAULT_HISTORY) -> list[WatcherCheckDocument]:
         return watch_history(self.id, last_n=last_n)
 
 
@@ -111,7 +112,7 @@ def _refuse_attended(name: str) -> None:
         )
 
 
-def _target(name: str, ident: _client.Identity) -> dict[str, Any] | None:
+def _target(name: str, ident: _client.Identity) -> TargetDocument | None:
     if not _user_tool(name):
         return None  # the server checks its built-in tools itself
     _refuse_attended(name)
@@ -148,7 +149,7 @@ def watch_start(
     if not isinstance(name, str):
         raise ValidationError("name", f"must be a tool name 'module.action', got {name!r}")
     ident = _client.identity()
-    body: dict[str, Any] = {
+    body: NewWatcherDocument = {
         "tool": name,
         "params": dict(params or {}),
         "interval": interval,
@@ -198,7 +199,7 @@ def watch_status(watcher_id: str, last_n: int = DEFAULT_HISTORY) -> Watcher:
     return Watcher(_request("GET", watcher_id, query=query))
 
 
-def watch_history(watcher_id: str, last_n: int = DEFAULT_HISTORY) -> list[dict[str, Any]]:
+def watch_history(watcher_id: str, last_n: int = DEFAULT_HISTORY) -> list[WatcherCheckDocument]:
     """The ``last_n`` (1 to 100) latest checks, newest first."""
     return list(watch_status(watcher_id, last_n)["history"])
 
@@ -213,8 +214,7 @@ def watch_list(*, all: bool = False) -> list[Watcher]:
 # --- checks of user tools, run by the server in this kernel ---------------------------------------
 
 
-def _check(name: str, params: Any) -> dict[str, Any]:
-
+def _check(name: str, params: Any) -> ToolResult:
     if not isinstance(params, Mapping):
         return {"success": False, "error": f"params must be an object, got {params!r}"}
     try:
