@@ -43,6 +43,9 @@ export class JobForm {
       this._when.preview,
       h('label', {}, trans.__('Name'), this._name),
       h('label', {}, trans.__('Time limit (s)'), this._timeout),
+      h('label', {}, trans.__('Pause after failures'), this._pauseAfter),
+      h('label', {}, trans.__('Keep runs'), this._keepRuns),
+      h('label', {}, trans.__('Keep runs for'), this._keepFor),
       this._codeLabel,
       this._targetLabel,
       this._codeInstead,
@@ -148,6 +151,10 @@ export class JobForm {
     if (this._timeout.value.trim()) {
       job.policies = { timeout: Number(this._timeout.value) };
     }
+    const lifecycle = this._lifecyclePolicies();
+    if (Object.keys(lifecycle).length) {
+      job.policies = { ...((job.policies as object) ?? {}), ...lifecycle };
+    }
     try {
       const created = await this.model.api.create(job);
       this._status.textContent = this.model.trans.__('Created %1', created.name);
@@ -169,6 +176,44 @@ export class JobForm {
     min: '0.001',
     step: 'any'
   });
+  private _pauseAfter = h('input', {
+    type: 'number',
+    name: 'pause_after_failures',
+    min: '1',
+    step: '1',
+    placeholder: 'never',
+    title: 'Pause the job after this many consecutive failed occurrences'
+  });
+  private _keepRuns = h('input', {
+    type: 'number',
+    name: 'keep_runs',
+    min: '0',
+    step: '1',
+    placeholder: "server's default",
+    title: 'Keep this many newest runs of the job'
+  });
+  private _keepFor = h('input', {
+    type: 'text',
+    name: 'keep_runs_for',
+    placeholder: "server's default",
+    title: "Keep runs this long after they end: seconds, or '7d', '12h', '1h30'"
+  });
+
+  /** pause_after_failures, keep_runs, keep_runs_for as typed (the server checks them). */
+  private _lifecyclePolicies(): { [key: string]: unknown } {
+    const policies: { [key: string]: unknown } = {};
+    if (this._pauseAfter.value.trim()) {
+      policies.pause_after_failures = Number(this._pauseAfter.value);
+    }
+    if (this._keepRuns.value.trim()) {
+      policies.keep_runs = Number(this._keepRuns.value);
+    }
+    const keepFor = this._keepFor.value.trim();
+    if (keepFor) {
+      policies.keep_runs_for = /^[0-9.]+$/.test(keepFor) ? Number(keepFor) : keepFor;
+    }
+    return policies;
+  }
   private _code = h('textarea', { name: 'code', rows: '3', required: true });
   private _codeLabel: HTMLLabelElement;
   private _target: HTMLSelectElement;

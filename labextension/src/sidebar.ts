@@ -285,6 +285,9 @@ export class RecallSidebar extends Widget {
         { class: 'jp-RecallSidebar-next', title: this.model.fullTime(job.next_fire_at) },
         next
       ),
+      job.status === 'paused' && job.paused_reason
+        ? h('div', { class: 'jp-RecallSidebar-pausedReason' }, job.paused_reason)
+        : null,
       job.last_error ? h('div', { class: 'jp-RecallSidebar-lastError' }, job.last_error) : null,
       h('div', { class: 'jp-RecallSidebar-actions' }, ...this._actions(job))
     );

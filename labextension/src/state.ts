@@ -41,6 +41,10 @@ export interface IJob {
   failure_count?: number;
   last_status?: string | null;
   last_error?: string | null;
+  /** Consecutive failed occurrences, while policies.pause_after_failures is set. */
+  failure_streak?: number;
+  /** Why the server paused the job (after its failures); null when a person did. */
+  paused_reason?: string | null;
   /** What the job allows in its state (run_now, pause, resume, skip, cancel, edit): the
    * server's one rule; see actions.ts for servers that do not send it. */
   allowed_actions?: string[];
