@@ -139,7 +139,11 @@ def job_details(job: Mapping[str, Any], runs: Sequence[Mapping[str, Any]]) -> st
     if job.get("paused_reason"):
         lines.append(f"  paused:   {job['paused_reason']}")
     for run in runs:
-        status = run.get("status")
+        status = str(run.get("status"))
+        if isinstance(run.get("attempt"), int) and run["attempt"] > 1:
+            status += f" (attempt {run['attempt']})"
+        if run.get("retry_at"):
+            status += f", retry at {short_instant(run['retry_at'])}"
         error = f" - {run['error']}" if run.get("error") else ""
         lines.append(f"  run {run.get('id')} {short_instant(run.get('scheduled_for'))}: {status}")
         lines[-1] += error

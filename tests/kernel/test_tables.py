@@ -6,7 +6,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from jupyter_recall.client.tables import job_row, now, result_text, short_instant
+from jupyter_recall.client.tables import job_details, job_row, now, result_text, short_instant
 from jupyter_recall.core.timefmt import format_time, parse_instant
 
 UTC = timezone.utc
@@ -66,3 +66,15 @@ def test_tables_show_instants_as_every_surface_does() -> None:
 )
 def test_results_are_shown_as_values_not_raw_json(data: object, shown: str) -> None:
     assert result_text(data) == shown
+
+
+def test_job_details_show_each_runs_attempt_and_pending_retry() -> None:
+    soon = (datetime.now(UTC) + timedelta(minutes=5)).isoformat()
+    job = {"id": "j1", "name": "n", "kind": "job", "action": {"type": "code", "code": "f()"}}
+    runs = [
+        {"id": "r2", "status": "failed", "attempt": 2, "retry_at": soon, "error": "boom"},
+        {"id": "r1", "status": "failed", "attempt": 1, "retry_at": None},
+    ]
+    lines = job_details(job, runs).splitlines()
+    assert lines[-2].endswith(f": failed (attempt 2), retry at {short_instant(soon)} - boom")
+    assert lines[-1].endswith(": failed")

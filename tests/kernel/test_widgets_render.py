@@ -150,6 +150,30 @@ def test_cards_show_the_time_limit_and_timed_out_runs():
     assert "time limit" not in render.counters_html({**job, "policies": {"timeout": None}})
 
 
+def test_cards_show_the_attempt_of_a_retried_run_and_a_pending_retry():
+    job = {"run_count": 1, "policies": {"retries": {"max": 2, "backoff": 5.0}}}
+    assert render.attempts_of(job) == 3
+    assert render.attempts_of({"policies": {"retries": None}}) is None
+    assert "retries 2 (backoff 5.0 s)" in render.counters_html(job)
+    assert "retries" not in render.counters_html({"policies": {"retries": None}})
+    failed = {
+        "status": "failed",
+        "started_at": iso(0),
+        "duration": 1.0,
+        "trigger": "schedule",
+        "attempt": 2,
+        "retry_at": iso(10),
+    }
+    title = render.run_title(failed, timezone.utc, NOW, 3)
+    assert title == "✗ 12:00:00 UTC failed in 1.0 s · attempt 2/3 · retry at 12:00:10 UTC"
+    header = render.run_header_html(failed, timezone.utc, NOW, 3)
+    assert "attempt 2/3" in header
+    # Without the job's policy, a retry still says which attempt it is; a first run says nothing.
+    assert render.run_title({**failed, "retry_at": None}, timezone.utc, NOW).endswith("· attempt 2")
+    first = {**failed, "attempt": 1, "retry_at": None}
+    assert "attempt" not in render.run_title(first, timezone.utc, NOW)
+
+
 def test_sparkline_scales_the_values():
     assert render.sparkline_svg([1.0]) == ""
     svg = render.sparkline_svg([3.0, 5.0, 4.0], width=108, height=36)
@@ -250,3 +274,21 @@ def test_approval_card_answers_once_and_shows_the_outcome():
     assert answers == [True]
     assert card.buttons.layout.display == "none"
     assert ">approved<" in card.status.value
+
+
+def test_a_job_paused_after_its_failures_shows_why_and_its_count():
+    reason = "paused after 2 consecutive failed occurrences; last error: ValueError: <b>"
+    job = {
+        "status": "paused",
+        "paused_reason": reason,
+        "failure_streak": 2,
+        "policies": {"pause_after_failures": 2},
+        "next_fire_at": iso(60),
+    }
+    shown = render.countdown_html(job, NOW, "u")
+    assert "paused after 2 consecutive failed occurrences" in shown
+    assert "ValueError: &lt;b&gt;" in shown  # escaped
+    assert "failures in a row 2/2" in render.counters_html(job)
+    by_hand = render.countdown_html({**job, "paused_reason": None}, NOW, "u")
+    assert "paused: nothing fires until resumed" in by_hand
+    assert "failures in a row" not in render.counters_html({"policies": {}})

@@ -78,7 +78,7 @@ class _History:
                 self._outputs.pop(run_id).close()
         self.runs = [dict(run) for run in runs[:HISTORY]]
 
-    def show(self, zone: Any, now: datetime) -> None:
+    def show(self, zone: Any, now: datetime, attempts: int | None = None) -> None:
         children = []
         for run in self.runs:
             run_id = str(run.get("id"))
@@ -91,7 +91,7 @@ class _History:
             widget.outputs = base.stream_outputs(text)
             children.append(widget)
         self.widget.children = tuple(children)
-        self.widget.titles = tuple(render.run_title(run, zone, now) for run in self.runs)
+        self.widget.titles = tuple(render.run_title(run, zone, now, attempts) for run in self.runs)
 
     def close(self) -> None:
         for widget in self._outputs.values():
@@ -183,9 +183,10 @@ class JobCard:
         self.header.value = render.job_header_html(self.job)
         self.countdown.value = self._countdown_html()
         self.counters.value = render.counters_html(self.job)
-        self.run_header.value = render.run_header_html(self.current, zone, now)
+        attempts = render.attempts_of(self.job)
+        self.run_header.value = render.run_header_html(self.current, zone, now, attempts)
         self.output.outputs = base.stream_outputs(self.text)
-        self.history.show(zone, now)
+        self.history.show(zone, now, attempts)
         self._show_results(zone, now)
         self._controls()
 
@@ -282,7 +283,9 @@ class JobCard:
             self.output.outputs = base.stream_outputs(self.text)
         else:
             self.current = {**(self.current or {}), **run}
-            self.run_header.value = render.run_header_html(self.current, self._zone(), _now())
+            self.run_header.value = render.run_header_html(
+                self.current, self._zone(), _now(), render.attempts_of(self.job)
+            )
             self._controls()
 
     def _start(self, run: Mapping[str, Any]) -> None:

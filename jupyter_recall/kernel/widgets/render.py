@@ -175,6 +175,9 @@ def counters_html(job: Mapping[str, Any]) -> str:
     limit = policies.get("timeout") if isinstance(policies, Mapping) else None
     if isinstance(limit, (int, float)):
         parts.append(f"time limit {limit:g} s")
+    retries = policies.get("retries") if isinstance(policies, Mapping) else None
+    if isinstance(retries, Mapping) and retries.get("max"):
+        parts.append(f"retries {_esc(retries['max'])} (backoff {_esc(retries.get('backoff'))} s)")
     if isinstance(policies, Mapping) and policies.get("pause_after_failures"):
         streak = job.get("failure_streak", 0)
         parts.append(f"failures in a row {_esc(streak)}/{_esc(policies['pause_after_failures'])}")
@@ -233,8 +236,32 @@ def countdown_html(job: Mapping[str, Any], now: datetime, uid: str) -> str:
     return f'<div class="jupyter-recall-next">next run {at} (in {_ticking(seconds, uid)})</div>'
 
 
-def run_title(run: Mapping[str, Any], zone: tzinfo, now: datetime) -> str:
-    """One line for a run: symbol, time, outcome and duration (the history's titles)."""
+def attempts_of(job: Mapping[str, Any]) -> int | None:
+    """How many runs an occurrence of ``job`` gets at most (``policies.retries.max`` + 1), or
+    None when it has no retries."""
+    policies = job.get("policies")
+    retries = policies.get("retries") if isinstance(policies, Mapping) else None
+    if not isinstance(retries, Mapping) or not isinstance(retries.get("max"), int):
+        return None
+    return int(retries["max"]) + 1
+
+
+def attempt_text(run: Mapping[str, Any], zone: tzinfo, now: datetime, attempts: int | None) -> str:
+    """`` · attempt 2/3`` and `` · retry at 14:03:05``: what a run is of its occurrence."""
+    attempt = run.get("attempt")
+    text = ""
+    if isinstance(attempt, int) and (attempts or attempt > 1):
+        text = f" · attempt {attempt}/{attempts}" if attempts else f" · attempt {attempt}"
+    if run.get("retry_at"):
+        text += f" · retry at {local_time(run.get('retry_at'), zone, now=now)}"
+    return text
+
+
+def run_title(
+    run: Mapping[str, Any], zone: tzinfo, now: datetime, attempts: int | None = None
+) -> str:
+    """One line for a run: symbol, time, outcome and duration (the history's titles), and
+    which attempt of its occurrence it is when the job retries (``attempts`` at most)."""
     status = str(run.get("status") or "?")
     when = run.get("started_at") or run.get("scheduled_for")
     text = f"{RUN_SYMBOLS.get(status, '·')} {local_time(when, zone, now=now)} {status}"
@@ -242,15 +269,18 @@ def run_title(run: Mapping[str, Any], zone: tzinfo, now: datetime) -> str:
         text += f" in {format_duration(run.get('duration'))}"
     if run.get("trigger") and run.get("trigger") != "schedule":
         text += f" ({run['trigger']})"
-    return text
+    return text + attempt_text(run, zone, now, attempts)
 
 
-def run_header_html(run: Mapping[str, Any] | None, zone: tzinfo, now: datetime) -> str:
+def run_header_html(
+    run: Mapping[str, Any] | None, zone: tzinfo, now: datetime, attempts: int | None = None
+) -> str:
     if run is None:
         return '<div class="jupyter-recall-run">no run yet</div>'
     status = str(run.get("status") or "?")
     colour = RUN_COLOURS.get(status, "#616161")
-    text = f'<span style="color:{colour}"><b>{_esc(run_title(run, zone, now))}</b></span>'
+    title = run_title(run, zone, now, attempts)
+    text = f'<span style="color:{colour}"><b>{_esc(title)}</b></span>'
     text += f' <span style="color:{MUTED}">run {_esc(run.get("id"))}</span>'
     if run.get("error"):
         text += f'<br><span style="color:#c62828">{_esc(run["error"])}</span>'
