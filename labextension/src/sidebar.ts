@@ -225,6 +225,27 @@ export class RecallSidebar extends Widget {
     });
   }
 
+  /** The job whose runs fire this one: its name when it is listed, its id, the outcome. */
+  private _upstreamLine(after: { job: string; on: string }): HTMLElement {
+    const { trans } = this.model;
+    const upstream = this.model.state.jobs[after.job];
+    const name = upstream ? `${upstream.name} (${after.job})` : after.job;
+    const verb: { [on: string]: string } = {
+      succeeded: trans.__('succeeds'),
+      failed: trans.__('fails'),
+      finished: trans.__('finishes')
+    };
+    return h(
+      'div',
+      {
+        class: 'jp-RecallSidebar-upstream',
+        'data-upstream-id': after.job,
+        title: trans.__('Fires each time a run of job %1 %2', after.job, verb[after.on] ?? after.on)
+      },
+      trans.__('after %1 %2', name, verb[after.on] ?? after.on)
+    );
+  }
+
   /** The job's notebook, with a clock when that notebook has a pending recall. */
   private _notebookLine(job: IJob, pending: Set<string>): HTMLElement | null {
     const path = notebookOf(job);
@@ -276,9 +297,11 @@ export class RecallSidebar extends Widget {
       ),
       // A one-shot's description is its instant in the server's zone; the next line shows
       // that instant as every time is shown (time.ts), so the description would repeat it.
-      job.schedule_kind === 'once' && job.next_fire_at
-        ? null
-        : h('div', { class: 'jp-RecallSidebar-description' }, job.description),
+      job.after
+        ? this._upstreamLine(job.after)
+        : job.schedule_kind === 'once' && job.next_fire_at
+          ? null
+          : h('div', { class: 'jp-RecallSidebar-description' }, job.description),
       this._notebookLine(job, pending),
       h(
         'div',

@@ -37,6 +37,8 @@ export interface IJob {
   target: ITarget;
   next_fire_at: string | null;
   schedule_kind?: string;
+  /** The upstream of a job fired by another job's runs (schedule_kind 'after'). */
+  after?: { job: string; on: string } | null;
   run_count?: number;
   failure_count?: number;
   last_status?: string | null;
