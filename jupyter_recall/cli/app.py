@@ -9,7 +9,6 @@ from __future__ import annotations
 import difflib
 import os
 import sys
-from typing import Any
 
 from jupyter_core.application import JupyterApp
 
@@ -49,7 +48,7 @@ SUBCOMMANDS: dict[str, tuple[type[JupyterApp], str]] = {
 }
 
 
-def subcommand_table() -> dict[str, Any]:
+def subcommand_table() -> dict[str, tuple[type[JupyterApp], str]]:
     return dict(SUBCOMMANDS)
 
 
@@ -72,7 +71,7 @@ class JupyterRecallApp(JupyterApp):
     )
     version = __version__
     examples = EXAMPLES
-    subcommands: dict[str, Any] = subcommand_table()
+    subcommands = subcommand_table()
 
     def _config_file_name_default(self) -> str:
         return "jupyter_recall_cli_config"

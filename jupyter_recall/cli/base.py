@@ -27,7 +27,12 @@ EXIT_USAGE = 2
 EXIT_NO_SERVER = 3
 """No server with jupyter_recall could be reached."""
 
-COMMON_ALIASES: dict[str, Any] = {
+ConfigFragment = dict[str, dict[str, object]]
+"""What a flag sets: ``{"RecallCommand": {"json_output": True}}``."""
+Flag = tuple[ConfigFragment, str]
+"""A flag: what it sets, and its help."""
+
+COMMON_ALIASES: dict[str, str] = {
     **base_aliases,
     "url": "RecallCommand.url",
     "token": "RecallCommand.token",
@@ -35,7 +40,7 @@ COMMON_ALIASES: dict[str, Any] = {
 }
 _NOT_FOR_US = ("generate-config", "y", "show-config", "show-config-json")
 """JupyterApp flags that mean nothing to a client of the server (it writes no config)."""
-COMMON_FLAGS: dict[str, Any] = {
+COMMON_FLAGS: dict[str, Flag] = {
     **{name: flag for name, flag in base_flags.items() if name not in _NOT_FOR_US},
     "json": (
         {"RecallCommand": {"json_output": True}},
@@ -44,12 +49,12 @@ COMMON_FLAGS: dict[str, Any] = {
 }
 
 
-def with_aliases(extra: dict[str, Any]) -> dict[str, Any]:
+def with_aliases(extra: dict[str, str]) -> dict[str, str]:
     """A subcommand's aliases: the common ones and its own."""
     return {**COMMON_ALIASES, **extra}
 
 
-def with_flags(extra: dict[str, Any]) -> dict[str, Any]:
+def with_flags(extra: dict[str, Flag]) -> dict[str, Flag]:
     """A subcommand's flags: the common ones and its own."""
     return {**COMMON_FLAGS, **extra}
 

@@ -12,12 +12,12 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from jupyter_core.application import base_aliases, base_flags
 from traitlets import Bool, Int, Unicode
 
-from jupyter_recall.cli.base import EXIT_OK, RecallCommand
+from jupyter_recall.cli.base import EXIT_OK, Flag, RecallCommand
 from jupyter_recall.cli.progress import ProgressBar
 from jupyter_recall.core.errors import UsageError, ValidationError
 from jupyter_recall.store.base import Store
@@ -25,13 +25,13 @@ from jupyter_recall.store.export_lines import load_export, write_export
 from jupyter_recall.store.transfer import copy_store, refuse_occupied, total_rows
 from jupyter_recall.store.urls import MEMORY, SQLITE, open_store, sqlite_path, store_kind
 
-_ALIASES: dict[str, Any] = {
+_ALIASES: dict[str, str] = {
     **base_aliases,
     "from": "StoreCommand.source",
     "to": "StoreCommand.target",
     "batch": "StoreCommand.batch",
 }
-_FLAGS: dict[str, Any] = {
+_FLAGS: dict[str, Flag] = {
     **{name: flag for name, flag in base_flags.items() if name in ("debug", "h", "help")},
     "force": (
         {"StoreCommand": {"force": True}},
