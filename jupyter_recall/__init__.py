@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from jupyter_recall.kernel.jobs.api import Job, job, jobs, recall, schedule
     from jupyter_recall.kernel.jobs.heartbeat import heartbeat_gate
     from jupyter_recall.kernel.jobs.recall import on_recall
+    from jupyter_recall.kernel.jobs.retention import prune_runs
     from jupyter_recall.kernel.watchers.watch import (
         watch_history,
         watch_list,
@@ -76,6 +77,7 @@ __all__ = [
     "notifications",
     "on_recall",
     "parse_when",
+    "prune_runs",
     "recall",
     "run_parallel",
     "run_parallel_async",
@@ -104,6 +106,7 @@ _KERNEL_API = {
     "job": "jupyter_recall.kernel.jobs.api",
     "Job": "jupyter_recall.kernel.jobs.api",
     "on_recall": "jupyter_recall.kernel.jobs.recall",
+    "prune_runs": "jupyter_recall.kernel.jobs.retention",
     "heartbeat_gate": "jupyter_recall.kernel.jobs.heartbeat",
     "RecallConnectionError": "jupyter_recall.kernel.connection.client",
     "require_server_kernel": "jupyter_recall.kernel.connection.client",

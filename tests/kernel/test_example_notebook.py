@@ -94,6 +94,9 @@ def test_quickstart_notebook_runs(server):
     assert "('succeeded', 'x is 41\\n')" in text, "the Python API's job ran in this kernel"
     assert "hourly check: 41" in text, "run_now of the recurring job ran the cell body"
     assert "('timed_out', 'timed_out: still running after its limit of 2 s')" in text
+    assert "paused after 2 consecutive failed occurrences" in text
+    assert "RuntimeError: the disk is full" in text
+    assert "('kept', 1, 'run_count unchanged', True)" in text
     assert "cannot parse 'next blue moon'" in text, "the parse error lists what is accepted"
     # The main claim: the job's code ran in this kernel on time, while a cell kept it busy.
     claim = re.search(r"ran (-?\d+\.\d+) s later, (\w+) the busy cell", text)
