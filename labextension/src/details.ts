@@ -2,7 +2,7 @@ import { actionLabel, allows } from './actions';
 import { h } from './dom';
 import { RecallModel } from './model';
 import { SchedulePreview } from './schedule';
-import { formatDuration, IJob, IRun } from './state';
+import { attemptOf, formatDuration, IJob, IRun } from './state';
 
 /**
  * The selected job: its schedule editor (a new time expression with a live preview of the next
@@ -112,6 +112,18 @@ export class JobDetails {
     return jobId ? this.model.state.jobs[jobId] : undefined;
   }
 
+  /** 'attempt 2/3' for a run of a job that retries (or a retry): see attemptOf. */
+  private _attempt(run: IRun): string {
+    const found = attemptOf(run, this._job());
+    if (found === null) {
+      return '';
+    }
+    const [attempt, attempts] = found;
+    return attempts === null
+      ? this.model.trans.__('attempt %1', attempt)
+      : this.model.trans.__('attempt %1/%2', attempt, attempts);
+  }
+
   private _run(run: IRun, now: Date): HTMLElement {
     const open = run.id === this.model.selectedRun;
     const when = run.started_at ?? run.scheduled_for;
@@ -134,7 +146,15 @@ export class JobDetails {
         h(
           'span',
           { class: 'jp-RecallSidebar-runMeta', title: this.model.fullTime(when) },
-          [this.model.time(when, now), run.trigger, formatDuration(duration)]
+          [
+            this.model.time(when, now),
+            run.trigger,
+            formatDuration(duration),
+            this._attempt(run),
+            run.retry_at
+              ? this.model.trans.__('retry at %1', this.model.time(run.retry_at, now))
+              : ''
+          ]
             .filter(Boolean)
             .join(' · ')
         )

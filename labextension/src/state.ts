@@ -37,8 +37,8 @@ export interface IJob {
   target: ITarget;
   next_fire_at: string | null;
   schedule_kind?: string;
-  /** The upstream of a job fired by another job's runs (schedule_kind 'after'). */
-  after?: { job: string; on: string } | null;
+  /** The job's policies; retries read here (the run history shows 'attempt 2/3'). */
+  policies?: { retries?: { max: number; backoff?: number } | null; [key: string]: unknown };
   run_count?: number;
   failure_count?: number;
   last_status?: string | null;
@@ -63,6 +63,24 @@ export interface IRun {
   duration?: number | null;
   output?: string;
   error: string | null;
+  /** 1 for an occurrence's first run, then 2, 3... for its retries. */
+  attempt?: number;
+  /** Set while the next attempt of the run's occurrence waits: when it starts. */
+  retry_at?: string | null;
+}
+
+/**
+ * Which attempt of its occurrence a run is, and of how many (policies.retries.max + 1, or
+ * null when the job has no retries); null for a first run of a job that does not retry.
+ */
+export function attemptOf(run: IRun, job?: IJob): [number, number | null] | null {
+  const max = job?.policies?.retries?.max;
+  const attempts = typeof max === 'number' ? max + 1 : null;
+  const attempt = run.attempt ?? 1;
+  if (attempts === null && attempt <= 1) {
+    return null;
+  }
+  return [attempt, attempts];
 }
 
 /** A notification as the change events carry it (docs/notifications.md). */
