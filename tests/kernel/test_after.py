@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from tests.kernel.conftest import Kernel, KernelServer
+from tests.kernel.test_widgets import card_state, wait_card
 
 
 def created_id(nb: Kernel, code: str) -> str:
@@ -71,3 +72,18 @@ def test_bad_dependencies_are_refused_by_name(nb: Kernel) -> None:
     assert unknown["field"] == "after_job"
     bad_on = nb.run(f"%schedule after {first} starts: print(1)")
     assert "after <job id> succeeds" in bad_on.text
+
+
+def test_the_card_shows_the_upstream_and_the_run_it_fired(nb: Kernel, server: KernelServer) -> None:
+    first = upstream(nb)
+    out = nb.ok(f"%schedule --name card-after after {first} finishes: print('from the card')")
+    (shown,) = out.displays
+    assert "fires after its upstream's runs" in shown["text/plain"]
+    job = next(job for job in server.jobs() if job["name"] == "card-after")
+    state = card_state(nb, job["id"])
+    assert 'class="jupyter-recall-schedule jupyter-recall-upstream"' in state["header"]
+    assert f'data-upstream-id="{first}"' in state["header"]
+    assert f"after job <b>{first}</b> finishes" in state["header"]
+    server.request("POST", f"/api/recall/jobs/{first}/trigger")
+    done = wait_card(nb, job["id"], lambda s: 'data-status="succeeded"' in s["run"], timeout=60)
+    assert done["output"] == "from the card\n"

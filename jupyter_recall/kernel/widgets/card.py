@@ -166,6 +166,8 @@ class JobCard:
         upcoming = job.get("next_fire_at")
         # The text fallback is a snapshot (nbconvert, a notebook reopened): with the hint.
         ahead = f"next run {format_time(upcoming, _now())}" if upcoming else "no run ahead"
+        if job.get("after"):
+            ahead = "fires after its upstream's runs"
         return (
             f"{job.get('kind', 'job')} {self.job_id} {job.get('name')!r}: "
             f"{job.get('description') or job.get('when')} "

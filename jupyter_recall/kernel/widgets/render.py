@@ -154,10 +154,28 @@ def job_header_html(job: Mapping[str, Any]) -> str:
         f"<b>{_esc(job.get('name') or job.get('id'))}</b> "
         f"{badge(status, JOB_COLOURS.get(status, '#616161'))} "
         f'<span style="color:{MUTED}">{_esc(kind)} {_esc(job.get("id"))}</span><br>'
-        f'<span class="jupyter-recall-schedule">{_esc(job.get("description") or job.get("when"))}'
-        "</span>"
+        f"{_schedule_html(job)}"
         f' <span style="color:{MUTED}">· {_esc(describe_target(job.get("target")))}</span>'
         "</div>"
+    )
+
+
+_AFTER_VERBS = {"succeeded": "succeeds", "failed": "fails", "finished": "finishes"}
+
+
+def _schedule_html(job: Mapping[str, Any]) -> str:
+    """The schedule in words; for a job fired by another job's runs, its upstream (id and
+    outcome), marked for the eye and for tests."""
+    after = job.get("after")
+    if not isinstance(after, Mapping):
+        text = job.get("description") or job.get("when")
+        return f'<span class="jupyter-recall-schedule">{_esc(text)}</span>'
+    upstream, on = after.get("job"), after.get("on")
+    return (
+        f'<span class="jupyter-recall-schedule jupyter-recall-upstream" '
+        f'data-upstream-id="{_esc(upstream)}" title="fires each time a run of job '
+        f'{_esc(upstream)} {_esc(_AFTER_VERBS.get(str(on), on))}">'
+        f"after job <b>{_esc(upstream)}</b> {_esc(_AFTER_VERBS.get(str(on), on))}</span>"
     )
 
 
