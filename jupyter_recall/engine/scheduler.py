@@ -339,6 +339,11 @@ class Scheduler:
             except Exception:
                 log.exception("a listener of paused jobs failed")
 
+    @property
+    def retention(self) -> Retention:
+        """The engine's default retention, for jobs whose policies set none."""
+        return self._pruning.defaults
+
     async def prune_runs(self, *, owner: str | None, dry_run: bool = False) -> dict[str, int]:
         """Delete the runs past their jobs' retention now (``owner``'s jobs, every job with
         None); the count per job id. ``dry_run``: count them, delete nothing."""

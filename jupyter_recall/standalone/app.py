@@ -14,7 +14,7 @@ import socket
 from typing import Any
 
 from jupyter_core.application import JupyterApp, base_aliases, base_flags
-from traitlets import Dict, Float, Integer, TraitError, Unicode, default, validate
+from traitlets import Dict, Float, Integer, TraitError, Unicode, Union, default, validate
 
 from jupyter_recall._version import __version__
 from jupyter_recall.core.clock import SystemClock
@@ -24,9 +24,11 @@ from jupyter_recall.server.option_checks import (
     checked_channels,
     checked_count,
     checked_db_url,
+    checked_retention,
     checked_timeout,
     checked_timezone,
 )
+from jupyter_recall.server.pause_notices import PauseNotices
 from jupyter_recall.standalone.executor import build_executor
 from jupyter_recall.standalone.managers import standalone_managers
 from jupyter_recall.store.urls import open_store
@@ -96,6 +98,15 @@ jupyter recall scheduler --db-url postgresql://recall@db/recall --root /srv/note
     default_timeout = Float(
         None, allow_none=True, config=True, help="As RecallApp.default_timeout."
     )
+    keep_runs = Integer(None, allow_none=True, config=True, help="As RecallApp.keep_runs.")
+    keep_runs_for = Union(
+        [Float(), Unicode()],
+        default_value=None,
+        allow_none=True,
+        config=True,
+        help="As RecallApp.keep_runs_for.",
+    )
+    prune_interval = Float(60.0, config=True, help="As RecallApp.prune_interval.")
     live_kernel_grace = Float(
         30.0,
         config=True,
@@ -123,10 +134,10 @@ jupyter recall scheduler --db-url postgresql://recall@db/recall --root /srv/note
     def _check_timezone(self, proposal: dict[str, Any]) -> str:
         return checked_timezone(APP, proposal["value"])
 
-    @validate("max_sleep", "live_kernel_grace", "fire_ahead")
+    @validate("max_sleep", "live_kernel_grace", "fire_ahead", "prune_interval")
     def _check_seconds(self, proposal: dict[str, Any]) -> float:
         value = float(proposal["value"])
-        if value < 0 or (value == 0 and proposal["trait"].name == "max_sleep"):
+        if value < 0 or (value == 0 and proposal["trait"].name in ("max_sleep", "prune_interval")):
             raise TraitError(
                 f"{APP}.{proposal['trait'].name} must be a positive number of seconds, got {value}"
             )
@@ -135,6 +146,10 @@ jupyter recall scheduler --db-url postgresql://recall@db/recall --root /srv/note
     @validate("default_timeout")
     def _check_default_timeout(self, proposal: dict[str, Any]) -> float | None:
         return checked_timeout(APP, proposal["value"])
+
+    @validate("keep_runs", "keep_runs_for")
+    def _check_retention(self, proposal: dict[str, Any]) -> float | None:
+        return checked_retention(APP, proposal["trait"].name, proposal["value"])
 
     @validate("max_concurrent_runs", "per_kernel_limit", "output_limit")
     def _check_positive(self, proposal: dict[str, Any]) -> int:
@@ -185,14 +200,20 @@ jupyter recall scheduler --db-url postgresql://recall@db/recall --root /srv/note
             max_sleep=self.max_sleep,
             fire_ahead=self.fire_ahead,
             default_timeout=self.default_timeout,
+            keep_runs=self.keep_runs,
+            keep_runs_for=self.keep_runs_for,
+            prune_interval=self.prune_interval,
         )
         built.notifications.attach(scheduler)
+        pause_notices = PauseNotices(built.notifications)
+        pause_notices.attach(scheduler)
         try:
             async with scheduler:
                 self.log.info("jupyter_recall scheduler %s: jobs in %r", self.engine_id, store)
                 await stop.wait()
                 self.log.info("stopping: runs in flight end interrupted")
         finally:
+            await pause_notices.aclose()
             await built.aclose()
             await _shutdown_kernels(managers.kernel_manager)
             store.close()

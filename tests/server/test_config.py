@@ -16,6 +16,8 @@ from jupyter_recall.server.app import RecallApp
 @pytest.fixture
 def recall_config(recall_config):
     recall_config["fire_ahead"] = 0.05
+    recall_config["keep_runs"] = 50
+    recall_config["keep_runs_for"] = "30d"
     return recall_config
 
 
@@ -67,3 +69,29 @@ def test_every_option_is_documented_with_its_default():
         default = trait.default_value
         if isinstance(default, (int, float)) and not isinstance(default, bool):
             assert float(rows[name].replace(",", "")) == default, name
+
+
+def test_retention_defaults_reach_the_scheduler(jp_serverapp):
+    scheduler = jp_serverapp.web_app.settings["jupyter_recall_scheduler"]
+    assert (scheduler.retention.keep_runs, scheduler.retention.keep_runs_for) == (50, 30 * 86400)
+
+
+def test_retention_defaults_are_none_unless_set():
+    app = RecallApp()
+    assert (app.keep_runs, app.keep_runs_for) == (None, None)
+    assert RecallApp(keep_runs_for=3600).keep_runs_for == 3600.0
+    assert RecallApp(keep_runs_for="12h").keep_runs_for == 12 * 3600.0
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("keep_runs", -1, r"RecallApp\.keep_runs: must be from 0"),
+        ("keep_runs_for", "2 months", r"RecallApp\.keep_runs_for: months and years"),
+        ("keep_runs_for", 0, r"RecallApp\.keep_runs_for: must be above 0"),
+        ("prune_interval", 0, r"RecallApp\.prune_interval must be > 0"),
+    ],
+)
+def test_bad_retention_options_are_refused_naming_them(option, value, message):
+    with pytest.raises(TraitError, match=message):
+        RecallApp(**{option: value})

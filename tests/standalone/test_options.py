@@ -22,6 +22,9 @@ from jupyter_recall.standalone.app import RecallScheduler
         ("live_kernel_grace", -1, r"RecallScheduler\.live_kernel_grace must be a positive"),
         ("notification_channels", {"ops": {"type": "pager"}}, r"RecallScheduler\.notification"),
         ("default_timeout", 0, r"RecallScheduler\.default_timeout must be above 0"),
+        ("keep_runs", -1, r"RecallScheduler\.keep_runs: must be from 0"),
+        ("keep_runs_for", "soon", r"RecallScheduler\.keep_runs_for: not a duration"),
+        ("prune_interval", 0, r"RecallScheduler\.prune_interval must be a positive"),
     ],
 )
 def test_a_bad_option_is_refused_naming_it(option, value, message):
