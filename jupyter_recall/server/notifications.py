@@ -149,6 +149,8 @@ class NotificationService:
     def _on_event(self, event: Event) -> None:
         if not isinstance(event, RunFinished) or event.run.status.value not in OUTCOME_STATUSES:
             return
+        if not event.run.is_final_for_occurrence:
+            return  # a retry follows: the occurrence's outcome is its last attempt's
         run, job = event.run, event.job
         if job is not None and (job.kind is JobKind.WATCHER or not _output_channel(job)):
             return

@@ -99,6 +99,22 @@ export function toastFor(
       return null;
     }
     const name = job?.name ?? run.job_id;
+    if (run.retry_at) {
+      // Not the occurrence's outcome yet: its next attempt is planned.
+      return {
+        type: 'warning',
+        category: 'failedRuns',
+        message: trans.__(
+          'Recall job "%1" %2 (attempt %3), retrying: %4',
+          name,
+          run.status,
+          run.attempt ?? 1,
+          run.error ?? ''
+        ),
+        jobId: run.job_id,
+        runId: run.id
+      };
+    }
     return {
       type: 'error',
       category: 'failedRuns',

@@ -190,6 +190,36 @@ async def test_job_outcomes_go_to_the_output_channel(jp_fetch, hook, jp_root_dir
     assert body["source"]["kind"] == "job"
 
 
+async def test_an_occurrence_retried_sends_one_outcome_its_last(jp_fetch, hook, jp_root_dir):
+    job = await call(
+        jp_fetch,
+        "POST",
+        "api/recall/jobs",
+        {
+            "when": "now",
+            "name": "read later",
+            "action": {"type": "tool", "name": "filesystem.read", "params": {"path": "later.txt"}},
+            "options": {"output_channel": "ops"},
+            "policies": {"retries": {"max": 1, "backoff": 1}},
+        },
+        expect=201,
+    )
+
+    async def pending():
+        runs = (await call(jp_fetch, "GET", f"api/recall/jobs/{job['id']}/runs"))["runs"]
+        return runs and runs[0]["retry_at"]
+
+    await wait_for(pending)
+    (jp_root_dir / "later.txt").write_text("there now")
+    (body,) = await asyncio.to_thread(hook.wait)
+    assert body["title"] == "read later: succeeded"
+    runs = (await call(jp_fetch, "GET", f"api/recall/jobs/{job['id']}/runs"))["runs"]
+    assert sorted(run["attempt"] for run in runs) == [1, 2]
+    # The failed first attempt sent nothing (one POST in all).
+    await asyncio.sleep(0.5)
+    assert len(hook.received) == 1
+
+
 async def test_notification_actions_go_through_the_channels(jp_fetch, hook):
     job = await call(
         jp_fetch,
