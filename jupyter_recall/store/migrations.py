@@ -248,7 +248,7 @@ def _create_owned_jobs(db: Database) -> None:
 # Listing pages (``?sort=&cursor=``) walk an index in (sort key, id) order within one owner
 # (jobs_by_owner of migration 1 serves created_at), so a page costs the same with 10 jobs or
 # 100,000; the expressions are those of
-# store/sqlite.py's _JOB_SORT_SQL (a job with no next fire last). Every index on a column
+# store/sql_builders.py's JOB_SORT_SQL (a job with no next fire last). Every index on a column
 # that firing writes costs each state write (next_fire_at's about doubles it): last_run_at,
 # written at each run's end, has none, so sorting by last_run_at reads all of the user's jobs
 # (about 130 ms with 100,000). Counting reads (owner, status, last_status) only: the status

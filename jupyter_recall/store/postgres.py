@@ -28,8 +28,8 @@ import psycopg
 from psycopg import sql as pgsql
 
 from jupyter_recall.core.errors import ConflictError, NotFoundError, StoreError
-from jupyter_recall.core.model import Job, JobKind, JobStatus, Run, RunStatus
-from jupyter_recall.store import codec, retries_sql
+from jupyter_recall.core.model import Job, JobStatus, Run, RunStatus
+from jupyter_recall.store import codec, retries_sql, sql_builders
 from jupyter_recall.store.approval_tables import ApprovalTables
 from jupyter_recall.store.base import (
     STATE_FIELDS,
@@ -61,12 +61,9 @@ from jupyter_recall.store.rows import (
     RunStateRow,
     columns,
 )
+from jupyter_recall.store.sql_builders import LONG_AGO, POSTGRES, JobConflicts
 from jupyter_recall.store.sqlite import (
-    _JOB_SORT_SQL,
-    _like_pattern,
     _orphan_reason,
-    _run_cursor_params,
-    _sort_value,
     _state_from_row,
     _state_row,
     bounded_output,
@@ -147,10 +144,6 @@ _NEXT_FIRE_AT = (
     "SELECT next_fire_at FROM jobs WHERE status = 'active' AND next_fire_at > %(after)s "
     "AND (%(owner)s::text IS NULL OR owner = %(owner)s) ORDER BY next_fire_at LIMIT 1"
 )
-_LONG_AGO = -(2**62)
-_PENDING_RECALL = (
-    "kind = 'recall' AND status IN ('active', 'paused') AND next_occurrence IS NOT NULL"
-)
 _PUT_DISABLED_OWNER = (
     f"INSERT INTO disabled_owners ({columns(DisabledOwnerRow._fields)}) "
     "VALUES (%s, %s, %s, %s) "
@@ -164,10 +157,6 @@ _RUNNING_WITH_LEASES = (
     f"SELECT {columns(RunRow._fields, prefix='runs.')}, leases.until "
     "FROM runs LEFT JOIN leases ON leases.engine_id = runs.engine_id "
     "WHERE runs.status = 'running' FOR UPDATE OF runs"
-)
-_COUNT_BY_STATUS = (
-    "SELECT status, count(*), sum(CASE WHEN last_status = 'running' THEN 1 ELSE 0 END) "
-    "FROM jobs WHERE "
 )
 _ANY_JOB = JobFilter()
 COMMIT_CHECK_RETRY = 0.2
@@ -187,11 +176,18 @@ def _redacted(url: str) -> str:
 
 
 class PostgresStore(
-    PostgresWatcherTables, ApprovalTables, DependencyTables, RetentionTables, RowTables
+    PostgresWatcherTables,
+    ApprovalTables,
+    DependencyTables,
+    RetentionTables,
+    RowTables,
+    JobConflicts,
 ):
     """The Store protocol on a PostgreSQL database (``postgresql://`` URL, libpq's forms)."""
 
     _mark = "%s"
+    _dialect = POSTGRES
+    _integrity_error = psycopg.errors.IntegrityError
     _lock_rows = " FOR UPDATE"
 
     def __init__(self, url: str, *, connect_timeout: float = 10.0) -> None:
@@ -380,43 +376,6 @@ class PostgresStore(
                 raise self._job_conflict(jobs, exc, inserting=False) from None
             self._announce(rows)
 
-    def _job_conflict(self, jobs: Sequence[Job], exc: StoreError, *, inserting: bool) -> Exception:
-        """Name what a refused job batch clashed with (the batch is already rolled back)."""
-        if not isinstance(exc.__cause__, psycopg.errors.IntegrityError):
-            return exc
-        ids = [job.id for job in jobs]
-        twice = [ident for ident, count in Counter(ids).items() if count > 1]
-        if twice:
-            return ConflictError(f"job id {twice[0]!r} appears twice in one batch")
-        if inserting:
-            existing = self._existing_ids("jobs", ids)
-            if existing:
-                return ConflictError(f"job {sorted(existing)[0]!r} already exists")
-        return self._recall_conflict(jobs) or exc
-
-    def _recall_conflict(self, jobs: Sequence[Job]) -> ConflictError | None:
-        batch_ids = {job.id for job in jobs}
-        seen: dict[tuple[str, str], str] = {}
-        for job in jobs:
-            if job.kind is not JobKind.RECALL or not job.is_pending or job.session is None:
-                continue
-            key = (job.owner, job.session)
-            other = seen.get(key) or self._pending_recall(job.owner, job.session, batch_ids)
-            if other is not None:
-                return ConflictError(
-                    f"session {job.session!r} already has a pending recall {other}; cancel it "
-                    f"first (`%recall cancel {other}` or manage_recall action=cancel)"
-                )
-            seen[key] = job.id
-        return None
-
-    def _pending_recall(self, owner: str, session: str, exclude: set[str]) -> str | None:
-        sql = f"SELECT id FROM jobs WHERE owner = %s AND session = %s AND {_PENDING_RECALL}"
-        for (ident,) in self._rows(sql, (owner, session)):
-            if ident not in exclude:
-                return str(ident)
-        return None
-
     def get_job_states(self, job_ids: Sequence[str]) -> dict[str, JobState]:
         rows = self._rows(_SELECT_JOB_STATE, (list(set(job_ids)),))
         states = (_state_from_row(JobStateRow._make(values)) for values in rows)
@@ -456,23 +415,12 @@ class PostgresStore(
         return jobs[0]
 
     def list_jobs(self, *, owner: str | None, where: JobFilter = _ANY_JOB) -> list[Job]:
-        clauses, params = _job_clauses(where)
-        _add_job_page(where, clauses, params)
-        sql, params = _scoped(f"{_JOB_SELECT} WHERE {' AND '.join(clauses)}", params, owner)
-        direction = " DESC" if where.descending else ""
-        sql += f" ORDER BY {_JOB_SORT_SQL[where.sort]}{direction}, id{direction}"
-        if where.limit is not None:
-            sql += " LIMIT %s"
-            params.append(where.limit)
-        return self._jobs(sql, params)
+        return self._jobs(*sql_builders.job_listing(POSTGRES, _JOB_SELECT, where, owner))
 
     def count_jobs_by_status(
         self, *, owner: str | None, where: JobFilter = _ANY_JOB
     ) -> list[JobCount]:
-        clauses, params = _job_clauses(where)
-        _add_search(where, clauses, params)
-        sql, params = _scoped(_COUNT_BY_STATUS + " AND ".join(clauses), params, owner)
-        rows = self._rows(sql + " GROUP BY status ORDER BY status", params)
+        rows = self._rows(*sql_builders.job_counts(POSTGRES, where, owner))
         return [JobCount(JobStatus(status), int(n), int(running)) for status, n, running in rows]
 
     def delete_job(self, job_id: str, *, owner: str | None) -> None:
@@ -488,7 +436,7 @@ class PostgresStore(
     def next_fire_at(
         self, *, after: datetime | None = None, owner: str | None = None
     ) -> datetime | None:
-        bound = _LONG_AGO if after is None else codec.encode_instant(after, "after")
+        bound = LONG_AGO if after is None else codec.encode_instant(after, "after")
         rows = self._rows(_NEXT_FIRE_AT, {"after": bound, "owner": owner})
         return codec.decode_instant(rows[0][0]) if rows else None
 
@@ -576,16 +524,7 @@ class PostgresStore(
         return runs[0]
 
     def list_runs(self, *, owner: str | None, where: RunFilter = _ANY_RUN) -> list[Run]:
-        clauses, params = _run_clauses(where)
-        sql, params = _scoped(f"{_RUN_SELECT} WHERE {' AND '.join(clauses)}", params, owner)
-        if where.after is not None:
-            sql += " AND (scheduled_for, created_at, id) < (%s, %s, %s)"
-            params.extend(_run_cursor_params(where.after))
-        sql += " ORDER BY scheduled_for DESC, created_at DESC, id DESC"
-        if where.limit is not None:
-            sql += " LIMIT %s"
-            params.append(where.limit)
-        return self._runs(sql, params)
+        return self._runs(*sql_builders.run_listing(POSTGRES, _RUN_SELECT, where, owner))
 
     # --- retries (policies.retries) -----------------------------------------------------
 
@@ -718,64 +657,4 @@ def _settled(ends: Sequence[RunEnd]) -> list[list[Any]]:
 
 
 def _scoped(sql: str, params: list[Any], owner: str | None) -> tuple[str, list[Any]]:
-    if owner is None:
-        return sql, params
-    return f"{sql} AND owner = %s", [*params, owner]
-
-
-def _job_clauses(where: JobFilter) -> tuple[list[str], list[Any]]:
-    clauses = ["TRUE"]
-    params: list[Any] = []
-    if where.status:
-        clauses.append("status = ANY(%s)")
-        params.append([status.value for status in where.status])
-    if where.kind:
-        clauses.append("kind = ANY(%s)")
-        params.append([kind.value for kind in where.kind])
-    if where.session is not None:
-        clauses.append("session = %s")
-        params.append(where.session)
-    if where.schedule_kind is not None:
-        clauses.append("schedule_kind = %s")
-        params.append(where.schedule_kind)
-    if where.pending_recalls_only:
-        clauses.append(_PENDING_RECALL)
-    if where.plugin_owner is not None:
-        clauses.append("plugin_owner = %s")
-        params.append(where.plugin_owner)
-    return clauses, params
-
-
-def _add_search(where: JobFilter, clauses: list[str], params: list[Any]) -> None:
-    """``JobFilter.search``: a substring of the id, name, ``when`` text or session."""
-    if where.search:
-        clauses.append(
-            "(id ILIKE %s ESCAPE '\\' OR name ILIKE %s ESCAPE '\\' "
-            "OR when_text ILIKE %s ESCAPE '\\' OR session ILIKE %s ESCAPE '\\')"
-        )
-        params.extend([_like_pattern(where.search)] * 4)
-
-
-def _add_job_page(where: JobFilter, clauses: list[str], params: list[Any]) -> None:
-    """The search and cursor of a listing page (``JobFilter.search``, ``after``)."""
-    _add_search(where, clauses, params)
-    if where.after is not None:
-        comparison = "<" if where.descending else ">"
-        clauses.append(f"({_JOB_SORT_SQL[where.sort]}, id) {comparison} (%s, %s)")
-        params.extend((_sort_value(where.sort, where.after.value), where.after.id))
-
-
-def _run_clauses(where: RunFilter) -> tuple[list[str], list[Any]]:
-    clauses = ["TRUE"]
-    params: list[Any] = []
-    if where.job_id is not None:
-        clauses.append("job_id = %s")
-        params.append(where.job_id)
-    if where.status:
-        clauses.append("status = ANY(%s)")
-        params.append([status.value for status in where.status])
-    if where.since is not None:
-        since = codec.encode_instant(where.since, "since")
-        clauses.append("(created_at >= %s OR finished_at >= %s)")
-        params.extend((since, since))
-    return clauses, params
+    return sql_builders.scoped(POSTGRES, sql, params, owner)

@@ -148,7 +148,7 @@ CREATE TABLE disabled_owners (
 """
 
 # Listing pages walk an index in (sort key, id) order within one owner; the expressions are
-# those of store/sqlite.py's _JOB_SORT_SQL (a job with no next fire last, one never run first).
+# those of store/sql_builders.py's JOB_SORT_SQL (a job with no next fire last, one never run first).
 _V4 = """
 DROP INDEX jobs_by_owner;
 CREATE INDEX jobs_by_owner ON jobs (owner, created_at, id);

@@ -29,15 +29,14 @@ from typing import Any
 import sqlite_utils
 
 from jupyter_recall.core.errors import ConflictError, NotFoundError, StoreError
-from jupyter_recall.core.model import Job, JobKind, JobStatus, Run, RunStatus
-from jupyter_recall.store import codec, retries_sql
+from jupyter_recall.core.model import Job, JobStatus, Run, RunStatus
+from jupyter_recall.store import codec, retries_sql, sql_builders
 from jupyter_recall.store.approval_tables import ApprovalTables
 from jupyter_recall.store.base import (
     STATE_FIELDS,
     JobCount,
     JobFilter,
     JobState,
-    RunCursor,
     RunEnd,
     RunFilter,
 )
@@ -54,6 +53,7 @@ from jupyter_recall.store.rows import (
     RunStateRow,
     columns,
 )
+from jupyter_recall.store.sql_builders import LONG_AGO, SQLITE, JobConflicts
 from jupyter_recall.store.sqlite_watchers import SQLiteWatcherTables
 
 # SQLite's default limit of bound parameters was 999 before 3.32; stay below it.
@@ -116,12 +116,6 @@ _NEXT_FIRE_AT_OF_OWNER = (
     "SELECT next_fire_at FROM jobs WHERE status = 'active' AND next_fire_at > ? AND owner = ? "
     "ORDER BY next_fire_at LIMIT 1"
 )
-_LONG_AGO = -(2**62)
-"""Before every stored instant (microseconds since the epoch): ``next_fire_at > ?`` with it
-is ``IS NOT NULL``, so the query keeps one form, which uses the jobs_due index."""
-_PENDING_RECALL = (
-    "kind = 'recall' AND status IN ('active', 'paused') AND next_occurrence IS NOT NULL"
-)
 _PUT_DISABLED_OWNER = (
     f"INSERT INTO disabled_owners ({columns(DisabledOwnerRow._fields)}) VALUES (?, ?, ?, ?) "
     "ON CONFLICT (owner, plugin_owner) DO UPDATE SET held_jobs = excluded.held_jobs"
@@ -137,20 +131,6 @@ _RUNNING_WITH_LEASES = (
 )
 _ANY_JOB = JobFilter()
 _ANY_RUN = RunFilter()
-_NEVER = 2**62
-"""After every stored instant: where a job with no next fire sorts."""
-# Each sort key as the expression its index (migration 4) is on: the query must name the
-# same expression for SQLite to walk that index instead of sorting every row.
-_JOB_SORT_SQL = {
-    "created_at": "created_at",
-    "name": "name",
-    "next_fire_at": f"coalesce(next_fire_at, {_NEVER})",
-    "last_run_at": f"coalesce(last_run_at, {_LONG_AGO})",
-}
-_COUNT_BY_STATUS = (
-    "SELECT status, count(*), sum(CASE WHEN last_status = 'running' THEN 1 ELSE 0 END) "
-    "FROM jobs WHERE "
-)
 
 
 def truncation_marker(dropped: int) -> str:
@@ -211,11 +191,14 @@ WAL_SWITCH_RETRY = 0.005
 
 
 class SQLiteStore(
-    SQLiteWatcherTables, ApprovalTables, DependencyTables, RetentionTables, RowTables
+    SQLiteWatcherTables, ApprovalTables, DependencyTables, RetentionTables, RowTables, JobConflicts
 ):
     """The Store protocol on one SQLite file. ``path`` may be ``":memory:"`` for tests.
 
     Watchers and the notification buffer are in ``SQLiteWatcherTables``."""
+
+    _dialect = SQLITE
+    _integrity_error = sqlite3.IntegrityError
 
     def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 10.0) -> None:
         self.path = os.fspath(path)
@@ -375,43 +358,6 @@ class SQLiteStore(
             except StoreError as exc:
                 raise self._job_conflict(jobs, exc, inserting=False) from None
 
-    def _job_conflict(self, jobs: Sequence[Job], exc: StoreError, *, inserting: bool) -> Exception:
-        """Name what a refused job batch clashed with (the batch is already rolled back)."""
-        if not isinstance(exc.__cause__, sqlite3.IntegrityError):
-            return exc
-        ids = [job.id for job in jobs]
-        twice = [ident for ident, count in Counter(ids).items() if count > 1]
-        if twice:
-            return ConflictError(f"job id {twice[0]!r} appears twice in one batch")
-        if inserting:
-            existing = self._existing_ids("jobs", ids)
-            if existing:
-                return ConflictError(f"job {sorted(existing)[0]!r} already exists")
-        return self._recall_conflict(jobs) or exc
-
-    def _recall_conflict(self, jobs: Sequence[Job]) -> ConflictError | None:
-        batch_ids = {job.id for job in jobs}
-        seen: dict[tuple[str, str], str] = {}
-        for job in jobs:
-            if job.kind is not JobKind.RECALL or not job.is_pending or job.session is None:
-                continue
-            key = (job.owner, job.session)
-            other = seen.get(key) or self._pending_recall(job.owner, job.session, batch_ids)
-            if other is not None:
-                return ConflictError(
-                    f"session {job.session!r} already has a pending recall {other}; cancel it "
-                    f"first (`%recall cancel {other}` or manage_recall action=cancel)"
-                )
-            seen[key] = job.id
-        return None
-
-    def _pending_recall(self, owner: str, session: str, exclude: set[str]) -> str | None:
-        sql = f"SELECT id FROM jobs WHERE owner = ? AND session = ? AND {_PENDING_RECALL}"
-        for (ident,) in self._conn.execute(sql, (owner, session)):
-            if ident not in exclude:
-                return str(ident)
-        return None
-
     def get_job_states(self, job_ids: Sequence[str]) -> dict[str, JobState]:
         states: dict[str, JobState] = {}
         unique = list(dict.fromkeys(job_ids))
@@ -471,22 +417,12 @@ class SQLiteStore(
         return jobs[0]
 
     def list_jobs(self, *, owner: str | None, where: JobFilter = _ANY_JOB) -> list[Job]:
-        clauses, params = _job_clauses(where)
-        page_clauses, page_params = _job_page_clauses(where)
-        clauses, params = [*clauses, *page_clauses], [*params, *page_params]
-        sql, params = _scoped(f"{_JOB_SELECT} WHERE {' AND '.join(clauses)}", params, owner)
-        sql += _job_order(where)
-        if where.limit is not None:
-            sql += " LIMIT ?"
-            params.append(where.limit)
-        return self._jobs(sql, params)
+        return self._jobs(*sql_builders.job_listing(SQLITE, _JOB_SELECT, where, owner))
 
     def count_jobs_by_status(
         self, *, owner: str | None, where: JobFilter = _ANY_JOB
     ) -> list[JobCount]:
-        clauses, params = _job_clauses(where)
-        sql, params = _scoped(_COUNT_BY_STATUS + " AND ".join(clauses), params, owner)
-        rows = self._rows(sql + " GROUP BY status ORDER BY status", params)
+        rows = self._rows(*sql_builders.job_counts(SQLITE, where, owner))
         return [JobCount(JobStatus(status), int(n), int(running)) for status, n, running in rows]
 
     def delete_job(self, job_id: str, *, owner: str | None) -> None:
@@ -507,7 +443,7 @@ class SQLiteStore(
     def next_fire_at(
         self, *, after: datetime | None = None, owner: str | None = None
     ) -> datetime | None:
-        bound = _LONG_AGO if after is None else codec.encode_instant(after, "after")
+        bound = LONG_AGO if after is None else codec.encode_instant(after, "after")
         if owner is None:
             rows = self._rows(_NEXT_FIRE_AT, (bound,))
         else:
@@ -610,16 +546,7 @@ class SQLiteStore(
         return runs[0]
 
     def list_runs(self, *, owner: str | None, where: RunFilter = _ANY_RUN) -> list[Run]:
-        clauses, params = _run_clauses(where)
-        sql, params = _scoped(f"{_RUN_SELECT} WHERE {' AND '.join(clauses)}", params, owner)
-        if where.after is not None:
-            sql += " AND (scheduled_for, created_at, id) < (?, ?, ?)"
-            params.extend(_run_cursor_params(where.after))
-        sql += " ORDER BY scheduled_for DESC, created_at DESC, id DESC"
-        if where.limit is not None:
-            sql += " LIMIT ?"
-            params.append(where.limit)
-        return self._runs(sql, params)
+        return self._runs(*sql_builders.run_listing(SQLITE, _RUN_SELECT, where, owner))
 
     # --- retries (policies.retries) -----------------------------------------------------
 
@@ -786,92 +713,4 @@ def _state_from_row(row: JobStateRow) -> JobState:
 
 
 def _scoped(sql: str, params: list[Any], owner: str | None) -> tuple[str, list[Any]]:
-    if owner is None:
-        return sql, params
-    return f"{sql} AND owner = ?", [*params, owner]
-
-
-def _job_clauses(where: JobFilter) -> tuple[list[str], list[Any]]:
-    clauses = ["1"]
-    params: list[Any] = []
-    if where.status:
-        clauses.append(f"status IN ({', '.join('?' * len(where.status))})")
-        params.extend(status.value for status in where.status)
-    if where.kind:
-        clauses.append(f"kind IN ({', '.join('?' * len(where.kind))})")
-        params.extend(kind.value for kind in where.kind)
-    if where.session is not None:
-        clauses.append("session = ?")
-        params.append(where.session)
-    if where.schedule_kind is not None:
-        clauses.append("schedule_kind = ?")
-        params.append(where.schedule_kind)
-    if where.pending_recalls_only:
-        clauses.append(_PENDING_RECALL)
-    if where.plugin_owner is not None:
-        clauses.append("plugin_owner = ?")
-        params.append(where.plugin_owner)
-    search_clauses, search_params = _search_clause(where)
-    return [*clauses, *search_clauses], [*params, *search_params]
-
-
-def _search_clause(where: JobFilter) -> tuple[list[str], list[Any]]:
-    if not where.search:
-        return [], []
-    fields = ("id", "name", "when_text", "session")
-    clause = " OR ".join(f"{field} LIKE ? ESCAPE '\\'" for field in fields)
-    return [f"({clause})"], [_like_pattern(where.search)] * len(fields)
-
-
-def _job_page_clauses(where: JobFilter) -> tuple[list[str], list[Any]]:
-    if where.after is None:
-        return [], []
-    comparison = "<" if where.descending else ">"
-    expression, value = _JOB_SORT_SQL[where.sort], _sort_value(where.sort, where.after.value)
-    # The first, redundant bound is what SQLite turns into a range of the index (it does not
-    # for a row value over an expression): deep pages cost what the first one does.
-    clauses = [f"{expression} {comparison}= ?", f"({expression}, id) {comparison} (?, ?)"]
-    return clauses, [value, value, where.after.id]
-
-
-def _like_pattern(text: str) -> str:
-    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
-
-
-def _sort_value(sort: str, value: datetime | str | None) -> Any:
-    """A cursor's value as the sort expression of ``sort`` stores it."""
-    if isinstance(value, datetime):
-        return codec.encode_instant(value, "cursor")
-    if value is None:
-        return _NEVER if sort == "next_fire_at" else _LONG_AGO
-    return value
-
-
-def _job_order(where: JobFilter) -> str:
-    direction = " DESC" if where.descending else ""
-    return f" ORDER BY {_JOB_SORT_SQL[where.sort]}{direction}, id{direction}"
-
-
-def _run_cursor_params(after: RunCursor) -> list[Any]:
-    return [
-        codec.encode_instant(after.scheduled_for, "cursor"),
-        codec.encode_instant(after.created_at, "cursor"),
-        after.id,
-    ]
-
-
-def _run_clauses(where: RunFilter) -> tuple[list[str], list[Any]]:
-    clauses = ["1"]
-    params: list[Any] = []
-    if where.job_id is not None:
-        clauses.append("job_id = ?")
-        params.append(where.job_id)
-    if where.status:
-        clauses.append(f"status IN ({', '.join('?' * len(where.status))})")
-        params.extend(status.value for status in where.status)
-    if where.since is not None:
-        since = codec.encode_instant(where.since, "since")
-        clauses.append("(created_at >= ? OR finished_at >= ?)")
-        params.extend((since, since))
-    return clauses, params
+    return sql_builders.scoped(SQLITE, sql, params, owner)
