@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from jupyter_recall.client.documents import InfoDocument, JobDocument, RunDocument
 from jupyter_recall.core.errors import (
     ConflictError,
     NotFoundError,
@@ -213,7 +214,7 @@ class Client:
         self.timeout = timeout
         self.base = server.url if server.url.endswith("/") else server.url + "/"
         self._checked = False
-        self._info: dict[str, Any] | None = None
+        self._info: InfoDocument | None = None
 
     def url(self, path: str, query: Mapping[str, Any] | None = None) -> str:
         url = urllib.parse.urljoin(self.base, path.lstrip("/"))
@@ -285,9 +286,10 @@ class Client:
 
     def pages(
         self, path: str, key: str, *, query: Mapping[str, Any] | None = None
-    ) -> Iterator[list[dict[str, Any]]]:
+    ) -> Iterator[list[Any]]:
         """Each page of a listing (``/api/recall/jobs``, ``/runs``, ``/jobs/{id}/runs``): the
-        items under ``key``, following ``next_cursor`` until the last page. ``query`` holds
+        items under ``key`` as decoded (``every_job``/``every_run`` type them), following
+        ``next_cursor`` until the last page. ``query`` holds
         the filters, sort and ``limit`` (the page size), the same for every page."""
         cursor: str | None = None
         while True:
@@ -297,17 +299,31 @@ class Client:
             if cursor is None:
                 return
 
-    def every(
-        self, path: str, key: str, *, query: Mapping[str, Any] | None = None
-    ) -> list[dict[str, Any]]:
+    def every(self, path: str, key: str, *, query: Mapping[str, Any] | None = None) -> list[Any]:
         """Every item of a listing, read in pages of ``EVERY_PAGE``."""
         query = {"limit": str(EVERY_PAGE), **(query or {})}
         return [item for page in self.pages(path, key, query=query) for item in page]
 
-    def info(self) -> dict[str, Any]:
+    def every_job(
+        self, path: str = "/api/recall/jobs", *, query: Mapping[str, Any] | None = None
+    ) -> list[JobDocument]:
+        """Every job of a job listing."""
+        jobs: list[JobDocument] = self.every(path, "jobs", query=query)
+        return jobs
+
+    def every_run(
+        self, path: str = "/api/recall/runs", *, query: Mapping[str, Any] | None = None
+    ) -> list[RunDocument]:
+        """Every run of a run listing (``/api/recall/runs``, ``/jobs/{id}/runs``)."""
+        runs: list[RunDocument] = self.every(path, "runs", query=query)
+        return runs
+
+    def info(self) -> InfoDocument:
         """``/api/recall/info``; tells "no server" from "a server without the extension"."""
         if self._info is None:
-            info = self.request("GET", "/api/recall/info", timeout=min(self.timeout, 10.0))
+            info: InfoDocument | None = self.request(
+                "GET", "/api/recall/info", timeout=min(self.timeout, 10.0)
+            )
             if not isinstance(info, dict) or info.get("name") != "jupyter_recall":
                 raise RecallConnectionError(
                     f"{self.base} answered /api/recall/info with something else than "
@@ -315,6 +331,7 @@ class Client:
                 )
             self._info = info
             self._checked = True
+            return info
         return self._info
 
     def session_path(self, kernel_id: str) -> str | None:

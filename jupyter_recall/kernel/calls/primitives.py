@@ -397,7 +397,6 @@ def _show_finished(task: BackgroundTask, text: str) -> None:
 
 
 def _notify_finished(task: BackgroundTask) -> None:
-
     elapsed = task.elapsed_shown  # one value for the field and the text
     text = notification_text(task, elapsed=elapsed)
     notifications.push(

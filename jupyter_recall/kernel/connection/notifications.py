@@ -26,14 +26,61 @@ import urllib.parse
 from collections import OrderedDict, deque
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar
 
+from jupyter_recall.client.documents import (
+    EventDocument,
+    JobDocument,
+    NotificationDocument,
+    RunDocument,
+)
 from jupyter_recall.client.remote import parse_sse
 from jupyter_recall.kernel.connection import client as _client
 
-Notification = dict[str, Any]
+
+class Notification(TypedDict, total=False):
+    """One item of this session's queue: ``type`` says which of the groups of fields it has
+    (``run.finished``: a run of this session's jobs ended; ``notification`` or ``watcher``:
+    one sent to this session; ``recall``: an instruction no handler took; ``background``: a
+    background task ended)."""
+
+    type: str
+    # run.finished (and recall, background: their job, run and times)
+    job_id: str | None
+    job_name: str | None
+    job_kind: str | None
+    run_id: str | None
+    status: str | None
+    error: str | None
+    scheduled_for: str | None
+    started_at: str | None
+    finished_at: str | None
+    output: str
+    # notification, watcher
+    id: str | None
+    channel: str | None
+    title: str | None
+    message: str | None
+    priority: str | None
+    tags: list[str] | None
+    structured_data: dict[str, Any] | None
+    source: dict[str, Any] | None
+    fallback_reason: str | None
+    created_at: str | None
+    watcher_id: str | None
+    # recall
+    instruction: str
+    session: str | None
+    # background
+    task_id: str
+    tool: str
+    success: bool
+    elapsed: float
+    text: str
+
+
 Callback = Callable[[Notification], Any]
-EventCallback = Callable[[str, dict[str, Any]], Any]
+EventCallback = Callable[[str, EventDocument], Any]
 C = TypeVar("C", bound=Callback)
 
 MAX_QUEUED = 1000
@@ -164,7 +211,7 @@ def remove_event_callback(callback: EventCallback) -> None:
             _event_callbacks.remove(callback)
 
 
-def _dispatch_event(event: str, document: dict[str, Any]) -> None:
+def _dispatch_event(event: str, document: EventDocument) -> None:
     with _condition:
         callbacks = list(_event_callbacks)
     for callback in callbacks:
@@ -186,25 +233,34 @@ def track(job_id: str) -> None:
 # --- server-sent events -----------------------------------------------------------------------
 
 
-def _sent_notification(sent: dict[str, Any]) -> Notification:
+def _sent_notification(sent: NotificationDocument) -> Notification:
     """A notification sent to this session (``send_notification``, a watcher, a job's output
     channel), as queued: ``type`` is ``watcher`` for a watcher's, else ``notification``."""
     source = sent.get("source") or {}
     item: Notification = {
         "type": "watcher" if source.get("kind") == "watcher" else "notification",
-        **{key: sent.get(key) for key in SENT_FIELDS},
+        "id": sent.get("id"),
+        "channel": sent.get("channel"),
+        "title": sent.get("title"),
+        "message": sent.get("message"),
+        "priority": sent.get("priority"),
+        "tags": sent.get("tags"),
+        "structured_data": sent.get("structured_data"),
+        "source": sent.get("source"),
+        "fallback_reason": sent.get("fallback_reason"),
+        "created_at": sent.get("created_at"),
     }
     if item["type"] == "watcher":
         item["watcher_id"] = source.get("job_id")
     return item
 
 
-def _notification_of(run: dict[str, Any], job: dict[str, Any] | None) -> Notification:
+def _notification_of(run: RunDocument, job: JobDocument | None) -> Notification:
     return {
         "type": "run.finished",
         "job_id": run.get("job_id"),
-        "job_name": (job or {}).get("name"),
-        "job_kind": (job or {}).get("kind"),
+        "job_name": job.get("name") if job else None,
+        "job_kind": job.get("kind") if job else None,
         "run_id": run.get("id"),
         "status": run.get("status"),
         "error": run.get("error"),
@@ -222,7 +278,7 @@ class Listener:
         self.client = client
         self.session = session
         self._since = since
-        self._jobs: dict[str, dict[str, Any]] = {}
+        self._jobs: dict[str, JobDocument] = {}
         self._seen: OrderedDict[str, None] = OrderedDict()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -253,7 +309,7 @@ class Listener:
     def alive(self) -> bool:
         return self.thread.is_alive() and not self._stopping.is_set()
 
-    def watch(self, job_id: str, job: dict[str, Any] | None = None) -> None:
+    def watch(self, job_id: str, job: JobDocument | None = None) -> None:
         if job is not None and job.get("kind") == "watcher":
             # A watcher speaks through its notifications, not through each run (check).
             return
@@ -261,7 +317,7 @@ class Listener:
             if job is not None or job_id not in self._jobs:
                 self._jobs[job_id] = job or {"id": job_id}
 
-    def _watching(self, job_id: Any) -> dict[str, Any] | None:
+    def _watching(self, job_id: object) -> JobDocument | None:
         with self._lock:
             return self._jobs.get(job_id) if isinstance(job_id, str) else None
 
@@ -287,7 +343,7 @@ class Listener:
             self.watch(job_id)
         if self.session is None:
             return
-        found = self.client.every("/api/recall/jobs", "jobs", query={"path": self.session})
+        found = self.client.every_job(query={"path": self.session})
         for job in found:
             self.watch(job["id"], job)
 
@@ -334,7 +390,7 @@ class Listener:
         for sent in taken["notifications"]:
             self._notify_sent(sent)
 
-    def _handle_sent(self, sent: Any) -> None:
+    def _handle_sent(self, sent: NotificationDocument | None) -> None:
         """A notification on the stream: kept when it is for this session's kernel (the
         others are for another session, or for JupyterLab)."""
         if (
@@ -344,7 +400,7 @@ class Listener:
         ):
             self._notify_sent(sent)
 
-    def _notify_sent(self, sent: dict[str, Any]) -> None:
+    def _notify_sent(self, sent: NotificationDocument) -> None:
         sent_id = sent.get("id")
         if not isinstance(sent_id, str) or not self._first_time(sent_id):
             return
@@ -361,7 +417,7 @@ class Listener:
 
     def _resync(self) -> None:
         since = self._since.astimezone(timezone.utc).isoformat()
-        runs = self.client.every("/api/recall/runs", "runs", query={"since": since})
+        runs = self.client.every_run(query={"since": since})
         for run in sorted(runs, key=lambda r: str(r.get("finished_at") or "")):
             job = self._watching(run.get("job_id"))
             if job is not None and run.get("status") in FINAL_STATUSES:
@@ -369,7 +425,7 @@ class Listener:
 
     def _handle(self, event: str, data: str) -> None:
         try:
-            document = json.loads(data)
+            document: EventDocument | list[object] | str | float | None = json.loads(data)
         except ValueError:
             return
         if not isinstance(document, dict):
@@ -390,7 +446,7 @@ class Listener:
         if watched is not None:
             self._notify(run, job if isinstance(job, dict) else watched, with_output=False)
 
-    def _notify(self, run: dict[str, Any], job: dict[str, Any], *, with_output: bool) -> None:
+    def _notify(self, run: RunDocument, job: JobDocument, *, with_output: bool) -> None:
         run_id = run.get("id")
         if not isinstance(run_id, str) or not self._first_time(run_id):
             return

@@ -69,7 +69,7 @@ def _takes_job(handler: Handler) -> bool:
     return variadic or len(positional) >= 2
 
 
-def _notification(instruction: str, job: Mapping[str, Any]) -> dict[str, Any]:
+def _notification(instruction: str, job: Mapping[str, Any]) -> notifications.Notification:
     return {
         "type": "recall",
         "instruction": instruction,

@@ -18,6 +18,7 @@ from typing import Any
 
 import ipywidgets
 
+from jupyter_recall.client.documents import EventDocument, JobDocument, RunDocument
 from jupyter_recall.core.errors import NotFoundError, RecallError
 from jupyter_recall.core.text import describe_target
 from jupyter_recall.core.timefmt import format_time
@@ -111,7 +112,7 @@ class JobCard:
         self.job: dict[str, Any] = dict(job)
         # A watcher (``watch_start``) is a job; its document names the id ``watcher_id``.
         self.job_id = str(self.job.get("id") or self.job["watcher_id"])
-        self.current: dict[str, Any] | None = None
+        self.current: RunDocument | None = None
         self.text = ""
         self.checks: list[dict[str, Any]] | None = None
         self.deleted = False
@@ -236,7 +237,9 @@ class JobCard:
         client = _client.get_client()
         try:
             job = client.request("GET", f"/api/recall/jobs/{self.job_id}")
-            runs = client.request("GET", f"/api/recall/jobs/{self.job_id}/runs")["runs"]
+            runs: list[RunDocument] = client.request("GET", f"/api/recall/jobs/{self.job_id}/runs")[
+                "runs"
+            ]
         except NotFoundError:
             self._deleted()
             return
@@ -244,12 +247,12 @@ class JobCard:
         with self._lock:
             self.checks = checks
             self.job = dict(job)
-            self.current = dict(runs[0]) if runs else None
+            self.current = runs[0].copy() if runs else None
             self.text = render.clip_output(str(runs[0].get("output") or "")) if runs else ""
             self.history.replace(runs[1:])
             self._show()
 
-    def on_event(self, event: str, document: dict[str, Any]) -> None:
+    def on_event(self, event: str, document: EventDocument) -> None:
         job, run = document.get("job"), document.get("run")
         checks = self.checks
         if event == "job.deleted":
@@ -271,7 +274,7 @@ class JobCard:
                     self.job = dict(job)
                 self._on_run(event, run, str(document.get("text") or ""))
 
-    def _on_run(self, event: str, run: dict[str, Any], text: str) -> None:
+    def _on_run(self, event: str, run: RunDocument, text: str) -> None:
         if event == "run.finished":
             self._finished(run)
             return
@@ -284,21 +287,23 @@ class JobCard:
             self.text = render.clip_output(self.text + text)
             self.output.outputs = base.stream_outputs(self.text)
         else:
-            self.current = {**(self.current or {}), **run}
+            current = run.copy() if self.current is None else self.current.copy()
+            current.update(run)
+            self.current = current
             self.run_header.value = render.run_header_html(
                 self.current, self._zone(), _now(), render.attempts_of(self.job)
             )
             self._controls()
 
-    def _start(self, run: Mapping[str, Any]) -> None:
+    def _start(self, run: RunDocument) -> None:
         """A new run becomes the current one; the previous one folds into the history."""
         if self.current is not None:
             self.history.put({**self.current, "output": self.text})
-        self.current = dict(run)
+        self.current = run.copy()
         self.text = ""
         self._show()
 
-    def _finished(self, full: dict[str, Any]) -> None:
+    def _finished(self, full: RunDocument) -> None:
         if self.current is not None and self.current.get("id") == full.get("id"):
             self.current = full
             self.text = render.clip_output(str(full.get("output") or self.text))
@@ -319,13 +324,13 @@ class JobCard:
         theirs = str(run.get("started_at") or run.get("scheduled_for"))
         return theirs < mine
 
-    def _read_run(self, run: dict[str, Any]) -> dict[str, Any]:
+    def _read_run(self, run: RunDocument) -> RunDocument:
         """The run with its output: events carry runs without it."""
         try:
-            full = _client.get_client().request("GET", f"/api/recall/runs/{run['id']}")
+            full: RunDocument = _client.get_client().request("GET", f"/api/recall/runs/{run['id']}")
         except RecallError:
             return run
-        return dict(full)
+        return full
 
     def _read_checks(self, job: Mapping[str, Any]) -> list[dict[str, Any]] | None:
         """A watcher's latest checks, newest first; None for other jobs (or if unreadable:
@@ -340,11 +345,14 @@ class JobCard:
             return None
         return [dict(check) for check in found.get("history") or []]
 
-    def _read_job(self) -> dict[str, Any] | None:
+    def _read_job(self) -> JobDocument | None:
         """The job as it is after a run (counters, last status): a run that did not move the
         schedule (run now, a stop) ends without a ``job.updated`` event."""
         try:
-            return dict(_client.get_client().request("GET", f"/api/recall/jobs/{self.job_id}"))
+            job: JobDocument = _client.get_client().request(
+                "GET", f"/api/recall/jobs/{self.job_id}"
+            )
+            return job
         except RecallError:
             return None
 

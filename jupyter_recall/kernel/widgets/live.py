@@ -12,8 +12,9 @@ from __future__ import annotations
 import sys
 import threading
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Protocol
 
+from jupyter_recall.client.documents import EventDocument
 from jupyter_recall.kernel.connection import notifications
 
 MAX_LIVE = 200
@@ -22,7 +23,7 @@ ANY_JOB = "*"
 
 
 class Subscriber(Protocol):
-    def on_event(self, event: str, document: dict[str, Any]) -> None:
+    def on_event(self, event: str, document: EventDocument) -> None:
         """A change of a job it follows (``rest.md``, Events), in the listener's thread."""
 
     def resync(self) -> None:
@@ -39,7 +40,7 @@ def _warn(message: str) -> None:
         stream.flush()
 
 
-def job_id_of(document: dict[str, Any]) -> str | None:
+def job_id_of(document: EventDocument) -> str | None:
     """The job an event is about: its job, else its run's job."""
     for key, field in (("job", "id"), ("run", "job_id")):
         part = document.get(key)
@@ -89,7 +90,7 @@ class Router:
         with self._lock:
             return [item for wanted, item in self._subscribers.values() if wanted == job_id]
 
-    def dispatch(self, event: str, document: dict[str, Any]) -> None:
+    def dispatch(self, event: str, document: EventDocument) -> None:
         """The listener's callback: each subscriber of the event's job, then the panels."""
         with self._lock:
             subscribers = list(self._subscribers.values())

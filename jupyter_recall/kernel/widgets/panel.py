@@ -18,6 +18,7 @@ from typing import Any
 import ipywidgets
 
 from jupyter_recall.client import tables
+from jupyter_recall.client.documents import EventDocument
 from jupyter_recall.core.errors import RecallError
 from jupyter_recall.core.timefmt import parse_instant
 from jupyter_recall.kernel.connection import client as _client
@@ -209,7 +210,7 @@ class JobsPanel:
 
     # --- live -----------------------------------------------------------------------------
 
-    def on_event(self, event: str, document: dict[str, Any]) -> None:
+    def on_event(self, event: str, document: EventDocument) -> None:
         run = document.get("run")
         if event in JOB_EVENTS:
             self._jobs_later.poke()
