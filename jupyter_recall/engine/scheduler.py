@@ -7,7 +7,7 @@ in one transaction (``firing.fire_due``), those due within ``fire_ahead`` includ
 the runs to the ``Runner``, which holds the early ones until their instant; their ends are
 written in batches by the ``RunWriter``.
 
-Every store call goes through one worker thread (a ``CapacityLimiter(1)``) so that the event
+Every store call goes through one worker thread (``engine/store_thread.py``) so that the event
 loop of the host (the Jupyter server's) never blocks on SQLite. Nothing here reads the time
 except through the injected ``Clock``. The firing model is described in ``docs/engine.md``.
 """
@@ -45,6 +45,7 @@ from jupyter_recall.engine.executors import Executor
 from jupyter_recall.engine.jobs import JobChanges, NewJob
 from jupyter_recall.engine.pruning import Pruning
 from jupyter_recall.engine.runner import DELETED, SHUTDOWN, STOPPED, Runner
+from jupyter_recall.engine.store_thread import StoreThread
 from jupyter_recall.engine.writer import FiringGate, RunWriter
 from jupyter_recall.store.base import JobCount, JobFilter, RunFilter, Store
 from jupyter_recall.store.changes import ChangeFeed, ChangeListener, EventFeed
@@ -100,7 +101,7 @@ class Scheduler:
         self.fire_owner = fire_owner
         """Fire only this user's jobs (None: every user's): a user's server on a shared store."""
         self._ahead = timedelta(seconds=fire_ahead)
-        self._limiter = anyio.CapacityLimiter(1)
+        self._store_thread = StoreThread()
         self._bus = EventBus()
         self._gate = FiringGate()
         self._writer = RunWriter(
@@ -156,6 +157,7 @@ class Scheduler:
             Retention(keep_runs, keep_runs_for),
             interval=prune_interval,
             gate=self._gate,
+            busy=lambda: self._runner.releasing,
         )
         """Retention of runs: the background sweep and prune_runs (engine/pruning.py)."""
         self._paused_listeners: list[Callable[[Job], None]] = []
@@ -177,6 +179,7 @@ class Scheduler:
         except BaseException:
             tasks.cancel_scope.cancel()
             await stack.aclose()
+            self._store_thread.close()
             raise
         self._stack = stack
         if isinstance(self.store, ChangeFeed):
@@ -208,6 +211,7 @@ class Scheduler:
                 await self._in_store(partial(self.store.release_lease, self.engine_id))
         finally:
             await stack.aclose()
+            self._store_thread.close()
 
     async def _unclaim_all(self) -> None:
         """Undo the runs fired ahead of their instant, so that the next engine fires them; if
@@ -254,7 +258,7 @@ class Scheduler:
 
     async def _in_store(self, func: Callable[[], T]) -> T:
         """Run ``func`` in the store thread; the event loop never waits on SQLite."""
-        return await anyio.to_thread.run_sync(func, limiter=self._limiter)
+        return await self._store_thread.run(func)
 
     # --- events -----------------------------------------------------------------------------
 

@@ -62,7 +62,9 @@ def _open_sqlite(url: str) -> Store:
             raise StoreError(
                 f"cannot make the directory of the SQLite file {path!r}: {exc}"
             ) from exc
-    return SQLiteStore(path)
+    # Stores opened by URL serve an engine (a server, the standalone scheduler) or a transfer:
+    # their commits should not wait on the log's checkpoints.
+    return SQLiteStore(path, background_checkpoints=True)
 
 
 SQLITE = StoreKind(
