@@ -14,6 +14,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from jupyter_recall.client import tool_specs
+from jupyter_recall.client.documents import (
+    ActionDocument,
+    JobDocument,
+    NewWatcherDocument,
+    ParseDocument,
+    TargetDocument,
+)
 from jupyter_recall.client.ids import JOB_ID
 from jupyter_recall.client.tool_specs import JOB_STATUSES, POLICY_ARGUMENTS, job_summary
 from jupyter_recall.client.toolspec import Param, Result, ToolSpec, decode_arguments, failure
@@ -55,9 +62,9 @@ class McpTool:
 # --- jobs -------------------------------------------------------------------------------------
 
 
-def _parsed(backend: Backend, when: str, tz: str | None) -> dict[str, Any]:
+def _parsed(backend: Backend, when: str, tz: str | None) -> ParseDocument:
     body = {"when": when, **({"tz": tz} if tz else {})}
-    parsed: dict[str, Any] = backend.request("POST", "/api/recall/parse", body=body)
+    parsed: ParseDocument = backend.request("POST", "/api/recall/parse", body=body)
     return parsed
 
 
@@ -67,12 +74,12 @@ def _expect_kind(backend: Backend, when: str, kinds: tuple[str, ...], arg: str, 
         raise ValidationError(arg, f"{when!r} is a schedule of kind {kind!r}: {hint}")
 
 
-def _create(backend: Backend, body: dict[str, Any]) -> dict[str, Any]:
-    created: dict[str, Any] = backend.request("POST", JOBS, body=body)
+def _create(backend: Backend, body: dict[str, Any]) -> JobDocument:
+    created: JobDocument = backend.request("POST", JOBS, body=body)
     return created
 
 
-def _job_action(args: dict[str, Any]) -> dict[str, Any]:
+def _job_action(args: dict[str, Any]) -> ActionDocument:
     """The action of schedule_once/schedule_cron arguments, outside a kernel."""
     kind = args["action_type"]
     if kind == "llm_prompt":
@@ -87,9 +94,12 @@ def _job_action(args: dict[str, Any]) -> dict[str, Any]:
         return {"type": "tool", "name": args["tool_name"], "params": args["tool_params"] or {}}
     if not args["prompt"]:
         raise ValidationError("prompt", "required for action_type 'notification'")
-    action = {"type": "notification", "message": args["prompt"]}
-    optional = {"title": args["label"], "channel": args["output_channel"]}
-    return {**action, **{key: value for key, value in optional.items() if value}}
+    action: ActionDocument = {"type": "notification", "message": args["prompt"]}
+    if args["label"]:
+        action["title"] = args["label"]
+    if args["output_channel"]:
+        action["channel"] = args["output_channel"]
+    return action
 
 
 def _server_job(schedule: Mapping[str, object], args: dict[str, Any]) -> dict[str, Any]:
@@ -122,7 +132,7 @@ def _schedule_after(backend: Backend, args: dict[str, Any]) -> Result:
     return job_summary(_create(backend, _server_job({"after": after}, args)))
 
 
-def _kernel_target(args: dict[str, Any]) -> dict[str, Any]:
+def _kernel_target(args: dict[str, Any]) -> TargetDocument:
     if args["notebook"] and args["kernel_name"]:
         raise ValidationError(
             "kernel_name", "give notebook (its live kernel) or kernel_name (a fresh kernel)"
@@ -217,7 +227,7 @@ def _run_stop(backend: Backend, args: dict[str, Any]) -> Result:
 
 
 def _watch_start(backend: Backend, args: dict[str, Any]) -> Result:
-    body: dict[str, Any] = {
+    body: NewWatcherDocument = {
         "tool": args["name"],
         "params": args["params"] or {},
         "interval": args["interval"],
@@ -225,9 +235,10 @@ def _watch_start(backend: Backend, args: dict[str, Any]) -> Result:
         "notify_when": args["notify_when"],
         "notify_config": args["notify_config"] or {},
     }
-    for key in ("output_channel", "output_config"):
-        if args[key] is not None:
-            body[key] = args[key]
+    if args["output_channel"] is not None:
+        body["output_channel"] = args["output_channel"]
+    if args["output_config"] is not None:
+        body["output_config"] = args["output_config"]
     created: Result = backend.request("POST", WATCHERS, body=body)
     return created
 
@@ -283,7 +294,7 @@ def _approval_decide(backend: Backend, args: dict[str, Any]) -> Result:
 
 
 def _parse_when(backend: Backend, args: dict[str, Any]) -> Result:
-    return _parsed(backend, args["when"], args["timezone_offset"])
+    return dict(_parsed(backend, args["when"], args["timezone_offset"]))
 
 
 # --- the table --------------------------------------------------------------------------------
