@@ -15,7 +15,6 @@ StoreError naming the cause.
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections import Counter
@@ -42,6 +41,7 @@ from jupyter_recall.store.base import (
 from jupyter_recall.store.changes import ChangeListener, EventListener
 from jupyter_recall.store.dependency_tables import DependencyTables
 from jupyter_recall.store.lifecycle_tables import RetentionTables
+from jupyter_recall.store.owner_tables import DisabledOwnerTables
 from jupyter_recall.store.postgres_listen import (
     NOTIFY,
     PAYLOAD_LIMIT,
@@ -53,7 +53,6 @@ from jupyter_recall.store.postgres_schema import PostgresMigration, migrate
 from jupyter_recall.store.postgres_watchers import PostgresWatcherTables
 from jupyter_recall.store.row_tables import RowTables
 from jupyter_recall.store.rows import (
-    DisabledOwnerRow,
     JobRow,
     JobStateRow,
     LeaseRow,
@@ -144,11 +143,6 @@ _NEXT_FIRE_AT = (
     "SELECT next_fire_at FROM jobs WHERE status = 'active' AND next_fire_at > %(after)s "
     "AND (%(owner)s::text IS NULL OR owner = %(owner)s) ORDER BY next_fire_at LIMIT 1"
 )
-_PUT_DISABLED_OWNER = (
-    f"INSERT INTO disabled_owners ({columns(DisabledOwnerRow._fields)}) "
-    "VALUES (%s, %s, %s, %s) "
-    "ON CONFLICT (owner, plugin_owner) DO UPDATE SET held_jobs = excluded.held_jobs"
-)
 _RENEW_LEASE = (
     f"INSERT INTO leases ({columns(LeaseRow._fields)}) VALUES (%s, %s, %s) "
     "ON CONFLICT (engine_id) DO UPDATE SET until = excluded.until"
@@ -182,6 +176,7 @@ class PostgresStore(
     RetentionTables,
     RowTables,
     JobConflicts,
+    DisabledOwnerTables,
 ):
     """The Store protocol on a PostgreSQL database (``postgresql://`` URL, libpq's forms)."""
 
@@ -560,41 +555,6 @@ class PostgresStore(
             sql += " AND job_id = %s"
             params.append(job_id)
         return self._runs(sql, params)
-
-    # --- owners switched off ---------------------------------------------------------------
-
-    def get_disabled_owner(self, owner: str, plugin_owner: str) -> list[str] | None:
-        rows = self._rows(
-            "SELECT held_jobs FROM disabled_owners WHERE owner = %s AND plugin_owner = %s",
-            (owner, plugin_owner),
-        )
-        return [str(ident) for ident in json.loads(rows[0][0])] if rows else None
-
-    def put_disabled_owner(
-        self, owner: str, plugin_owner: str, held_jobs: Sequence[str], *, now: datetime
-    ) -> None:
-        row = DisabledOwnerRow(
-            owner=owner,
-            plugin_owner=plugin_owner,
-            disabled_at=codec.encode_instant(now, "now"),
-            held_jobs=json.dumps(list(held_jobs)),
-        )
-        with self.atomic():
-            self._write(_PUT_DISABLED_OWNER, row)
-
-    def delete_disabled_owner(self, owner: str, plugin_owner: str) -> None:
-        with self.atomic():
-            self._write(
-                "DELETE FROM disabled_owners WHERE owner = %s AND plugin_owner = %s",
-                (owner, plugin_owner),
-            )
-
-    def disabled_owners(self, owner: str | None) -> list[tuple[str, str]]:
-        sql, params = _scoped(
-            "SELECT owner, plugin_owner FROM disabled_owners WHERE TRUE", [], owner
-        )
-        rows = self._rows(sql + " ORDER BY owner, plugin_owner", params)
-        return [(user, plugin_owner) for user, plugin_owner in rows]
 
     # --- engine leases ------------------------------------------------------------------
 

@@ -13,7 +13,6 @@ method runs in its own nested block so a refused batch leaves nothing behind.
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import threading
@@ -43,9 +42,9 @@ from jupyter_recall.store.base import (
 from jupyter_recall.store.dependency_tables import DependencyTables
 from jupyter_recall.store.lifecycle_tables import RetentionTables
 from jupyter_recall.store.migrations import Migration, migrate
+from jupyter_recall.store.owner_tables import DisabledOwnerTables
 from jupyter_recall.store.row_tables import RowTables
 from jupyter_recall.store.rows import (
-    DisabledOwnerRow,
     JobRow,
     JobStateRow,
     LeaseRow,
@@ -116,10 +115,6 @@ _NEXT_FIRE_AT = (
 _NEXT_FIRE_AT_OF_OWNER = (
     "SELECT next_fire_at FROM jobs WHERE status = 'active' AND next_fire_at > ? AND owner = ? "
     "ORDER BY next_fire_at LIMIT 1"
-)
-_PUT_DISABLED_OWNER = (
-    f"INSERT INTO disabled_owners ({columns(DisabledOwnerRow._fields)}) VALUES (?, ?, ?, ?) "
-    "ON CONFLICT (owner, plugin_owner) DO UPDATE SET held_jobs = excluded.held_jobs"
 )
 _RENEW_LEASE = (
     f"INSERT INTO leases ({columns(LeaseRow._fields)}) VALUES (?, ?, ?) "
@@ -192,7 +187,13 @@ WAL_SWITCH_RETRY = 0.005
 
 
 class SQLiteStore(
-    SQLiteWatcherTables, ApprovalTables, DependencyTables, RetentionTables, RowTables, JobConflicts
+    SQLiteWatcherTables,
+    ApprovalTables,
+    DependencyTables,
+    RetentionTables,
+    RowTables,
+    JobConflicts,
+    DisabledOwnerTables,
 ):
     """The Store protocol on one SQLite file. ``path`` may be ``":memory:"`` for tests.
 
@@ -599,43 +600,6 @@ class SQLiteStore(
             sql += " AND job_id = ?"
             params.append(job_id)
         return self._runs(sql, params)
-
-    # --- owners switched off ---------------------------------------------------------------
-
-    def get_disabled_owner(self, owner: str, plugin_owner: str) -> list[str] | None:
-        rows = self._rows(
-            "SELECT held_jobs FROM disabled_owners WHERE owner = ? AND plugin_owner = ?",
-            (owner, plugin_owner),
-        )
-        return [str(ident) for ident in json.loads(rows[0][0])] if rows else None
-
-    def put_disabled_owner(
-        self, owner: str, plugin_owner: str, held_jobs: Sequence[str], *, now: datetime
-    ) -> None:
-        with self.atomic():
-            self._conn.execute(
-                _PUT_DISABLED_OWNER,
-                DisabledOwnerRow(
-                    owner=owner,
-                    plugin_owner=plugin_owner,
-                    disabled_at=codec.encode_instant(now, "now"),
-                    held_jobs=json.dumps(list(held_jobs)),
-                ),
-            )
-
-    def delete_disabled_owner(self, owner: str, plugin_owner: str) -> None:
-        with self.atomic():
-            self._conn.execute(
-                "DELETE FROM disabled_owners WHERE owner = ? AND plugin_owner = ?",
-                (owner, plugin_owner),
-            )
-
-    def disabled_owners(self, owner: str | None) -> list[tuple[str, str]]:
-        sql, params = _scoped("SELECT owner, plugin_owner FROM disabled_owners WHERE 1", [], owner)
-        return [
-            (user, plugin_owner)
-            for user, plugin_owner in self._rows(sql + " ORDER BY owner, plugin_owner", params)
-        ]
 
     # --- engine leases ------------------------------------------------------------------
 
