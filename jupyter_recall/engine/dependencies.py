@@ -39,6 +39,9 @@ from jupyter_recall.store.base import JobState, Store
 BATCH = 100
 """Upstream ends handled per dependency and transaction; a longer backlog takes several."""
 
+LOOKUP = 500
+"""Upstream ids per lookup of their dependents."""
+
 MAX_CHAIN = 1000
 """Links followed when looking for a cycle (a chain is never longer: each link was checked)."""
 
@@ -210,6 +213,15 @@ def _handle(
     store.put_dependency(dependency.past(ends[-1]))
 
 
+def _dependents(store: Store, upstream_ids: Sequence[str]) -> list[Dependency]:
+    """The dependencies on ``upstream_ids``, asked ``LOOKUP`` ids at a time (a burst ends
+    thousands of runs in one turn; SQLite bounds the parameters of a statement)."""
+    found: list[Dependency] = []
+    for start in range(0, len(upstream_ids), LOOKUP):
+        found += store.dependents_of(upstream_ids[start : start + LOOKUP])
+    return found
+
+
 def fire_dependents(
     store: Store,
     upstream_ids: Sequence[str] | None,
@@ -228,7 +240,7 @@ def fire_dependents(
         if upstream_ids is None:
             dependencies = store.list_dependencies(after=after, limit=BATCH, owner=owner)
         else:
-            dependencies = store.dependents_of(upstream_ids)
+            dependencies = _dependents(store, upstream_ids)
         for dependency in dependencies:
             if owner is None or dependency.owner == owner:
                 _handle(

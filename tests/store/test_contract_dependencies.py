@@ -138,3 +138,13 @@ def test_two_stores_firing_the_same_ends_at_once_record_each_once(
     assert dependency is not None
     assert dependency.cursor_at == T0 + minutes(5)
     assert store.get_job(job.id, owner=None).run_count == 1
+
+
+def test_a_burst_of_ended_upstreams_is_looked_up_in_chunks(store: Store, upstream: Job) -> None:
+    job = downstream_of(store, upstream)
+    ended(store, upstream, 1)
+    heard = [f"gone{number}" for number in range(1200)] + [upstream.id]
+    fired, _ = fire_dependents(
+        store, heard, now=T0 + minutes(2), engine_id="e", in_flight=lambda _job_id: InFlight()
+    )
+    assert [run.job_id for _job, run in fired.fired] == [job.id]
