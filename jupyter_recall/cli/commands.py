@@ -17,6 +17,7 @@ from jupyter_recall.cli.base import (
     with_aliases,
     with_flags,
 )
+from jupyter_recall.client.documents import ActionDocument, ParseDocument, TargetDocument
 from jupyter_recall.core.dependency import After
 from jupyter_recall.core.errors import (
     NotFoundError,
@@ -301,7 +302,7 @@ jupyter recall add --after 3f9c2a1b7d0e:failed --notify "the nightly build faile
         except ValidationError as exc:
             raise UsageError(f"--after {self.after!r}: {exc}") from None
 
-    def _notification(self, args: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    def _notification(self, args: list[str]) -> tuple[ActionDocument, TargetDocument]:
         if len(args) > 1 or self.notebook or self.headless:
             raise UsageError(
                 "--notify sends a notification from the server: give no ACTION code, "
@@ -309,13 +310,13 @@ jupyter recall add --after 3f9c2a1b7d0e:failed --notify "the nightly build faile
             )
         return {"type": "notification", "message": self.notify}, {"type": "server"}
 
-    def _code(self, args: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    def _code(self, args: list[str]) -> tuple[ActionDocument, TargetDocument]:
         if len(args) != 2:
             raise UsageError(f"usage: {self.name} {self.usage}")
         if self.notebook and self.headless:
             raise UsageError("--notebook and --headless exclude each other: choose one target")
         code = sys.stdin.read() if args[1] == "-" else args[1]
-        target: dict[str, Any]
+        target: TargetDocument
         if self.notebook:
             target = {"type": "kernel", "path": self.notebook}
         else:
@@ -342,7 +343,7 @@ class JobActionCommand(RecallCommand):
                 print(self.summary(result))
         return EXIT_OK
 
-    def action_body(self) -> dict[str, Any] | None:
+    def action_body(self) -> dict[str, bool] | None:
         return None
 
     def summary(self, job: dict[str, Any]) -> str:
@@ -375,7 +376,7 @@ class ResumeCommand(JobActionCommand):
     )
     catch_up = Bool(False, config=True, help="Catch up on the occurrences missed while paused.")
 
-    def action_body(self) -> dict[str, Any] | None:
+    def action_body(self) -> dict[str, bool] | None:
         return {"catch_up": True} if self.catch_up else None
 
 
@@ -551,10 +552,10 @@ class ParseCommand(RecallCommand):
             print(render.parse_result(result))
         return EXIT_OK
 
-    def _ask_server(self, text: str) -> dict[str, Any] | None:
+    def _ask_server(self, text: str) -> ParseDocument | None:
         body = {"when": text, **({"tz": self.tz} if self.tz else {})}
         try:
-            result = dict(self.request("POST", "/api/recall/parse", body=body))
+            result: ParseDocument = self.request("POST", "/api/recall/parse", body=body)
         except RecallConnectionError:
             print(
                 f"{self.name}: no Jupyter server with jupyter_recall is reachable "
@@ -565,7 +566,7 @@ class ParseCommand(RecallCommand):
         result["offline"] = False
         return result
 
-    def _parse_here(self, text: str) -> dict[str, Any]:
+    def _parse_here(self, text: str) -> ParseDocument:
         from jupyter_recall.core.when import parse_when
         from jupyter_recall.server.localzone import local_zone_name
 

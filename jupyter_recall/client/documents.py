@@ -135,6 +135,8 @@ class ParseDocument(TypedDict):
     tz: str
     next_fire_times: list[str]
     warnings: NotRequired[list[str]]
+    offline: NotRequired[bool]
+    """The command line's: parsed with no server (``jupyter recall parse --offline``)."""
 
 
 class InfoDocument(TypedDict):
