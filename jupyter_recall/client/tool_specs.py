@@ -139,6 +139,10 @@ _JOB_PARAMS = (
     ),
 )
 
+_MAX_RUNS = Param(
+    "max_runs", "integer", "Stop after this many runs (0: unlimited).", minimum=0, default=0
+)
+
 SCHEDULE_ONCE = ToolSpec(
     "schedule_once",
     "Schedule a one-shot job at a time or after a delay: a notification for you, a "
@@ -155,13 +159,7 @@ SCHEDULE_CRON = ToolSpec(
     (
         Param("cron", "string", "Cron expression or repeating schedule.", True),
         *_JOB_PARAMS,
-        Param(
-            "max_runs",
-            "integer",
-            "Stop after this many runs (0: unlimited).",
-            minimum=0,
-            default=0,
-        ),
+        _MAX_RUNS,
     ),
     {**_JOB_FIELDS, "when": "cron"},
 )
@@ -189,13 +187,7 @@ SCHEDULE_AFTER = ToolSpec(
             default="succeeded",
         ),
         *_JOB_PARAMS,
-        Param(
-            "max_runs",
-            "integer",
-            "Stop after this many runs (0: unlimited).",
-            minimum=0,
-            default=0,
-        ),
+        _MAX_RUNS,
     ),
     {**_JOB_FIELDS, "after": "after_job", "after.job": "after_job", "after.on": "on"},
 )

@@ -31,9 +31,9 @@ from jupyter_recall.core.model import (
     Run,
     RunStatus,
     RunTrigger,
-    new_id,
 )
-from jupyter_recall.core.policy import TICK, InFlight
+from jupyter_recall.core.policy import TICK, InFlight, PlannedRun
+from jupyter_recall.engine.firing import planned_row
 from jupyter_recall.store.base import JobState, Store
 
 BATCH = 100
@@ -145,19 +145,10 @@ class DependentsFired:
 
 
 def _row(job: Job, planned: PlannedDependent, *, now: datetime, engine_id: str) -> Run:
-    final = planned.status is not RunStatus.RUNNING
-    return Run(
-        id=new_id(),
-        job_id=job.id,
-        owner=job.owner,
-        scheduled_for=planned.upstream.finished_at,
-        trigger=RunTrigger.AFTER,
-        status=planned.status,
-        created_at=now,
-        finished_at=now if final else None,
-        error=planned.error,
-        engine_id=engine_id,
-    )
+    """The run of ``planned``: keyed by the upstream run's end, trigger ``after``."""
+    at = planned.upstream.finished_at
+    row = PlannedRun(at, planned.status, RunTrigger.AFTER, planned.error)
+    return planned_row(job, row, now=now, engine_id=engine_id)
 
 
 def _insert(store: Store, row: Run) -> Run:

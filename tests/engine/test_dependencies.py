@@ -6,17 +6,37 @@ deletion of the upstream behave as docs/engine.md says."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 
 from jupyter_recall.core.clock import ManualClock
 from jupyter_recall.core.errors import ValidationError
-from jupyter_recall.core.model import JobStatus, Run, RunStatus, RunTrigger, new_id
+from jupyter_recall.core.model import Job, JobStatus, Run, RunStatus, RunTrigger, new_id
+from jupyter_recall.engine.scheduler import Scheduler
 from jupyter_recall.store.sqlite import SQLiteStore
 from tests.engine.support import OWNER, Script, eventually, new, running, runs_of, wait_runs
 
 pytestmark = pytest.mark.anyio
+
+
+async def upstream_and_dependent(
+    engine: Scheduler, verb: str = "succeeds", **policies: Any
+) -> tuple[Job, Job]:
+    """An hourly job A and a job B after it."""
+    a = await engine.add_job(new("every 1h"), owner=OWNER)
+    b = await engine.add_job(new(f"after {a.id} {verb}", **policies), owner=OWNER)
+    return a, b
+
+
+async def run_upstream(engine: Scheduler, clock: ManualClock, a: Job, times: int) -> None:
+    """Run A by hand ``times`` times, a second apart, each to its end."""
+    done = len(await runs_of(engine, a.id))
+    for count in range(done + 1, done + times + 1):
+        clock.advance(1)
+        await engine.trigger_job(a.id, owner=OWNER)
+        await wait_runs(engine, a.id, count)
 
 
 async def test_a_chain_fires_in_order_once_per_upstream_run(
@@ -65,8 +85,7 @@ async def test_an_upstream_run_ended_while_down_fires_once_at_start(
     db: Path, script: Script, clock: ManualClock
 ) -> None:
     async with running(db, script, clock) as engine:
-        a = await engine.add_job(new("every 1h"), owner=OWNER)
-        b = await engine.add_job(new(f"after {a.id} succeeds"), owner=OWNER)
+        a, b = await upstream_and_dependent(engine)
     # A's run ends while no engine runs: written as a process that crashed right after
     # committing the end (before handling its dependents) leaves it.
     clock.advance(60)
@@ -139,8 +158,7 @@ async def test_cycles_and_unknown_upstreams_are_refused(
     db: Path, script: Script, clock: ManualClock
 ) -> None:
     async with running(db, script, clock) as engine:
-        a = await engine.add_job(new("every 1h"), owner=OWNER)
-        b = await engine.add_job(new(f"after {a.id} succeeds"), owner=OWNER)
+        a, b = await upstream_and_dependent(engine)
         c = await engine.add_job(new(f"after {b.id} succeeds"), owner=OWNER)
         with pytest.raises(ValidationError) as cycle:
             await engine.update_job(a.id, owner=OWNER, when=f"after {c.id} fails")
@@ -162,8 +180,7 @@ async def test_deleting_the_upstream_cancels_its_dependents(
     db: Path, script: Script, clock: ManualClock
 ) -> None:
     async with running(db, script, clock) as engine:
-        a = await engine.add_job(new("every 1h"), owner=OWNER)
-        b = await engine.add_job(new(f"after {a.id} succeeds"), owner=OWNER)
+        a, b = await upstream_and_dependent(engine)
         await engine.delete_job(a.id, owner=OWNER)
         job = await engine.get_job(b.id, owner=OWNER)
         assert job.status is JobStatus.CANCELLED
@@ -175,20 +192,15 @@ async def test_pause_passes_over_and_max_runs_completes(
     db: Path, script: Script, clock: ManualClock
 ) -> None:
     async with running(db, script, clock) as engine:
-        a = await engine.add_job(new("every 1h"), owner=OWNER)
-        b = await engine.add_job(new(f"after {a.id} succeeds", max_runs=2), owner=OWNER)
+        a, b = await upstream_and_dependent(engine, max_runs=2)
         await engine.pause_job(b.id, owner=OWNER)
-        await engine.trigger_job(a.id, owner=OWNER)
-        await wait_runs(engine, a.id, 1)
+        await run_upstream(engine, clock, a, 1)
         await anyio.sleep(0.2)
         assert await runs_of(engine, b.id) == []
         await engine.resume_job(b.id, owner=OWNER)  # no catch-up: that end is passed over
         await anyio.sleep(0.2)
         assert await runs_of(engine, b.id) == []
-        for count in (2, 3, 4):
-            clock.advance(1)
-            await engine.trigger_job(a.id, owner=OWNER)
-            await wait_runs(engine, a.id, count)
+        await run_upstream(engine, clock, a, 3)
         await wait_runs(engine, b.id, 2)
         await anyio.sleep(0.2)
         assert len(await runs_of(engine, b.id)) == 2
@@ -201,13 +213,9 @@ async def test_resume_with_catch_up_coalesces_the_ends_of_the_pause(
     db: Path, script: Script, clock: ManualClock
 ) -> None:
     async with running(db, script, clock) as engine:
-        a = await engine.add_job(new("every 1h"), owner=OWNER)
-        b = await engine.add_job(new(f"after {a.id} succeeds"), owner=OWNER)
+        a, b = await upstream_and_dependent(engine)
         await engine.pause_job(b.id, owner=OWNER)
-        for count in (1, 2, 3):
-            clock.advance(1)
-            await engine.trigger_job(a.id, owner=OWNER)
-            await wait_runs(engine, a.id, count)
+        await run_upstream(engine, clock, a, 3)
         await engine.resume_job(b.id, owner=OWNER, catch_up=True)
         runs = await wait_runs(engine, b.id, 3)
         assert [run.status for run in runs] == [
