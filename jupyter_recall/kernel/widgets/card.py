@@ -18,7 +18,12 @@ from typing import Any
 
 import ipywidgets
 
-from jupyter_recall.client.documents import EventDocument, JobDocument, RunDocument
+from jupyter_recall.client.documents import (
+    EventDocument,
+    JobDocument,
+    RunDocument,
+    WatcherCheckDocument,
+)
 from jupyter_recall.core.errors import NotFoundError, RecallError
 from jupyter_recall.core.text import describe_target
 from jupyter_recall.core.timefmt import format_time
@@ -46,7 +51,7 @@ class _History:
         self.widget = ipywidgets.Accordion(children=(), selected_index=None)
         self.widget.add_class("jupyter-recall-history")
         self.runs: list[dict[str, Any]] = []
-        self._outputs: dict[str, Any] = {}
+        self._outputs: dict[str, ipywidgets.Output] = {}
 
     def put(self, run: Mapping[str, Any]) -> None:
         """Add the run (or update it, when it is already there) at its place."""
@@ -114,7 +119,7 @@ class JobCard:
         self.job_id = str(self.job.get("id") or self.job["watcher_id"])
         self.current: RunDocument | None = None
         self.text = ""
-        self.checks: list[dict[str, Any]] | None = None
+        self.checks: list[WatcherCheckDocument] | None = None
         self.deleted = False
         self._lock = threading.RLock()
         self._uid = base.uid()
@@ -332,7 +337,7 @@ class JobCard:
             return run
         return full
 
-    def _read_checks(self, job: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+    def _read_checks(self, job: Mapping[str, Any]) -> list[WatcherCheckDocument] | None:
         """A watcher's latest checks, newest first; None for other jobs (or if unreadable:
         the card falls back to the runs' output)."""
         if job.get("kind") != "watcher":
@@ -343,7 +348,8 @@ class JobCard:
             )
         except RecallError:
             return None
-        return [dict(check) for check in found.get("history") or []]
+        checks: list[WatcherCheckDocument] = found.get("history") or []
+        return [check.copy() for check in checks]
 
     def _read_job(self) -> JobDocument | None:
         """The job as it is after a run (counters, last status): a run that did not move the

@@ -18,7 +18,7 @@ from typing import Any
 import ipywidgets
 
 from jupyter_recall.client import tables
-from jupyter_recall.client.documents import EventDocument
+from jupyter_recall.client.documents import EventDocument, JobDocument, RunDocument
 from jupyter_recall.core.errors import RecallError
 from jupyter_recall.core.timefmt import parse_instant
 from jupyter_recall.kernel.connection import client as _client
@@ -60,8 +60,8 @@ class JobsPanel:
 
     def __init__(self, *, everything: bool = False, session: str | None = None) -> None:
         self.session = session
-        self.jobs: list[dict[str, Any]] = []
-        self.runs: dict[str, dict[str, Any]] = {}
+        self.jobs: list[JobDocument] = []
+        self.runs: dict[str, RunDocument] = {}
         """The user's runs of the timeline's window by id: read once, then kept from events."""
         self.card: JobCard | None = None
         self._lock = threading.RLock()
@@ -119,9 +119,9 @@ class JobsPanel:
     def _session(self) -> str | None:
         return self.session or _client.identity().session
 
-    def query(self) -> dict[str, Any]:
+    def query(self) -> dict[str, str | None]:
         """The filters as the query of ``GET /api/recall/jobs``."""
-        query: dict[str, Any] = {
+        query: dict[str, str | None] = {
             "status": self.status.value or None,
             "kind": self.kind.value or None,
             "pending_recalls": "1" if self.pending.value else None,
@@ -141,7 +141,8 @@ class JobsPanel:
             return
         with self._lock:
             self.message.value = ""
-            self.jobs = [dict(job) for job in found["jobs"]]
+            jobs: list[JobDocument] = found["jobs"]
+            self.jobs = [job.copy() for job in jobs]
             self.more.layout.display = None if found.get("next_cursor") else "none"
             self._options()
         self.draw_timeline()
@@ -167,9 +168,7 @@ class JobsPanel:
         """Read the runs of the timeline's window (at creation and after a reconnection)."""
         start = datetime.now(timezone.utc) - TIMELINE_WINDOW
         try:
-            found = _client.get_client().every(
-                "/api/recall/runs", "runs", query={"since": start.isoformat()}
-            )
+            found = _client.get_client().every_run(query={"since": start.isoformat()})
         except RecallError:
             return
         with self._lock:
@@ -216,7 +215,7 @@ class JobsPanel:
             self._jobs_later.poke()
         elif event in RUN_EVENTS and isinstance(run, dict) and "id" in run:
             with self._lock:
-                self.runs[str(run["id"])] = dict(run)
+                self.runs[str(run["id"])] = run.copy()
             self._draw_later.poke()
 
     def resync(self) -> None:
