@@ -3,8 +3,9 @@
 
 It is the lowest of the engine's priorities. Each step is one short transaction in the store
 thread (a page of jobs), and a background step starts only while the firing loop sleeps with
-at least ``ROOM`` seconds before its next pass (``FiringGate``, as the run writer does): under
-a burst the sweep waits, so it never delays a firing. Between sweeps it looks only at the jobs
+at least ``ROOM`` seconds (or twice a step's time) before its next pass (``FiringGate``, as the
+run writer does) and no run fired ahead waits for its instant: under a burst the sweep waits,
+so it never delays a firing. Between sweeps it looks only at the jobs
 whose runs ended since the last one; every ``FULL_SWEEP_EVERY`` intervals (and at start) at
 every job, for runs that aged past ``keep_runs_for`` with no new end.
 """
@@ -50,6 +51,7 @@ class Pruning:
         *,
         interval: float,
         gate: FiringGate,
+        busy: Callable[[], bool] = lambda: False,
     ) -> None:
         if interval <= 0:
             raise ValueError(f"prune_interval must be above 0 seconds, got {interval}")
@@ -59,6 +61,8 @@ class Pruning:
         self.defaults = defaults
         self._interval = interval
         self._gate = gate
+        self._busy = busy
+        """Whether runs are about to start (fired ahead, waiting for their instants)."""
         self._ended: set[str] = set()
         """Jobs whose runs ended since the last sweep."""
         self._step_seconds = 0.005
@@ -87,7 +91,7 @@ class Pruning:
         return await self._sweep(owner=owner, dry_run=dry_run, background=False)
 
     async def _room(self) -> None:
-        while self._gate.room() < max(ROOM, 2 * self._step_seconds):
+        while self._busy() or self._gate.room() < max(ROOM, 2 * self._step_seconds):
             await self._gate.changed(WAIT_FOR_ROOM)
 
     async def _step(self, step: Callable[[], retention.PrunePage]) -> retention.PrunePage:

@@ -283,6 +283,12 @@ class Runner:
         """Runs of the job in flight here, manual ones included."""
         return self._per_job.get(job_id, 0)
 
+    @property
+    def releasing(self) -> bool:
+        """Whether runs fired ahead wait for their instants: the event loop is about to
+        release them (background work waits; ``engine/pruning.py``)."""
+        return bool(self._ahead)
+
     # --- starting and stopping ------------------------------------------------------------------
 
     def start(
