@@ -10,11 +10,59 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from jupyter_recall.core.errors import ValidationError
 
 Result = dict[str, Any]
+
+
+class ParamSchema(TypedDict, total=False):
+    """The JSON schema of one argument (the subset the tools use)."""
+
+    type: str
+    description: str
+    enum: list[str]
+    minimum: float
+    maximum: float
+    pattern: str
+    default: Any
+    minItems: int
+    maxItems: int
+    items: ParamSchema
+    properties: dict[str, ParamSchema]
+    required: list[str]
+    additionalProperties: bool
+
+
+class InputSchema(TypedDict):
+    """The JSON schema of a tool's arguments."""
+
+    type: str
+    properties: dict[str, ParamSchema]
+    required: list[str]
+    additionalProperties: bool
+
+
+class FunctionSpec(TypedDict):
+    name: str
+    description: str
+    parameters: InputSchema
+
+
+class OpenAISpec(TypedDict):
+    """A tool as OpenAI's function calling takes it."""
+
+    type: str
+    function: FunctionSpec
+
+
+class AnthropicSpec(TypedDict):
+    """A tool as Anthropic's tool use (and MCP) takes it."""
+
+    name: str
+    description: str
+    input_schema: InputSchema
 
 
 def _shown(value: Any) -> str:
@@ -35,8 +83,8 @@ class Param:
     pattern: str | None = None
     default: Any = None
 
-    def schema(self) -> dict[str, Any]:
-        schema: dict[str, Any] = {"type": self.type, "description": self.description}
+    def schema(self) -> ParamSchema:
+        schema: ParamSchema = {"type": self.type, "description": self.description}
         if self.enum:
             schema["enum"] = list(self.enum)
         if self.minimum is not None:
@@ -99,13 +147,16 @@ class ToolSpec:
     fields: Mapping[str, str] = field(default_factory=dict)
     """Server field names -> this tool's argument names, for error messages."""
 
-    def spec(self, style: str = "openai") -> dict[str, Any]:
-        parameters = {
+    def input_schema(self) -> InputSchema:
+        return {
             "type": "object",
             "properties": {param.name: param.schema() for param in self.params},
             "required": [param.name for param in self.params if param.required],
             "additionalProperties": False,
         }
+
+    def spec(self, style: str = "openai") -> OpenAISpec | AnthropicSpec:
+        parameters = self.input_schema()
         if style == "anthropic":
             return {"name": self.name, "description": self.description, "input_schema": parameters}
         return {
@@ -155,7 +206,7 @@ class Tool:
     def described(self) -> ToolSpec:
         return ToolSpec(self.name, self.description, self.params, self.fields)
 
-    def spec(self, style: str = "openai") -> dict[str, Any]:
+    def spec(self, style: str = "openai") -> OpenAISpec | AnthropicSpec:
         return self.described.spec(style)
 
     def arguments(self, given: Mapping[str, Any]) -> dict[str, Any]:
@@ -169,10 +220,10 @@ TOOL_NAME_PATTERN = r"[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*"
 class ArrayParam(Param):
     min_items: int = 0
     max_items: int | None = None
-    items: Any = None
+    items: ParamSchema | None = None
 
-    def schema(self) -> dict[str, Any]:
-        schema: dict[str, Any] = {"type": "array", "description": self.description}
+    def schema(self) -> ParamSchema:
+        schema: ParamSchema = {"type": "array", "description": self.description}
         schema["minItems"] = self.min_items
         if self.max_items is not None:
             schema["maxItems"] = self.max_items
@@ -190,8 +241,9 @@ class ArrayParam(Param):
 class NumberParam(Param):
     maximum: float | None = None
 
-    def schema(self) -> dict[str, Any]:
-        schema = {**super().schema(), "type": "number"}
+    def schema(self) -> ParamSchema:
+        schema = super().schema()
+        schema["type"] = "number"
         if self.maximum is not None:
             schema["maximum"] = self.maximum
         return schema

@@ -39,7 +39,9 @@ BackendFor = Callable[[Context], Backend]
 def _tool_listing() -> types.ListToolsResult:
     return types.ListToolsResult(
         tools=[
-            types.Tool(name=t.name, description=t.spec.description, input_schema=t.input_schema())
+            types.Tool(
+                name=t.name, description=t.spec.description, input_schema=dict(t.input_schema())
+            )
             for t in tools.MCP_TOOLS.values()
         ]
     )

@@ -23,7 +23,14 @@ from jupyter_recall.client.documents import (
 )
 from jupyter_recall.client.ids import JOB_ID
 from jupyter_recall.client.tool_specs import JOB_STATUSES, POLICY_ARGUMENTS, job_summary
-from jupyter_recall.client.toolspec import Param, Result, ToolSpec, decode_arguments, failure
+from jupyter_recall.client.toolspec import (
+    InputSchema,
+    Param,
+    Result,
+    ToolSpec,
+    decode_arguments,
+    failure,
+)
 from jupyter_recall.core.errors import ConflictError, NotFoundError, RecallError, ValidationError
 from jupyter_recall.core.model import RunStatus
 from jupyter_recall.mcp.backend import Backend
@@ -54,9 +61,8 @@ class McpTool:
     def name(self) -> str:
         return self.spec.name
 
-    def input_schema(self) -> dict[str, Any]:
-        schema: dict[str, Any] = self.spec.spec("anthropic")["input_schema"]
-        return schema
+    def input_schema(self) -> InputSchema:
+        return self.spec.input_schema()
 
 
 # --- jobs -------------------------------------------------------------------------------------

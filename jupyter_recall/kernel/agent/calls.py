@@ -15,6 +15,7 @@ from jupyter_recall.client.toolspec import (
     ArrayParam,
     NumberParam,
     Param,
+    ParamSchema,
     Result,
     Tool,
 )
@@ -88,7 +89,7 @@ def _background_wait(args: dict[str, Any]) -> Result:
 
 
 _TASK_ID = Param("task_id", "string", "The id background_run returned.", True)
-_ACTION_ITEMS = {
+_ACTION_ITEMS: ParamSchema = {
     "type": "object",
     "properties": {
         "name": {"type": "string", "description": "module.action, e.g. http.get"},

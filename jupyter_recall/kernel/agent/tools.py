@@ -25,7 +25,15 @@ from jupyter_recall.client.tool_specs import (
     WHEN_HELP,
     job_summary,
 )
-from jupyter_recall.client.toolspec import Param, Result, Tool, decode_arguments, failure
+from jupyter_recall.client.toolspec import (
+    AnthropicSpec,
+    OpenAISpec,
+    Param,
+    Result,
+    Tool,
+    decode_arguments,
+    failure,
+)
 from jupyter_recall.core.errors import NotFoundError, RecallError, ValidationError
 from jupyter_recall.kernel.agent.calls import PRIMITIVE_TOOLS
 from jupyter_recall.kernel.agent.watchers import WATCH_TOOLS
@@ -433,7 +441,9 @@ TOOLS: dict[str, Tool] = {
 TOOL_NAMES = tuple(TOOLS)
 
 
-def tool_specs(names: list[str] | None = None, *, style: str = "openai") -> list[dict[str, Any]]:
+def tool_specs(
+    names: list[str] | None = None, *, style: str = "openai"
+) -> list[OpenAISpec | AnthropicSpec]:
     """JSON-schema specifications of the tools (all, or those named), for an LLM API:
     ``style='openai'`` (``{"type": "function", "function": {...}}``, the default) or
     ``'anthropic'`` (``{"name", "description", "input_schema"}``)."""
