@@ -28,7 +28,7 @@ from psycopg import sql as pgsql
 
 from jupyter_recall.core.errors import ConflictError, NotFoundError, StoreError
 from jupyter_recall.core.model import Job, JobStatus, Run, RunStatus
-from jupyter_recall.store import codec, retries_sql, sql_builders
+from jupyter_recall.store import codec, sql_builders
 from jupyter_recall.store.approval_tables import ApprovalTables
 from jupyter_recall.store.base import (
     STATE_FIELDS,
@@ -51,6 +51,7 @@ from jupyter_recall.store.postgres_listen import (
 )
 from jupyter_recall.store.postgres_schema import PostgresMigration, migrate
 from jupyter_recall.store.postgres_watchers import PostgresWatcherTables
+from jupyter_recall.store.retries_sql import RetryTables
 from jupyter_recall.store.row_tables import RowTables
 from jupyter_recall.store.rows import (
     JobRow,
@@ -174,6 +175,7 @@ class PostgresStore(
     ApprovalTables,
     DependencyTables,
     RetentionTables,
+    RetryTables,
     RowTables,
     JobConflicts,
     DisabledOwnerTables,
@@ -182,6 +184,7 @@ class PostgresStore(
 
     _mark = "%s"
     _dialect = POSTGRES
+    _locks_due_retries = True
     _integrity_error = psycopg.errors.IntegrityError
     _lock_rows = " FOR UPDATE"
 
@@ -520,33 +523,6 @@ class PostgresStore(
 
     def list_runs(self, *, owner: str | None, where: RunFilter = _ANY_RUN) -> list[Run]:
         return self._runs(*sql_builders.run_listing(POSTGRES, _RUN_SELECT, where, owner))
-
-    # --- retries (policies.retries) -----------------------------------------------------
-
-    def due_retries(self, now: datetime, *, limit: int, owner: str | None = None) -> list[Run]:
-        at = codec.encode_instant(now, "now")
-        sql, params = retries_sql.due(now=at, limit=limit, owner=owner, mark="%s", lock=True)
-        return self._runs(sql, params)
-
-    def next_retry_at(self, *, owner: str | None = None) -> datetime | None:
-        sql, params = retries_sql.earliest(owner=owner, mark="%s")
-        rows = self._rows(sql, params)
-        return codec.decode_instant(rows[0][0]) if rows and rows[0][0] is not None else None
-
-    def clear_retries(self, run_ids: Sequence[str]) -> None:
-        with self.atomic():
-            self._write_many(retries_sql.CLEAR, [(i,) for i in run_ids])
-
-    def drop_job_retries(self, job_id: str) -> None:
-        with self.atomic():
-            self._write(retries_sql.DROP_OF_JOB, (job_id,))
-
-    def pending_retries(self, job_ids: Sequence[str]) -> dict[str, datetime]:
-        unique = list(dict.fromkeys(job_ids))
-        if not unique:
-            return {}
-        sql = retries_sql.pending(len(unique), mark="%s")
-        return {ident: codec.decode_instant(at) for ident, at in self._rows(sql, unique)}
 
     def running_runs(self, *, job_id: str | None = None) -> list[Run]:
         sql = f"{_RUN_SELECT} WHERE status = 'running'"

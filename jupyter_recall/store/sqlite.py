@@ -29,7 +29,7 @@ import sqlite_utils
 
 from jupyter_recall.core.errors import ConflictError, NotFoundError, StoreError
 from jupyter_recall.core.model import Job, JobStatus, Run, RunStatus
-from jupyter_recall.store import codec, retries_sql, sql_builders
+from jupyter_recall.store import codec, sql_builders
 from jupyter_recall.store.approval_tables import ApprovalTables
 from jupyter_recall.store.base import (
     STATE_FIELDS,
@@ -43,6 +43,7 @@ from jupyter_recall.store.dependency_tables import DependencyTables
 from jupyter_recall.store.lifecycle_tables import RetentionTables
 from jupyter_recall.store.migrations import Migration, migrate
 from jupyter_recall.store.owner_tables import DisabledOwnerTables
+from jupyter_recall.store.retries_sql import RetryTables
 from jupyter_recall.store.row_tables import RowTables
 from jupyter_recall.store.rows import (
     JobRow,
@@ -191,6 +192,7 @@ class SQLiteStore(
     ApprovalTables,
     DependencyTables,
     RetentionTables,
+    RetryTables,
     RowTables,
     JobConflicts,
     DisabledOwnerTables,
@@ -563,35 +565,6 @@ class SQLiteStore(
 
     def list_runs(self, *, owner: str | None, where: RunFilter = _ANY_RUN) -> list[Run]:
         return self._runs(*sql_builders.run_listing(SQLITE, _RUN_SELECT, where, owner))
-
-    # --- retries (policies.retries) -----------------------------------------------------
-
-    def due_retries(self, now: datetime, *, limit: int, owner: str | None = None) -> list[Run]:
-        at = codec.encode_instant(now, "now")
-        sql, params = retries_sql.due(now=at, limit=limit, owner=owner, mark="?")
-        return self._runs(sql, params)
-
-    def next_retry_at(self, *, owner: str | None = None) -> datetime | None:
-        sql, params = retries_sql.earliest(owner=owner, mark="?")
-        rows = self._rows(sql, params)
-        return codec.decode_instant(rows[0][0]) if rows and rows[0][0] is not None else None
-
-    def clear_retries(self, run_ids: Sequence[str]) -> None:
-        with self.atomic():
-            self._conn.executemany(retries_sql.CLEAR.replace("%s", "?"), [(i,) for i in run_ids])
-
-    def drop_job_retries(self, job_id: str) -> None:
-        with self.atomic():
-            self._conn.execute(retries_sql.DROP_OF_JOB.replace("%s", "?"), (job_id,))
-
-    def pending_retries(self, job_ids: Sequence[str]) -> dict[str, datetime]:
-        found: dict[str, datetime] = {}
-        unique = list(dict.fromkeys(job_ids))
-        for start in range(0, len(unique), _IN_CHUNK):
-            chunk = unique[start : start + _IN_CHUNK]
-            sql = retries_sql.pending(len(chunk), mark="?")
-            found.update((ident, codec.decode_instant(at)) for ident, at in self._rows(sql, chunk))
-        return found
 
     def running_runs(self, *, job_id: str | None = None) -> list[Run]:
         sql = f"{_RUN_SELECT} WHERE status = 'running'"

@@ -164,7 +164,7 @@ def test_export_then_import_is_exact(sqlite_store: Store, target: Store) -> None
     assert again.getvalue() == text.getvalue()
 
 
-def test_attempts_and_pending_retries_are_carried_by_migrate_and_export(
+def test_attempts_and_pending_retries_are_carried_by_export_and_import(
     sqlite_store: Store, target: Store
 ) -> None:
     (job,) = [make_job()]
