@@ -11,11 +11,13 @@ from typing import Any
 import anyio
 import pytest
 
-from jupyter_recall.core.clock import ManualClock
+from jupyter_recall.core.clock import ManualClock, SystemClock
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.core.model import Job, JobStatus, Run, RunStatus, RunTrigger, new_id
+from jupyter_recall.engine.executors import CallableExecutor
 from jupyter_recall.engine.scheduler import Scheduler
 from jupyter_recall.store.sqlite import SQLiteStore
+from jupyter_recall.store.urls import open_store
 from tests.engine.support import OWNER, Script, eventually, new, running, runs_of, wait_runs
 
 pytestmark = pytest.mark.anyio
@@ -236,3 +238,39 @@ async def test_recalls_cannot_wait_for_a_job(db: Path, script: Script, clock: Ma
         with pytest.raises(ValidationError) as refused:
             await engine.add_job(recall, owner=OWNER)
         assert refused.value.field == "after"
+
+
+async def ended_runs(engine: Scheduler, job_id: str, count: int) -> None:
+    """Wait (up to 30 s: a database server on a loaded machine) for ``count`` ended runs."""
+
+    async def enough() -> bool:
+        runs = await runs_of(engine, job_id)
+        return sum(run.status.is_final for run in runs) >= count
+
+    await eventually(enough, timeout=30)
+
+
+async def test_two_engines_on_postgresql_fire_the_downstream_once_per_upstream_run(
+    postgres_db_url: str, script: Script
+) -> None:
+    stores = [open_store(postgres_db_url), open_store(postgres_db_url)]
+    first, second = (
+        Scheduler(store, CallableExecutor(script), clock=SystemClock()) for store in stores
+    )
+    try:
+        async with first, second:
+            a, b = await upstream_and_dependent(first, "finishes")
+            for number, engine in enumerate((first, second, first, second), start=1):
+                await engine.trigger_job(a.id, owner=OWNER)
+                await ended_runs(first, a.id, number)
+            # Each engine fired B for the runs it ended; now both look again at every end.
+            for engine in (first, second):
+                engine._dependencies.upstream_changed(a.id)
+            await ended_runs(first, b.id, 4)
+            await anyio.sleep(0.5)
+            runs = await runs_of(second, b.id)
+            assert len(runs) == 4
+            assert len(script.executed(b.id)) == 4
+    finally:
+        for store in stores:
+            store.close()
