@@ -1,4 +1,5 @@
-"""Validation of the JSON payloads that describe a job, as normalised JSON.
+"""Checks of what describes a job beyond its payload records: short texts, policy bounds, the
+fit of an action's and a target's types, and errors named within a prefix (``jobs[2].when``).
 
 The rules of actions, targets and options are their records' (``core/records.py``), so that a
 bad payload gets the same message at every entry point: the field path and the accepted values.
@@ -16,34 +17,16 @@ from jupyter_recall.core.records import (
     ACTION_TYPES,
     MISSING_KERNEL_POLICIES,
     TARGET_TYPES,
-    JobOptions,
-    action_from_json,
     check_types_fit,
-    target_from_json,
 )
 
 __all__ = ["ACTION_TYPES", "MISSING_KERNEL_POLICIES", "TARGET_TYPES"]
-
-
-def validate_action(value: object) -> dict[str, Any]:
-    """Return a normalised copy of an action payload, or raise ValidationError naming the field."""
-    return action_from_json(value).to_json()
-
-
-def validate_target(value: object) -> dict[str, Any]:
-    """Return a normalised copy of a target payload, or raise ValidationError naming the field."""
-    return target_from_json(value).to_json()
 
 
 def check_action_fits_target(action: Mapping[str, Any], target: Mapping[str, Any]) -> None:
     """Refuse combinations that cannot run (kernel code on the server, a notebook in a kernel):
     ``action`` and ``target`` are payloads already validated."""
     check_types_fit(action["type"], target["type"])
-
-
-def validate_options(value: object) -> dict[str, Any]:
-    """Options read by executors (exclusive, exclusive_timeout, on_missing_kernel, ...)."""
-    return JobOptions.from_json(value).to_json()
 
 
 def check_text(value: str, field: str, limit: int) -> str:

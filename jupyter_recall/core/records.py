@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, NotRequired, TypedDict, TypeVar
 
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.core.limits import MAX_SECONDS
@@ -22,6 +22,70 @@ TARGET_TYPES = ("kernel", "headless", "server")
 MISSING_KERNEL_POLICIES = ("start", "skip", "fail")
 
 R = TypeVar("R")
+
+
+# --- the JSON of each record (what ``to_json`` writes) --------------------------------------------
+
+
+class CodeActionJSON(TypedDict):
+    type: str
+    code: str
+
+
+class InstructionActionJSON(TypedDict):
+    type: str
+    instruction: str
+    comment: NotRequired[str]
+
+
+class ToolActionJSON(TypedDict):
+    type: str
+    name: str
+    params: dict[str, Any]
+    """Free-form: the tool's own arguments."""
+
+
+class NotebookActionJSON(TypedDict):
+    type: str
+    path: str
+    parameters: dict[str, Any]
+    """Free-form: the notebook's parameters."""
+
+
+class NotificationActionJSON(TypedDict):
+    type: str
+    message: str
+    title: NotRequired[str]
+    channel: NotRequired[str]
+    priority: NotRequired[str]
+
+
+ActionJSON = (
+    CodeActionJSON
+    | InstructionActionJSON
+    | ToolActionJSON
+    | NotebookActionJSON
+    | NotificationActionJSON
+)
+
+
+class KernelTargetJSON(TypedDict):
+    type: str
+    path: NotRequired[str]
+    kernel_id: NotRequired[str]
+
+
+class HeadlessTargetJSON(TypedDict):
+    type: str
+    kernel_name: NotRequired[str]
+    cwd: NotRequired[str]
+
+
+class ServerTargetJSON(TypedDict):
+    type: str
+
+
+TargetJSON = KernelTargetJSON | HeadlessTargetJSON | ServerTargetJSON
 
 
 def require_mapping(value: object, field_name: str) -> Mapping[str, Any]:
@@ -73,7 +137,7 @@ class CodeAction:
     def from_json(cls, data: Mapping[str, Any]) -> CodeAction:
         return cls(code=_require_text(data, "code", "action"))
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> CodeActionJSON:
         return {"type": "code", "code": self.code}
 
 
@@ -96,8 +160,8 @@ class InstructionAction:
             comment=_optional_text(data, "comment", "action"),
         )
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"type": "instruction", "instruction": self.instruction}
+    def to_json(self) -> InstructionActionJSON:
+        out: InstructionActionJSON = {"type": "instruction", "instruction": self.instruction}
         if self.comment is not None:
             out["comment"] = self.comment
         return out
@@ -123,7 +187,7 @@ class ToolAction:
             raise ValidationError("action.name", f"must look like 'module.action', got {name!r}")
         return cls(name=name, params=_optional_object(data, "params", "action"))
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ToolActionJSON:
         return {"type": "tool", "name": self.name, "params": dict(self.params)}
 
 
@@ -151,7 +215,7 @@ class NotebookAction:
     def relative_path(self) -> str:
         return self.path.lstrip("/")
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> NotebookActionJSON:
         return {"type": "notebook", "path": self.path, "parameters": dict(self.parameters)}
 
 
@@ -178,15 +242,14 @@ class NotificationAction:
             priority=_optional_text(data, "priority", "action"),
         )
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"type": "notification", "message": self.message}
-        for key, value in (
-            ("title", self.title),
-            ("channel", self.channel),
-            ("priority", self.priority),
-        ):
-            if value is not None:
-                out[key] = value
+    def to_json(self) -> NotificationActionJSON:
+        out: NotificationActionJSON = {"type": "notification", "message": self.message}
+        if self.title is not None:
+            out["title"] = self.title
+        if self.channel is not None:
+            out["channel"] = self.channel
+        if self.priority is not None:
+            out["priority"] = self.priority
         return out
 
 
@@ -249,8 +312,8 @@ class KernelTarget:
     def label(self) -> str:
         return self.path if self.path is not None else str(self.kernel_id)
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"type": "kernel"}
+    def to_json(self) -> KernelTargetJSON:
+        out: KernelTargetJSON = {"type": "kernel"}
         if self.path:
             out["path"] = self.path
         if self.kernel_id:
@@ -274,8 +337,8 @@ class HeadlessTarget:
         name = _optional_text(data, "kernel_name", "target") or "python3"
         return cls(kernel_name=name, cwd=_optional_text(data, "cwd", "target") or None)
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"type": "headless"}
+    def to_json(self) -> HeadlessTargetJSON:
+        out: HeadlessTargetJSON = {"type": "headless"}
         if self.kernel_name is not None:
             out["kernel_name"] = self.kernel_name
         if self.cwd:
@@ -293,7 +356,7 @@ class ServerTarget:
     def from_json(cls, data: Mapping[str, Any]) -> ServerTarget:
         return SERVER_TARGET
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ServerTargetJSON:
         return {"type": "server"}
 
 

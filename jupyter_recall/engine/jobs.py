@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from jupyter_recall.core.actions import JobAction, require
 from jupyter_recall.core.errors import ConflictError, ValidationError
@@ -212,7 +211,7 @@ class JobChanges:
         return self.when is not None or self.tz is not None or self.policies is not None
 
 
-def _rescheduled(job: Job, changes: JobChanges, now: datetime) -> dict[str, Any]:
+def _rescheduled(job: Job, changes: JobChanges, now: datetime) -> Job:
     policies = changes.policies or job.policies
     if changes.when is not None or changes.tz is not None:
         when = changes.when if changes.when is not None else job.when
@@ -225,34 +224,37 @@ def _rescheduled(job: Job, changes: JobChanges, now: datetime) -> dict[str, Any]
     upcoming = schedule_next(spec, job.id, occurrence, policies, job.run_count)
     if upcoming.exhausted and spec.after is None:
         raise _no_occurrence_left(spec, policies)
-    return {
-        "when": when,
-        "schedule": spec,
-        "policies": policies,
-        "next_occurrence": upcoming.occurrence,
-        "next_fire_at": upcoming.fire_at,
-    }
+    return job.evolve(
+        when=when,
+        schedule=spec,
+        policies=policies,
+        next_occurrence=upcoming.occurrence,
+        next_fire_at=upcoming.fire_at,
+    )
+
+
+def _changed(job: Job, changes: JobChanges, now: datetime) -> Job:
+    if changes.reschedules:
+        job = _rescheduled(job, changes, now)
+    if changes.name is not None:
+        if not changes.name.strip():
+            raise ValidationError("name", "must not be empty")
+        job = job.evolve(name=changes.name)
+    if changes.action is not None or changes.target is not None:
+        action = job.action if changes.action is None else changes.action
+        target = job.target if changes.target is None else changes.target
+        check_fits(action, target)
+        job = job.evolve(action=action, target=target)
+    if changes.options is not None:
+        job = job.evolve(options=changes.options)
+    return job.evolve(updated_at=now)
 
 
 def update_job(store: Store, job_id: str, *, owner: str, now: datetime, changes: JobChanges) -> Job:
     with store.atomic():
         job = store.get_job(job_id, owner=owner)
         require(job, JobAction.EDIT)
-        updates: dict[str, Any] = {"updated_at": now}
-        if changes.reschedules:
-            updates.update(_rescheduled(job, changes, now))
-        if changes.name is not None:
-            if not changes.name.strip():
-                raise ValidationError("name", "must not be empty")
-            updates["name"] = changes.name
-        if changes.action is not None or changes.target is not None:
-            action = job.action if changes.action is None else changes.action
-            target = job.target if changes.target is None else changes.target
-            check_fits(action, target)
-            updates.update(action=action, target=target)
-        if changes.options is not None:
-            updates["options"] = changes.options
-        job = job.evolve(**updates)
+        job = _changed(job, changes, now)
         store.update_jobs([job])
         if changes.when is not None:
             dependencies.link(store, job, now=now)

@@ -12,6 +12,7 @@ from jupyter_core.utils import ensure_async
 from jupyter_server.extension.application import ExtensionApp
 from traitlets import (
     Bool,
+    Bunch,
     Dict,
     Float,
     Integer,
@@ -217,7 +218,7 @@ class RecallApp(ExtensionApp):
         return sqlite_url(self.db_path)
 
     @validate("db_url")
-    def _check_db_url(self, proposal: dict[str, Any]) -> str:
+    def _check_db_url(self, proposal: Bunch) -> str:
         return checked_db_url("RecallApp", proposal["value"])
 
     @default("default_timezone")
@@ -225,44 +226,44 @@ class RecallApp(ExtensionApp):
         return local_zone_name()
 
     @validate("default_timezone")
-    def _check_timezone(self, proposal: dict[str, Any]) -> str:
+    def _check_timezone(self, proposal: Bunch) -> str:
         return checked_timezone("RecallApp", proposal["value"])
 
     @validate("max_concurrent_runs", "per_kernel_limit", "output_limit")
-    def _check_positive(self, proposal: dict[str, Any]) -> int:
+    def _check_positive(self, proposal: Bunch) -> int:
         return checked_count("RecallApp", proposal["trait"].name, proposal["value"])
 
     @validate("sse_heartbeat", "max_sleep", "live_kernel_grace", "claim_interval", "prune_interval")
-    def _check_seconds(self, proposal: dict[str, Any]) -> float:
+    def _check_seconds(self, proposal: Bunch) -> float:
         value = float(proposal["value"])
         if value <= 0:
             raise TraitError(f"RecallApp.{proposal['trait'].name} must be > 0, got {value}")
         return value
 
     @validate("keep_runs", "keep_runs_for")
-    def _check_retention(self, proposal: dict[str, Any]) -> float | None:
+    def _check_retention(self, proposal: Bunch) -> float | None:
         return checked_retention("RecallApp", proposal["trait"].name, proposal["value"])
 
     @validate("default_timeout")
-    def _check_default_timeout(self, proposal: dict[str, Any]) -> float | None:
+    def _check_default_timeout(self, proposal: Bunch) -> float | None:
         return checked_timeout("RecallApp", proposal["value"])
 
     @validate("fire_ahead")
-    def _check_fire_ahead(self, proposal: dict[str, Any]) -> float:
+    def _check_fire_ahead(self, proposal: Bunch) -> float:
         value = float(proposal["value"])
         if value < 0:
             raise TraitError(f"RecallApp.fire_ahead must be >= 0 seconds, got {value}")
         return value
 
     @validate("gil_switch_interval")
-    def _check_switch_interval(self, proposal: dict[str, Any]) -> float:
+    def _check_switch_interval(self, proposal: Bunch) -> float:
         try:
             return ProcessSettings(switch_interval=float(proposal["value"])).switch_interval
         except ValidationError as error:
             raise TraitError(f"RecallApp.gil_switch_interval: {error}") from None
 
     @validate("kernel_pool")
-    def _check_kernel_pool(self, proposal: dict[str, Any]) -> dict[str, int]:
+    def _check_kernel_pool(self, proposal: Bunch) -> dict[str, int]:
         sizes = dict(proposal["value"])
         for name, size in sizes.items():
             if not name:
@@ -275,11 +276,11 @@ class RecallApp(ExtensionApp):
         return sizes
 
     @validate("notification_channels")
-    def _check_channels(self, proposal: dict[str, Any]) -> dict[str, Any]:
+    def _check_channels(self, proposal: Bunch) -> dict[str, Any]:
         return checked_channels("RecallApp", proposal["value"])
 
     @validate("tool_policies")
-    def _check_policies(self, proposal: dict[str, Any]) -> dict[str, str]:
+    def _check_policies(self, proposal: Bunch) -> dict[str, str]:
         policies = dict(proposal["value"])
         for name, policy in policies.items():
             try:

@@ -42,6 +42,7 @@ from jupyter_recall.server.listing import (
     run_cursor,
 )
 from jupyter_recall.server.serialize import (
+    JobJSON,
     default_session,
     iso,
     job_changes_from_json,
@@ -191,7 +192,7 @@ class JobsHandler(RecallHandler):
         self.send_json(created_job_json(job), status=201)
 
 
-def created_job_json(job: Job) -> dict[str, Any]:
+def created_job_json(job: Job) -> JobJSON:
     """A new job, with ``warnings`` when it is valid but probably not what was meant
     (core/cadence.py); every surface that creates jobs shows them."""
     document = job_to_json(job)

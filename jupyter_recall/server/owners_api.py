@@ -22,7 +22,7 @@ from jupyter_recall.engine.owners import Reconciled, check_owner_name, parse_dec
 from jupyter_recall.engine.scheduler import Scheduler
 from jupyter_recall.server.authorization import authorize_jobs, declared_shape
 from jupyter_recall.server.handlers import RecallHandler
-from jupyter_recall.server.serialize import job_to_json
+from jupyter_recall.server.serialize import JobJSON, job_to_json
 
 ENTRY_POINT_GROUP = "jupyter_recall.jobs"
 
@@ -43,7 +43,7 @@ def reconciled_to_json(plugin_owner: str, result: Reconciled) -> dict[str, Any]:
     }
 
 
-def _jobs_json(jobs: Sequence[Job]) -> list[dict[str, Any]]:
+def _jobs_json(jobs: Sequence[Job]) -> list[JobJSON]:
     return [job_to_json(job) for job in jobs]
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from jupyter_recall.core.actions import allowed_actions
 from jupyter_recall.core.dependency import After
@@ -15,10 +15,12 @@ from jupyter_recall.core.payloads import check_policy_bounds, check_text, within
 from jupyter_recall.core.records import (
     NO_OPTIONS,
     SERVER_TARGET,
+    ActionJSON,
     InstructionAction,
     JobOptions,
     KernelTarget,
     Target,
+    TargetJSON,
     action_from_json,
     check_fits,
     target_from_json,
@@ -47,7 +49,66 @@ def iso(instant: datetime | None) -> str | None:
     return instant.isoformat() if instant is not None else None
 
 
-def job_to_json(job: Job) -> dict[str, Any]:
+class JobJSON(TypedDict):
+    """A job as the REST API and the event stream answer it (``Job`` in ``openapi.yaml``)."""
+
+    id: str
+    name: str
+    kind: str
+    owner: str
+    when: str
+    after: dict[str, str] | None
+    canonical: str
+    schedule_kind: str
+    description: str
+    tz: str
+    status: str
+    pending: bool
+    action: ActionJSON
+    target: TargetJSON
+    session: str | None
+    policies: dict[str, Any]
+    options: dict[str, Any]
+    """Free-form beyond the executors' settings: what outer layers and users keep there."""
+    next_fire_at: str | None
+    next_occurrence: str | None
+    created_at: str | None
+    updated_at: str | None
+    run_count: int
+    failure_count: int
+    last_run_at: str | None
+    last_run_id: str | None
+    last_status: str | None
+    last_error: str | None
+    plugin_owner: str | None
+    key: str | None
+    failure_streak: int
+    paused_reason: str | None
+    allowed_actions: list[str]
+    warnings: NotRequired[list[str]]
+    """Only in the answer to a creation, when the job is valid but probably not what was
+    meant (``core/cadence.py``)."""
+
+
+class RunJSON(TypedDict):
+    """A run as the REST API and the event stream answer it (``Run`` in ``openapi.yaml``)."""
+
+    id: str
+    job_id: str
+    scheduled_for: str | None
+    trigger: str
+    status: str
+    created_at: str | None
+    started_at: str | None
+    finished_at: str | None
+    duration: float | None
+    error: str | None
+    attempt: int
+    retry_at: str | None
+    output: NotRequired[str]
+
+
+def job_to_json(job: Job) -> JobJSON:
     return {
         "id": job.id,
         "name": job.name,
@@ -84,8 +145,8 @@ def job_to_json(job: Job) -> dict[str, Any]:
     }
 
 
-def run_to_json(run: Run, *, include_output: bool = True) -> dict[str, Any]:
-    body: dict[str, Any] = {
+def run_to_json(run: Run, *, include_output: bool = True) -> RunJSON:
+    body: RunJSON = {
         "id": run.id,
         "job_id": run.job_id,
         "scheduled_for": iso(run.scheduled_for),

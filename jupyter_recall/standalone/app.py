@@ -14,7 +14,7 @@ import socket
 from typing import Any
 
 from jupyter_core.application import JupyterApp, base_aliases, base_flags
-from traitlets import Dict, Float, Integer, TraitError, Unicode, Union, default, validate
+from traitlets import Bunch, Dict, Float, Integer, TraitError, Unicode, Union, default, validate
 
 from jupyter_recall._version import __version__
 from jupyter_recall.core.clock import SystemClock
@@ -127,15 +127,15 @@ jupyter recall scheduler --db-url postgresql://recall@db/recall --root /srv/note
         return local_zone_name()
 
     @validate("db_url")
-    def _check_db_url(self, proposal: dict[str, Any]) -> str:
+    def _check_db_url(self, proposal: Bunch) -> str:
         return checked_db_url(APP, proposal["value"])
 
     @validate("default_timezone")
-    def _check_timezone(self, proposal: dict[str, Any]) -> str:
+    def _check_timezone(self, proposal: Bunch) -> str:
         return checked_timezone(APP, proposal["value"])
 
     @validate("max_sleep", "live_kernel_grace", "fire_ahead", "prune_interval")
-    def _check_seconds(self, proposal: dict[str, Any]) -> float:
+    def _check_seconds(self, proposal: Bunch) -> float:
         value = float(proposal["value"])
         if value < 0 or (value == 0 and proposal["trait"].name in ("max_sleep", "prune_interval")):
             raise TraitError(
@@ -144,19 +144,19 @@ jupyter recall scheduler --db-url postgresql://recall@db/recall --root /srv/note
         return value
 
     @validate("default_timeout")
-    def _check_default_timeout(self, proposal: dict[str, Any]) -> float | None:
+    def _check_default_timeout(self, proposal: Bunch) -> float | None:
         return checked_timeout(APP, proposal["value"])
 
     @validate("keep_runs", "keep_runs_for")
-    def _check_retention(self, proposal: dict[str, Any]) -> float | None:
+    def _check_retention(self, proposal: Bunch) -> float | None:
         return checked_retention(APP, proposal["trait"].name, proposal["value"])
 
     @validate("max_concurrent_runs", "per_kernel_limit", "output_limit")
-    def _check_positive(self, proposal: dict[str, Any]) -> int:
+    def _check_positive(self, proposal: Bunch) -> int:
         return checked_count(APP, proposal["trait"].name, proposal["value"])
 
     @validate("notification_channels")
-    def _check_channels(self, proposal: dict[str, Any]) -> dict[str, Any]:
+    def _check_channels(self, proposal: Bunch) -> dict[str, Any]:
         return checked_channels(APP, proposal["value"])
 
     def _log_format_default(self) -> str:

@@ -6,10 +6,8 @@ from jupyter_recall.core.payloads import (
     check_action_fits_target,
     check_policy_bounds,
     check_text,
-    validate_action,
-    validate_options,
-    validate_target,
 )
+from jupyter_recall.core.records import JobOptions, action_from_json, target_from_json
 
 
 @pytest.mark.parametrize(
@@ -39,7 +37,7 @@ from jupyter_recall.core.payloads import (
     ],
 )
 def test_valid_actions_are_normalised(payload, expected):
-    assert validate_action(payload) == expected
+    assert action_from_json(payload).to_json() == expected
 
 
 @pytest.mark.parametrize(
@@ -58,33 +56,40 @@ def test_valid_actions_are_normalised(payload, expected):
 )
 def test_invalid_actions_name_the_field(payload, field, fragment):
     with pytest.raises(ValidationError) as info:
-        validate_action(payload)
+        action_from_json(payload).to_json()
     assert info.value.field == field
     assert fragment in str(info.value)
 
 
 def test_targets():
-    assert validate_target({"type": "kernel", "path": "nb.ipynb"}) == {
+    assert target_from_json({"type": "kernel", "path": "nb.ipynb"}).to_json() == {
         "type": "kernel",
         "path": "nb.ipynb",
     }
-    assert validate_target({"type": "headless"}) == {"type": "headless", "kernel_name": "python3"}
-    assert validate_target({"type": "server", "extra": 1}) == {"type": "server"}
+    assert target_from_json({"type": "headless"}).to_json() == {
+        "type": "headless",
+        "kernel_name": "python3",
+    }
+    assert target_from_json({"type": "server", "extra": 1}).to_json() == {"type": "server"}
     with pytest.raises(ValidationError, match=r"'path' .* or 'kernel_id'"):
-        validate_target({"type": "kernel"})
+        target_from_json({"type": "kernel"}).to_json()
     with pytest.raises(ValidationError, match="accepted: kernel, headless, server") as info:
-        validate_target({"type": "cloud"})
+        target_from_json({"type": "cloud"}).to_json()
     assert info.value.field == "target.type"
 
 
 def test_action_target_combinations():
-    server = validate_target({"type": "server"})
+    server = target_from_json({"type": "server"}).to_json()
     with pytest.raises(ValidationError, match="runs in a kernel"):
-        check_action_fits_target(validate_action({"type": "code", "code": "1"}), server)
-    kernel = validate_target({"type": "kernel", "kernel_id": "k"})
+        check_action_fits_target(action_from_json({"type": "code", "code": "1"}).to_json(), server)
+    kernel = target_from_json({"type": "kernel", "kernel_id": "k"}).to_json()
     with pytest.raises(ValidationError, match="fresh kernel"):
-        check_action_fits_target(validate_action({"type": "notebook", "path": "n.ipynb"}), kernel)
-    check_action_fits_target(validate_action({"type": "notification", "message": "m"}), server)
+        check_action_fits_target(
+            action_from_json({"type": "notebook", "path": "n.ipynb"}).to_json(), kernel
+        )
+    check_action_fits_target(
+        action_from_json({"type": "notification", "message": "m"}).to_json(), server
+    )
 
 
 @pytest.mark.parametrize(
@@ -99,13 +104,13 @@ def test_action_target_combinations():
 )
 def test_invalid_options(options, field):
     with pytest.raises(ValidationError) as info:
-        validate_options(options)
+        JobOptions.from_json(options).to_json()
     assert info.value.field == field
 
 
 def test_valid_options_pass_through():
     options = {"exclusive": True, "on_missing_kernel": "start", "output_channel": "log"}
-    assert validate_options(options) == options
+    assert JobOptions.from_json(options).to_json() == options
 
 
 def test_check_text_bounds_length_and_refuses_nul():
