@@ -66,7 +66,7 @@ class DecisionCommand(RecallCommand):
     note = Unicode("", config=True, help="Why (kept with the decision).")
 
     def run(self) -> int:
-        body: dict[str, Any] = {"decision": self.decision}
+        body: dict[str, str] = {"decision": self.decision}
         if self.note:
             body["note"] = self.note
         for approval_id in self.positional(1, -1):

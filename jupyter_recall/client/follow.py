@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from jupyter_recall.client.documents import EventDocument, RunDocument
 from jupyter_recall.client.remote import (
     Client,
     EventStream,
@@ -33,7 +34,7 @@ GAP_WAIT = 10.0
 GAP_POLL = 0.1
 REOPEN_DELAY = 0.5
 
-Event = tuple[str, dict[str, Any]]
+Event = tuple[str, EventDocument]
 
 
 class _Stream:
@@ -51,7 +52,7 @@ class _Stream:
         try:
             for name, data in parse_sse(self._stream.lines()):
                 with contextlib.suppress(ValueError):
-                    document = json.loads(data)
+                    document: EventDocument | list[object] | str | float | None = json.loads(data)
                     self.events.put((name, document if isinstance(document, dict) else {}))
         except Exception:
             # A closed or timed-out socket: the reader sees the end of the stream and reopens.
@@ -78,8 +79,9 @@ class Follower:
         self.shown = 0
         """Characters of the run's output written so far (stored and live alike)."""
 
-    def get_run(self) -> dict[str, Any]:
-        return dict(self.client.request("GET", f"/api/recall/runs/{self.run_id}"))
+    def get_run(self) -> RunDocument:
+        run: RunDocument = self.client.request("GET", f"/api/recall/runs/{self.run_id}")
+        return run
 
     def show_stored(self, run: Mapping[str, Any], upto: int | None = None) -> None:
         """Write the stored output not shown yet (up to the offset ``upto``)."""
@@ -89,7 +91,7 @@ class Follower:
             self.write(fresh)
             self.shown += len(fresh)
 
-    def follow(self) -> dict[str, Any]:
+    def follow(self) -> RunDocument:
         """Follow to the end; the finished run (with its output)."""
         while not self._follow_stream():
             run = self.get_run()
@@ -126,7 +128,8 @@ class Follower:
             if event is None:
                 return False
             name, document = event
-            if (document.get("run") or {}).get("id") != self.run_id:
+            run = document.get("run")
+            if run is None or run.get("id") != self.run_id:
                 continue
             if name == "run.finished":
                 return True

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.core.limits import ID_PATTERN
@@ -109,13 +109,19 @@ def read(backend: Backend, uri: str) -> tuple[str, str]:
     return TEXT, str(run.get("output") or "")
 
 
-def listed(backend: Backend) -> list[dict[str, Any]]:
+class Listed(TypedDict):
+    """A resource as listed: its address and name."""
+
+    uri: str
+    name: str
+
+
+def listed(backend: Backend) -> list[Listed]:
     """The pending approvals, then the caller's latest jobs, as resources (uri, name)."""
     jobs = backend.request("GET", "/api/recall/jobs")["jobs"][:LISTED_JOBS]
-    return [
-        {"uri": PENDING_APPROVALS, "name": "pending approvals"},
-        *(
+    found: list[Listed] = [{"uri": PENDING_APPROVALS, "name": "pending approvals"}]
+    for job in jobs:
+        found.append(
             {"uri": f"{SCHEME}jobs/{job['id']}", "name": str(job.get("name") or job["id"])}
-            for job in jobs
-        ),
-    ]
+        )
+    return found

@@ -22,7 +22,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Coroutine, Mapping
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar
 
 from jupyter_recall.core.errors import RecallError
 from jupyter_recall.kernel import widgets
@@ -164,7 +164,14 @@ def set_tool_policy(name: str, policy: str | None) -> None:
             _state.kernel_policies[key] = check_policy(policy)
 
 
-def tool_policies() -> dict[str, Any]:
+class ToolPolicies(TypedDict):
+    """The tool policies in force, by layer: the server's (None: no server) and the kernel's."""
+
+    server: dict[str, str] | None
+    kernel: dict[str, str]
+
+
+def tool_policies() -> ToolPolicies:
     """The policies in force: ``{"server": {...} or None (no server), "kernel": {...}}``."""
     server = _server_layer()
     with _state.lock:
@@ -179,7 +186,7 @@ def tool_policy(name: str) -> dict[str, str]:
     return {"tool": decision.name, "policy": decision.policy, "source": decision.source}
 
 
-def refresh_tool_policies() -> dict[str, Any]:
+def refresh_tool_policies() -> ToolPolicies:
     """Ask the server for its policies now (they are otherwise reused for 30 s)."""
     _server_layer(refresh=True)
     return tool_policies()
