@@ -14,6 +14,7 @@ import pytest
 from jupyter_recall.core.clock import ManualClock, SystemClock
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.core.model import Job, JobStatus, Run, RunStatus, RunTrigger, new_id
+from jupyter_recall.core.retries import Retries
 from jupyter_recall.engine.executors import CallableExecutor
 from jupyter_recall.engine.scheduler import Scheduler
 from jupyter_recall.store.sqlite import SQLiteStore
@@ -274,3 +275,21 @@ async def test_two_engines_on_postgresql_fire_the_downstream_once_per_upstream_r
     finally:
         for store in stores:
             store.close()
+
+
+async def test_only_the_last_attempt_of_a_retried_occurrence_fires(
+    db: Path, script: Script, clock: ManualClock
+) -> None:
+    async with running(db, script, clock) as engine:
+        a = await engine.add_job(
+            new("every 1h", "fail", retries=Retries(max=2, backoff=0.0)), owner=OWNER
+        )
+        b = await engine.add_job(new(f"after {a.id} fails"), owner=OWNER)
+        await engine.trigger_job(a.id, owner=OWNER)
+        attempts = await wait_runs(engine, a.id, 3)
+        assert sorted(run.attempt for run in attempts) == [1, 2, 3]
+        (b_run,) = await wait_runs(engine, b.id, 1)
+        last = max(attempts, key=lambda run: run.attempt)
+        assert b_run.scheduled_for == last.finished_at
+        await anyio.sleep(0.3)
+        assert len(await runs_of(engine, b.id)) == 1
