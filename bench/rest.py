@@ -5,7 +5,9 @@ connection, alternates rounds of ``--requests`` single ``POST /api/recall/jobs``
 due in a day: nothing fires during the run) with rounds of as many ``GET /api/status``
 (jupyter_server's own handler: authentication, a small JSON answer). Each rate is the median
 over ``--rounds`` rounds; measured side by side in one run, so the machine's load weighs on
-both alike. The ratio is jobs/s over status/s.
+both alike. The ratio is jobs/s over status/s. Beside the rates, the server process's CPU time
+per request of each kind (``/proc``, Linux): on a loaded machine the rates swing with other
+processes' work, the CPU a request costs much less.
 
     python bench/rest.py --requests 2000 --rounds 5 [--json]
 
@@ -17,8 +19,10 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import os
 import statistics
 import time
+from pathlib import Path
 
 from served import HEADERS, live_server
 
@@ -31,6 +35,12 @@ JOB = json.dumps(
         "action": {"type": "notification", "message": "hello"},
     }
 )
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time of process ``pid`` so far (all its threads)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def rate(connection: http.client.HTTPConnection, method: str, path: str, count: int) -> float:
@@ -52,16 +62,27 @@ def measure(server: LiveServer, requests: int, rounds: int) -> dict[str, float]:
     # A warm-up of each, so that neither pays for first-request costs in its first round.
     rate(connection, "GET", "/api/status", 50)
     rate(connection, "POST", "/api/recall/jobs", 50)
+    assert server.process is not None
+    pid = server.process.pid
     jobs, status = [], []
+    cpu = {"POST": 0.0, "GET": 0.0}
     for _ in range(rounds):
-        jobs.append(rate(connection, "POST", "/api/recall/jobs", requests))
-        status.append(rate(connection, "GET", "/api/status", requests))
+        for method, path, rates in (
+            ("POST", "/api/recall/jobs", jobs),
+            ("GET", "/api/status", status),
+        ):
+            before = cpu_seconds(pid)
+            rates.append(rate(connection, method, path, requests))
+            cpu[method] += cpu_seconds(pid) - before
     connection.close()
     job_rate, status_rate = statistics.median(jobs), statistics.median(status)
-    return {
+    per_request = 1e6 / (requests * rounds)
+    return {  # CPU per request: ticks of 10 ms over all rounds, so long rounds read finer
         "create_job_per_s": round(job_rate, 1),
         "status_per_s": round(status_rate, 1),
         "ratio": round(job_rate / status_rate, 3),
+        "server_cpu_us_per_create": round(cpu["POST"] * per_request),
+        "server_cpu_us_per_status": round(cpu["GET"] * per_request),
     }
 
 
@@ -77,7 +98,9 @@ def main() -> None:
     if not args.json:
         print(
             f"POST /api/recall/jobs: {figures['create_job_per_s']:.0f}/s   "
-            f"GET /api/status: {figures['status_per_s']:.0f}/s   ratio {figures['ratio']:.2f}"
+            f"GET /api/status: {figures['status_per_s']:.0f}/s   ratio {figures['ratio']:.2f}   "
+            f"server CPU per request: {figures['server_cpu_us_per_create']} µs (create), "
+            f"{figures['server_cpu_us_per_status']} µs (status)"
         )
     print(json.dumps(result))
 
