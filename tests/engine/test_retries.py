@@ -7,13 +7,15 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
+import anyio
 import pytest
 
-from jupyter_recall.core.clock import ManualClock
-from jupyter_recall.core.model import JobStatus, Overlap, Run, RunStatus
+from jupyter_recall.core.clock import ManualClock, SystemClock
+from jupyter_recall.core.model import Job, JobStatus, Overlap, Run, RunStatus
 from jupyter_recall.core.retries import Retries
-from jupyter_recall.engine.executors import OutputSink, RunOutcome
+from jupyter_recall.engine.executors import CallableExecutor, OutputSink, RunOutcome
 from jupyter_recall.engine.scheduler import Scheduler
+from jupyter_recall.store.urls import open_store
 from tests.engine.support import (
     OWNER,
     T0,
@@ -327,3 +329,41 @@ async def test_cancel_drops_a_pending_retry(db: Path, flaky: Flaky, clock: Manua
         clock.advance(60)
         assert len(flaky.executed(job.id)) == 1
         assert engine.store.next_retry_at() is None
+
+
+async def test_on_postgresql_another_engine_fires_the_retry_its_planner_left(
+    postgres_db_url: str,
+) -> None:
+    """Engine A runs the first attempt and stops with the retry pending; engine B, another
+    server's on the same database, fires it once."""
+    executed: list[tuple[str, int]] = []
+
+    async def flaky(job: Job, run: Run, output: OutputSink) -> RunOutcome | None:
+        executed.append((run.engine_id or "", run.attempt))
+        if run.attempt == 1:
+            raise RuntimeError("the first attempt fails")
+        return None
+
+    store_a, store_b = open_store(postgres_db_url), open_store(postgres_db_url)
+    engine_a = Scheduler(store_a, CallableExecutor(flaky), clock=SystemClock(), engine_id="a")
+    engine_b = Scheduler(store_b, CallableExecutor(flaky), clock=SystemClock(), engine_id="b")
+    try:
+        async with engine_a:
+            job = await engine_a.add_job(new("now", retries=Retries(max=2, backoff=2)), owner=OWNER)
+            await eventually(lambda: _pending(engine_a, job.id), timeout=20)
+        # A is gone; its retry is the database's.
+        async with engine_b:
+            await eventually(lambda: len(executed) == 2, timeout=20)
+            runs = await wait_runs(engine_b, job.id, 2)
+            assert [(run.attempt, run.status.value) for run in runs] == [
+                (1, "failed"),
+                (2, "succeeded"),
+            ]
+            first_end = runs[0].finished_at
+            assert first_end is not None
+            assert runs[1].created_at >= first_end + timedelta(seconds=2)
+            await anyio.sleep(1.5)  # nothing more: the retry fired once
+    finally:
+        store_a.close()
+        store_b.close()
+    assert executed == [("a", 1), ("b", 2)]
