@@ -96,7 +96,6 @@ def _answer(approvals: Approvals, request_id: str, approved: bool) -> None:
 
 
 def _card(approvals: Approvals, request: ApprovalRequest) -> Any:
-
     card = widgets.approval_card(
         _question(request),
         lambda approved: _answer(approvals, request.request_id, approved),

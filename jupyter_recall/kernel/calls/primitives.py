@@ -112,7 +112,6 @@ _state = _State()
 
 
 def _fetch_server_layer() -> PolicyLayer | None:
-
     try:
         body = _client.get_client().request(
             "GET", "/api/recall/tools", timeout=SERVER_POLICY_TIMEOUT
@@ -376,7 +375,6 @@ def _bundle(text: str) -> dict[str, str]:
 
 
 def _show_started(task: BackgroundTask) -> None:
-
     if _ipython_kernel() is None:
         return
     text = f"[BACKGROUND TASK STARTED] task_id={task.task_id}, tool={task.name}"
@@ -390,7 +388,6 @@ def _show_started(task: BackgroundTask) -> None:
 
 
 def _show_finished(task: BackgroundTask, text: str) -> None:
-
     with _shown_lock:
         shown = _shown.pop(task.task_id, None)
     if shown is None:
@@ -433,7 +430,6 @@ def _tell_the_ui(task: BackgroundTask, text: str) -> None:
 
 
 def _send_ui_notification(task: BackgroundTask, text: str) -> None:
-
     try:
         send_notification(
             "ui",

@@ -44,7 +44,6 @@ class ParallelCard:
     """One line per action of a ``run_parallel`` call; ``N of M succeeded`` at the end."""
 
     def __init__(self, actions: Sequence[Action]) -> None:
-
         self.labels = [action_label(action) for action in actions]
         self.succeeded = 0
         count = len(self.labels)

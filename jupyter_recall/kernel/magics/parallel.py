@@ -137,7 +137,6 @@ def _cell_actions(cell: str) -> list[dict[str, Any]]:
 
 
 def run_parallel_magic(line: str, cell: str | None) -> ParallelResults | None:
-
     try:
         limits, rest = _options(line)
         actions = _cell_actions(cell) if cell is not None else parse_actions(rest)

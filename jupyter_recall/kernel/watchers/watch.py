@@ -101,7 +101,6 @@ def _user_tool(name: str) -> bool:
 
 
 def _refuse_attended(name: str) -> None:
-
     decision = primitives.tool_policy(name)
     if decision["policy"] not in UNATTENDED:
         raise ValidationError(
