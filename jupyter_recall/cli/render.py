@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from jupyter_recall.core.errors import ValidationError
-from jupyter_recall.core.text import clip, describe_target, text_table
+from jupyter_recall.core.text import clip, describe_target, job_status, text_table
 from jupyter_recall.core.timefmt import absolute, format_time, parse_instant
 from jupyter_recall.core.tz import resolve_tz
 
@@ -50,7 +50,7 @@ def job_row(job: Mapping[str, Any]) -> tuple[str, ...]:
         str(job.get("id")),
         clip(job.get("name") or "", NAME_WIDTH),
         str(job.get("description") or job.get("when")),
-        str(job.get("status")),
+        job_status(job),
         local_instant(job.get("next_fire_at")),
         last_status(job),
     )

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
-from jupyter_recall.core.text import clip, describe_target, text_table
+from jupyter_recall.core.text import clip, describe_target, job_status, text_table
 from jupyter_recall.core.timefmt import format_time
 
 __all__ = [  # clip, describe_target and text_table re-exported: the magics read them from here
@@ -88,7 +88,7 @@ def job_row(job: Mapping[str, Any]) -> tuple[str, ...]:
         str(job.get("kind")),
         str(job.get("description") or job.get("when")),
         describe_target(job.get("target")),
-        str(job.get("status")),
+        job_status(job),
         short_instant(job.get("next_fire_at")),
         str(job.get("run_count", 0)),
         clip(last, NAME_WIDTH),

@@ -13,6 +13,12 @@ def clip(text: object, width: int) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
+def job_status(job: Mapping[str, Any]) -> str:
+    """A job document's status, saying when the server paused it after its failures."""
+    status = str(job.get("status"))
+    return f"{status} (failures)" if status == "paused" and job.get("paused_reason") else status
+
+
 def describe_target(target: Any) -> str:
     if not isinstance(target, Mapping):
         return "-"

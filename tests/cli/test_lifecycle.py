@@ -52,6 +52,8 @@ def test_a_failing_job_pauses_and_prune_keeps_what_it_says(cli, server: CliServe
     assert "broken on purpose" in stopped["paused_reason"]
     shown = cli("show", job["id"])
     assert "paused after 2 consecutive failed occurrences" in shown.out, shown.out
+    listed = cli("list", "--status", "paused")
+    assert "paused (failures)" in listed.out, listed.out
 
     runs = wait_for(lambda: [r for r in server.job_runs(job["id"]) if r["status"] == "failed"], "")
     dry = cli("prune", "--dry-run", "--json")

@@ -78,3 +78,17 @@ def test_job_details_show_each_runs_attempt_and_pending_retry() -> None:
     lines = job_details(job, runs).splitlines()
     assert lines[-2].endswith(f": failed (attempt 2), retry at {short_instant(soon)} - boom")
     assert lines[-1].endswith(": failed")
+
+
+def test_a_job_paused_after_its_failures_says_so_in_rows_and_details() -> None:
+    job = {
+        "id": "j1",
+        "name": "n",
+        "status": "paused",
+        "paused_reason": "paused after 3 consecutive failed occurrences",
+    }
+    assert "paused (failures)" in job_row(job)
+    assert "paused" in job_row({**job, "paused_reason": None})
+    assert "paused (failures)" not in job_row({**job, "paused_reason": None})
+    details = job_details(job, [])
+    assert "  paused:   paused after 3 consecutive failed occurrences" in details
