@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from jupyter_recall.client.documents import ActionDocument
 from jupyter_recall.client.tool_specs import (
     JOB_STATUSES,
     POLICY_ARGUMENTS,
@@ -205,7 +206,7 @@ def _manage_recall(args: dict[str, Any]) -> Result:
 # --- scheduled jobs ---------------------------------------------------------------------------
 
 
-def _tool_action(args: dict[str, Any]) -> dict[str, Any]:
+def _tool_action(args: dict[str, Any]) -> ActionDocument:
     if not args["tool_name"]:
         raise ValidationError("tool_name", "required for action_type 'tool_call' (e.g. 'http.get')")
     if args["prompt"]:
@@ -213,7 +214,7 @@ def _tool_action(args: dict[str, Any]) -> dict[str, Any]:
     return {"type": "tool", "name": args["tool_name"], "params": args["tool_params"] or {}}
 
 
-def _action(args: dict[str, Any]) -> dict[str, Any]:
+def _action(args: dict[str, Any]) -> ActionDocument:
     """The job action of schedule_once/schedule_cron arguments."""
     action_type = args["action_type"]
     if action_type == "tool_call":
@@ -225,7 +226,7 @@ def _action(args: dict[str, Any]) -> dict[str, Any]:
         raise ValidationError("prompt", f"required for action_type {action_type!r}")
     if action_type == "llm_prompt":
         return {"type": "instruction", "instruction": args["prompt"]}
-    action = {"type": "notification", "message": args["prompt"]}
+    action: ActionDocument = {"type": "notification", "message": args["prompt"]}
     if args["label"]:
         action["title"] = args["label"]
     if args["output_channel"]:
@@ -235,7 +236,7 @@ def _action(args: dict[str, Any]) -> dict[str, Any]:
 
 def _create(
     when: str | None,
-    action: dict[str, Any],
+    action: ActionDocument,
     args: dict[str, Any],
     *,
     after: dict[str, str] | None = None,
@@ -323,6 +324,7 @@ def _schedule_status(args: dict[str, Any]) -> Result:
 
 
 def _remember(args: dict[str, Any]) -> Result:
+    action: ActionDocument
     if args["action"] == "llm_prompt":
         action = {"type": "instruction", "instruction": args["what"]}
     else:

@@ -11,7 +11,12 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from jupyter_recall.client.documents import ParseDocument, RunDocument, TargetDocument
+from jupyter_recall.client.documents import (
+    ActionDocument,
+    ParseDocument,
+    RunDocument,
+    TargetDocument,
+)
 from jupyter_recall.client.ids import check_job_id
 from jupyter_recall.client.records import JobRecord
 from jupyter_recall.core.dependency import After
@@ -110,7 +115,7 @@ def action_payload(
     notebook: str | None = None,
     parameters: Mapping[str, Any] | None = None,
     comment: str | None = None,
-) -> dict[str, Any]:
+) -> ActionDocument:
     """The action of exactly one of code/instruction/tool/notification/notebook."""
     given = {
         "code": code,
@@ -126,19 +131,31 @@ def action_payload(
             f"give exactly one of {', '.join(ACTION_ARGUMENTS)}; got {', '.join(chosen) or 'none'}",
             accepted=ACTION_ARGUMENTS,
         )
-    kind = chosen[0]
-    if kind == "code":
+    if code is not None:
         return {"type": "code", "code": code}
-    if kind == "instruction":
-        out = {"type": "instruction", "instruction": instruction}
-        return out if comment is None else {**out, "comment": comment}
-    if kind == "tool":
+    if instruction is not None:
+        return _instruction_action(instruction, comment)
+    if tool is not None:
         return {"type": "tool", "name": tool, "params": dict(params or {})}
-    if kind == "notebook":
+    if notebook is not None:
         return {"type": "notebook", "path": notebook, "parameters": dict(parameters or {})}
-    out = {"type": "notification", "message": notification}
-    extras = {"title": title, "channel": channel}
-    return {**out, **{key: value for key, value in extras.items() if value is not None}}
+    return _notification_action(str(notification), title, channel)
+
+
+def _instruction_action(instruction: str, comment: str | None) -> ActionDocument:
+    action: ActionDocument = {"type": "instruction", "instruction": instruction}
+    if comment is not None:
+        action["comment"] = comment
+    return action
+
+
+def _notification_action(message: str, title: str | None, channel: str | None) -> ActionDocument:
+    action: ActionDocument = {"type": "notification", "message": message}
+    if title is not None:
+        action["title"] = title
+    if channel is not None:
+        action["channel"] = channel
+    return action
 
 
 def _this_kernel(ident: _client.Identity, what: str = "code") -> TargetDocument:
@@ -217,7 +234,7 @@ def _schedule_of(
 
 def job_body(
     when: str | None,
-    action: dict[str, Any],
+    action: ActionDocument,
     target: dict[str, Any],
     *,
     kind: str = "job",
