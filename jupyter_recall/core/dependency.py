@@ -18,9 +18,9 @@ from typing import NamedTuple
 
 from jupyter_recall.core.errors import ParseError, ValidationError
 from jupyter_recall.core.limits import ID_PATTERN
-from jupyter_recall.core.model import Coalesce, Overlap, Policies, RunStatus
+from jupyter_recall.core.model import Coalesce, Policies, RunStatus
 from jupyter_recall.core.model import _Choice as Choice
-from jupyter_recall.core.policy import InFlight
+from jupyter_recall.core.policy import InFlight, overlap_split, skip_reason
 
 
 class AfterOn(Choice):
@@ -160,10 +160,12 @@ def _late(end: UpstreamEnd, now: datetime, policies: Policies) -> bool:
 
 
 def _select(
-    ends: Sequence[UpstreamEnd], now: datetime, policies: Policies
+    ends: Sequence[UpstreamEnd], now: datetime, policies: Policies, catching_up: bool
 ) -> list[PlannedDependent]:
-    """Catch-up: ends beyond the window are missed; among several within it ``coalesce``
-    decides (latest runs, all run, none runs), as for occurrences of a time schedule."""
+    """Catch-up: ends beyond the window are missed; when catching up (ends that came while no
+    engine listened, or during a pause) ``coalesce`` decides among several within it (latest
+    runs, all run, none runs), as for the occurrences of a time schedule after downtime. Ends
+    heard as they happen all run, however close together."""
     planned: list[PlannedDependent] = []
     inside: list[UpstreamEnd] = []
     for end in ends:
@@ -172,7 +174,7 @@ def _select(
             planned.append(PlannedDependent(end, RunStatus.MISSED, reason))
         else:
             inside.append(end)
-    if len(inside) <= 1 or policies.coalesce is Coalesce.ALL:
+    if not catching_up or len(inside) <= 1 or policies.coalesce is Coalesce.ALL:
         return planned + [PlannedDependent(end, RunStatus.RUNNING) for end in inside]
     if policies.coalesce is Coalesce.NONE:
         reason = "missed: catch-up is off (coalesce=none)"
@@ -183,6 +185,28 @@ def _select(
     return [*planned, PlannedDependent(latest, RunStatus.RUNNING)]
 
 
+def _overlapped(
+    selected: Sequence[PlannedDependent], policies: Policies, run_count: int, in_flight: InFlight
+) -> list[PlannedDependent]:
+    """``max_runs`` and ``overlap``, as for occurrences due together: the runs queue behind
+    each other, and the job's runs in flight decide how many start and how many are skipped.
+    Runs beyond ``max_runs`` are not recorded."""
+    runnable = sum(1 for item in selected if item.status is RunStatus.RUNNING)
+    if policies.max_runs is not None:
+        runnable = min(runnable, max(0, policies.max_runs - run_count))
+    started, skipped = overlap_split(policies.overlap, in_flight, runnable)
+    runs: list[PlannedDependent] = []
+    index = 0
+    skipping = skip_reason(policies.overlap)
+    for item in selected:
+        if item.status is not RunStatus.RUNNING or index < started:
+            runs.append(item)
+        elif index < started + skipped:
+            runs.append(item._replace(status=RunStatus.SKIPPED, error=skipping))
+        index += item.status is RunStatus.RUNNING
+    return runs
+
+
 def plan_dependents(
     ends: Sequence[UpstreamEnd],
     *,
@@ -191,44 +215,19 @@ def plan_dependents(
     run_count: int,
     in_flight: InFlight,
     now: datetime,
+    catching_up: bool = False,
 ) -> DependentPlan:
     """What the upstream ``ends`` (oldest first, each handled once) do to a downstream job:
-    the matching ones go through catch-up (window, coalesce), ``max_runs`` and ``overlap``
-    like due occurrences; the others are passed over silently (they were not its trigger)."""
-    selected = _select([end for end in ends if on.matches(end.status)], now, policies)
-    allowed = None if policies.max_runs is None else max(0, policies.max_runs - run_count)
-    runs: list[PlannedDependent] = []
-    busy = in_flight.running
-    waiting = in_flight.waiting
-    for item in selected:
-        if item.status is not RunStatus.RUNNING:
-            runs.append(item)
-            continue
-        if allowed is not None and allowed <= 0:
-            break
-        decision = _overlap(policies, busy, waiting)
-        runs.append(
-            item if decision is None else item._replace(status=RunStatus.SKIPPED, error=decision)
-        )
-        if decision is None:
-            allowed = None if allowed is None else allowed - 1
-            waiting += 1 if busy else 0
-            busy += 1
+    the matching ones go through catch-up (window; ``coalesce`` when ``catching_up``),
+    ``max_runs`` and ``overlap`` like due occurrences; the others are passed over silently
+    (they were not its trigger)."""
+    matching = [end for end in ends if on.matches(end.status)]
+    selected = _select(matching, now, policies, catching_up)
+    runs = _overlapped(selected, policies, run_count, in_flight)
     executed = sum(1 for item in runs if item.status is RunStatus.RUNNING)
     total = run_count + executed
     exhausted = policies.max_runs is not None and total >= policies.max_runs
     return DependentPlan(tuple(runs), total, exhausted)
-
-
-def _overlap(policies: Policies, busy: int, waiting: int) -> str | None:
-    """None when a run may start (or queue); else why it is skipped."""
-    if policies.overlap is Overlap.ALLOW or busy == 0:
-        return None
-    if policies.overlap is Overlap.BUFFER_ONE and waiting == 0:
-        return None
-    if policies.overlap is Overlap.BUFFER_ONE:
-        return "skipped: a run was in flight and another already waiting (overlap=buffer_one)"
-    return "skipped: the previous run was still in flight (overlap=skip)"
 
 
 @dataclass(frozen=True, slots=True)

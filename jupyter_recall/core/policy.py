@@ -364,7 +364,7 @@ def overlap_split(overlap: Overlap, in_flight: InFlight, count: int) -> tuple[in
     return 0, count
 
 
-def _skip_reason(overlap: Overlap) -> str:
+def skip_reason(overlap: Overlap) -> str:
     if overlap is Overlap.BUFFER_ONE:
         return "skipped: a run was in flight and another already waiting (overlap=buffer_one)"
     return "skipped: the previous run was still in flight (overlap=skip)"
@@ -389,7 +389,7 @@ def plan_firing(job: DueJob, now: datetime) -> FiringPlan:
     for at in allowed[:started]:
         runs.append(PlannedRun(at, RunStatus.RUNNING, chosen.trigger))
     if skipped:
-        reason = _skip_reason(policies.overlap)
+        reason = skip_reason(policies.overlap)
         for at in allowed[started : started + skipped]:
             runs.append(PlannedRun(at, RunStatus.SKIPPED, chosen.trigger, reason))
     run_count = job.run_count + started

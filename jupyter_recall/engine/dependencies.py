@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from typing import NamedTuple
 
 from jupyter_recall.core.dependency import (
     Dependency,
@@ -170,15 +171,16 @@ def _apply(job: Job, plan: DependentPlan, rows: Sequence[Run], now: datetime) ->
         job.status = JobStatus.COMPLETED
 
 
-def _handle(
-    store: Store,
-    dependency: Dependency,
-    result: DependentsFired,
-    *,
-    now: datetime,
-    engine_id: str,
-    in_flight: Callable[[str], InFlight],
-) -> None:
+class _Pass(NamedTuple):
+    """What one call of ``fire_dependents`` handles every dependency with."""
+
+    now: datetime
+    engine_id: str
+    in_flight: Callable[[str], InFlight]
+    catching_up: bool
+
+
+def _handle(store: Store, dependency: Dependency, result: DependentsFired, at: _Pass) -> None:
     ends: list[UpstreamEnd] = store.upstream_ends(dependency, limit=BATCH)
     if not ends:
         return
@@ -192,11 +194,15 @@ def _handle(
             on=dependency.on,
             policies=job.policies,
             run_count=job.run_count,
-            in_flight=in_flight(job.id),
-            now=now,
+            in_flight=at.in_flight(job.id),
+            now=at.now,
+            catching_up=at.catching_up,
         )
-        rows = [_insert(store, _row(job, item, now=now, engine_id=engine_id)) for item in plan.runs]
-        _apply(job, plan, rows, now)
+        rows = [
+            _insert(store, _row(job, item, now=at.now, engine_id=at.engine_id))
+            for item in plan.runs
+        ]
+        _apply(job, plan, rows, at.now)
         store.update_job_states([JobState.of(job)])
         result.jobs.append(job)
         result.fired += [(job, row) for row in rows if row.status is RunStatus.RUNNING]
@@ -222,11 +228,14 @@ def fire_dependents(
     in_flight: Callable[[str], InFlight],
     owner: str | None = None,
     after: str | None = None,
+    catching_up: bool = False,
 ) -> tuple[DependentsFired, str | None]:
     """Handle the upstream runs ended since each dependency's cursor, for the dependencies on
-    ``upstream_ids`` (None: a page of all of them after job id ``after``, the scan at start).
-    One transaction; returns what it did and, for a scan, the last job id of the page."""
+    ``upstream_ids`` (None: a page of all of them after job id ``after``, the scan at start,
+    which catches up: ``coalesce`` applies, as with ``catching_up``). One transaction; returns
+    what it did and, for a scan, the last job id of the page."""
     result = DependentsFired()
+    at = _Pass(now, engine_id, in_flight, catching_up or upstream_ids is None)
     with store.atomic():
         if upstream_ids is None:
             dependencies = store.list_dependencies(after=after, limit=BATCH, owner=owner)
@@ -234,9 +243,7 @@ def fire_dependents(
             dependencies = _dependents(store, upstream_ids)
         for dependency in dependencies:
             if owner is None or dependency.owner == owner:
-                _handle(
-                    store, dependency, result, now=now, engine_id=engine_id, in_flight=in_flight
-                )
+                _handle(store, dependency, result, at)
     last = dependencies[-1].job_id if upstream_ids is None and len(dependencies) >= BATCH else None
     return result, last
 

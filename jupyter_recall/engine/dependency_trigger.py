@@ -55,6 +55,7 @@ class DependencyTrigger:
         self._engine_id = engine_id
         self._owner = owner
         self._heard: set[str] = set()
+        self._catching_up: set[str] = set()
         self._scan = True
         """The first turn scans every dependency (ends missed while no engine listened)."""
         self._wake = anyio.Event()
@@ -67,9 +68,10 @@ class DependencyTrigger:
         if run is not None and run.is_final_for_occurrence and run.status.value in UPSTREAM_ENDS:
             self.upstream_changed(run.job_id)
 
-    def upstream_changed(self, job_id: str) -> None:
-        """Look at the dependencies on ``job_id`` again (a run ended, a dependent resumed)."""
-        self._heard.add(job_id)
+    def upstream_changed(self, job_id: str, *, catching_up: bool = False) -> None:
+        """Look at the dependencies on ``job_id`` again: a run ended, or (``catching_up``) a
+        dependent resumed with catch-up, whose pending ends ``coalesce`` then decides."""
+        (self._catching_up if catching_up else self._heard).add(job_id)
         self._wake.set()
 
     async def run(self) -> None:
@@ -87,12 +89,13 @@ class DependencyTrigger:
         if self._scan:
             await self._scan_all()
             self._scan = False
-        while self._heard:
-            upstream_ids = sorted(self._heard)
-            more, _ = await self._fire(upstream_ids, after=None)
-            self._heard.difference_update(upstream_ids)
-            if more:  # a backlog longer than a batch: the same upstreams again
-                self._heard.update(upstream_ids)
+        for pending, catching_up in ((self._catching_up, True), (self._heard, False)):
+            while pending:
+                upstream_ids = sorted(pending)
+                more, _ = await self._fire(upstream_ids, after=None, catching_up=catching_up)
+                pending.difference_update(upstream_ids)
+                if more:  # a backlog longer than a batch: the same upstreams again
+                    pending.update(upstream_ids)
 
     async def _scan_all(self) -> None:
         after: str | None = None
@@ -105,7 +108,7 @@ class DependencyTrigger:
             after = last
 
     async def _fire(
-        self, upstream_ids: list[str] | None, *, after: str | None
+        self, upstream_ids: list[str] | None, *, after: str | None, catching_up: bool = False
     ) -> tuple[bool, str | None]:
         result, last = await self._in_store(
             partial(
@@ -117,6 +120,7 @@ class DependencyTrigger:
                 in_flight=self._runner.in_flight,
                 owner=self._owner,
                 after=after,
+                catching_up=catching_up,
             )
         )
         self._announce(result)

@@ -577,7 +577,7 @@ class Scheduler:
         job = await self._in_store(resume)
         after = job.schedule.after
         if after is not None:  # with catch_up, the upstream runs ended during the pause
-            self._dependencies.upstream_changed(after.after.job)
+            self._dependencies.upstream_changed(after.after.job, catching_up=catch_up)
         return self._changed(job)
 
     async def skip_job(self, job_id: str, *, owner: str) -> Job:

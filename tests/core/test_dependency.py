@@ -140,11 +140,13 @@ def plan(
     in_flight: InFlight = IDLE,
     on: AfterOn = AfterOn.SUCCEEDED,
     policies: Policies = DEFAULTS,
+    catching_up: bool = True,
 ) -> list[tuple[str, str]]:
     planned = plan_dependents(
         upstream,
         on=on,
         policies=policies,
+        catching_up=catching_up,
         run_count=run_count,
         in_flight=in_flight,
         now=NOW,
@@ -169,6 +171,19 @@ def test_ends_beyond_the_window_are_missed_and_several_coalesce() -> None:
     assert plan(ends(2, 1), policies=Policies(coalesce=Coalesce.NONE)) == [
         ("r0", "missed"),
         ("r1", "missed"),
+    ]
+
+
+def test_ends_heard_as_they_happen_all_run_however_close() -> None:
+    assert plan(ends(3, 2, 1), catching_up=False) == [
+        ("r0", "running"),
+        ("r1", "running"),
+        ("r2", "running"),
+    ]
+    # The window still applies, and so does overlap (a run of each end queues behind the first).
+    assert plan(ends(120, 1), catching_up=False, policies=Policies(catchup_window=60.0)) == [
+        ("r0", "missed"),
+        ("r1", "running"),
     ]
 
 

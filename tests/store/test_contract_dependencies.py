@@ -119,6 +119,7 @@ def test_two_stores_firing_the_same_ends_at_once_record_each_once(
                 now=T0 + minutes(6),
                 engine_id=f"engine-{number}",
                 in_flight=lambda _job_id: InFlight(),
+                catching_up=True,
             )
         except BaseException as exc:  # reported below
             errors.append(exc)
@@ -130,7 +131,8 @@ def test_two_stores_firing_the_same_ends_at_once_record_each_once(
         thread.join(timeout=60)
     assert errors == []
     runs = store.list_runs(owner="alice", where=RunFilter(job_id=job.id))
-    # coalesce=latest (the default): the five ends at once are four missed rows and one run.
+    # Caught up (as after a restart), with coalesce=latest (the default): the five ends are
+    # four missed rows and one run.
     assert sorted(run.status.value for run in runs) == ["missed"] * 4 + ["running"]
     assert {run.trigger for run in runs} == {RunTrigger.AFTER}
     assert len({run.scheduled_for for run in runs}) == 5
