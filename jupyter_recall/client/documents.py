@@ -56,6 +56,14 @@ class PoliciesDocument(TypedDict, total=False):
     retries: RetriesDocument | int | None
 
 
+class AfterDocument(TypedDict):
+    """The job a job fires after, and on which outcome (``succeeded``, ``failed``,
+    ``finished``)."""
+
+    job: str
+    on: str
+
+
 class JobDocument(TypedDict):
     """``Job``: a job as the server answers it."""
 
@@ -81,6 +89,9 @@ class JobDocument(TypedDict):
     updated_at: NotRequired[str]
     run_count: NotRequired[int]
     failure_count: NotRequired[int]
+    failure_streak: NotRequired[int]
+    paused_reason: NotRequired[str | None]
+    after: NotRequired[AfterDocument | None]
     last_run_at: NotRequired[str | None]
     last_run_id: NotRequired[str | None]
     last_status: NotRequired[str | None]

@@ -13,6 +13,7 @@ from typing import Any
 
 from jupyter_recall.client.documents import (
     ActionDocument,
+    AfterDocument,
     JobDocument,
     PoliciesDocument,
     TargetDocument,
@@ -155,6 +156,19 @@ class JobRecord(_Record):
     @property
     def failure_count(self) -> int:
         return int(self._fields.get("failure_count") or 0)
+
+    @property
+    def failure_streak(self) -> int:
+        return int(self._fields.get("failure_streak") or 0)
+
+    @property
+    def paused_reason(self) -> str | None:
+        return self._text("paused_reason")
+
+    @property
+    def after(self) -> AfterDocument | None:
+        after: AfterDocument | None = self._fields.get("after")
+        return after
 
     @property
     def last_run_at(self) -> str | None:

@@ -16,6 +16,9 @@ JOB = {
     "pending": True,
     "run_count": 3,
     "failure_count": 1,
+    "failure_streak": 2,
+    "paused_reason": "paused after 2 failed occurrences",
+    "after": {"job": "0a1b2c3d4e5f", "on": "failed"},
     "last_status": "failed",
     "allowed_actions": ["cancel", "pause"],
     "policies": {"max_runs": None, "jitter": 0},
@@ -33,6 +36,8 @@ def test_a_job_record_types_its_fields() -> None:
     )
     assert (job.run_count, job.failure_count, job.last_status) == (3, 1, "failed")
     assert job.allowed_actions == ("cancel", "pause")
+    assert (job.failure_streak, job.paused_reason) == (2, "paused after 2 failed occurrences")
+    assert job.after == {"job": "0a1b2c3d4e5f", "on": "failed"}
     assert job.policies == {"max_runs": None, "jitter": 0}
     assert job.next_fire_at is None
     assert job.last_error is None
@@ -41,6 +46,7 @@ def test_a_job_record_types_its_fields() -> None:
 def test_a_partial_job_document_reads_as_empty_fields() -> None:
     job = JobRecord({"id": "abc"})
     assert (job.name, job.run_count, job.pending, job.warnings) == ("", 0, False, ())
+    assert job.after is None
     assert job.policies == {}
     assert job.options == {}
 
