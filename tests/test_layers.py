@@ -17,6 +17,7 @@ PACKAGE = Path(jupyter_recall.__file__).parent
 KERNEL_ORDER = (
     "connection",
     "jobs",
+    "heartbeat",
     "widgets",
     "calls",
     "watchers",

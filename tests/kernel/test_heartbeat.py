@@ -37,6 +37,18 @@ def test_beat_delivers_only_changed_content(handled, tmp_path, capsys):
     assert "heartbeat: delivered HEARTBEAT.md" in capsys.readouterr().out
 
 
+def test_stored_heartbeat_code_keeps_its_import_path(handled, tmp_path):
+    """The job's code is persisted: what earlier releases stored must still run."""
+    beating = tmp_path / "HEARTBEAT.md"
+    beating.write_text("check the build")
+    stored_by_an_earlier_release = (
+        f"from jupyter_recall.kernel.heartbeat import beat\nbeat({str(beating)!r})"
+    )
+    assert heartbeat.beat_code(beating) == stored_by_an_earlier_release
+    exec(stored_by_an_earlier_release, {})
+    assert handled == ["check the build"]
+
+
 def test_the_last_hash_survives_a_kernel_restart(handled, tmp_path):
     beating = tmp_path / "HEARTBEAT.md"
     beating.write_text("once")

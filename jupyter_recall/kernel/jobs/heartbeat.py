@@ -127,8 +127,9 @@ def _say(line: str) -> str:
 
 
 def beat_code(path: Path) -> str:
-    """The code the heartbeat job runs in the notebook's kernel."""
-    return f"from jupyter_recall.kernel.jobs.heartbeat import beat\nbeat({str(path)!r})"
+    """The code the heartbeat job runs in the notebook's kernel (through the stable path of
+    ``kernel/heartbeat.py``: the code is stored and must outlive moves of this module)."""
+    return f"from jupyter_recall.kernel.heartbeat import beat\nbeat({str(path)!r})"
 
 
 def start(
