@@ -84,7 +84,7 @@ def test_an_upward_import_inside_a_function_is_found(tmp_path: Path) -> None:
 
 OUTER = {
     "core": ("store", "engine", "tools", "server", "kernel", "client", "cli", "mcp", "standalone"),
-    "client": ("kernel", "cli", "mcp", "server", "standalone", "store"),
+    "client": ("kernel", "cli", "mcp", "server", "standalone", "store", "engine", "tools"),
     "cli": ("kernel",),
     "mcp": ("kernel", "cli"),
 }

@@ -19,7 +19,7 @@ from jupyter_recall.client.toolspec import (
     ToolSpec,
 )
 from jupyter_recall.core.escalation import STRATEGIES
-from jupyter_recall.engine.notify import PRIORITIES
+from jupyter_recall.core.limits import NOTIFICATION_PRIORITIES
 
 ACTION_TYPES = ("notification", "llm_prompt", "tool_call")
 JOB_STATUSES = ("active", "paused", "completed", "failed", "cancelled")
@@ -300,7 +300,7 @@ SEND_NOTIFICATION = ToolSpec(
         Param("channel", "string", "The channel's name, e.g. 'ops' or 'ui'.", True),
         Param("message", "string", "The message (at most 10000 characters).", True),
         Param("title", "string", "Subject or title."),
-        Param("priority", "string", "Priority.", enum=PRIORITIES, default="normal"),
+        Param("priority", "string", "Priority.", enum=NOTIFICATION_PRIORITIES, default="normal"),
         ArrayParam("tags", "array", "Tags for filtering.", items={"type": "string"}),
         Param("structured_data", "object", "A machine-readable payload."),
         Param(

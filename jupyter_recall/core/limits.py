@@ -55,3 +55,6 @@ MAX_PAUSE_AFTER_FAILURES = 1000
 MAX_KEEP_RUNS = 1_000_000
 """``policies.keep_runs`` and ``RecallApp.keep_runs``: from 0 to this many runs kept per job
 (``policies.keep_runs_for``: above 0 and at most ``MAX_SECONDS``)."""
+
+NOTIFICATION_PRIORITIES = ("low", "normal", "high", "critical")
+"""A notification's ``priority``, lowest first (a channel may map them to its own levels)."""

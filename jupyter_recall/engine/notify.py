@@ -19,11 +19,12 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from jupyter_recall.core.errors import ValidationError
+from jupyter_recall.core.limits import NOTIFICATION_PRIORITIES
 from jupyter_recall.core.model import Job, Run, new_id
 
 log = logging.getLogger("jupyter_recall.notifications")
 
-PRIORITIES = ("low", "normal", "high", "critical")
+PRIORITIES = NOTIFICATION_PRIORITIES
 SESSION = "session"
 UI = "ui"
 DEFAULT_CHANNEL = SESSION
