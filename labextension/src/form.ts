@@ -17,6 +17,28 @@ export class JobForm {
   ) {
     const { trans } = model;
     this._when = new SchedulePreview(model, trans.__('When'));
+    this._fires = h(
+      'select',
+      { name: 'fires', onChange: () => this._firesChanged() },
+      h('option', { value: 'time' }, trans.__('at a time')),
+      h('option', { value: 'after' }, trans.__('after another job'))
+    );
+    this._upstream = h('select', { name: 'after_job', onChange: () => this._validity() });
+    this._on = h(
+      'select',
+      { name: 'after_on' },
+      h('option', { value: 'succeeded' }, trans.__('succeeds')),
+      h('option', { value: 'failed' }, trans.__('fails')),
+      h('option', { value: 'finished' }, trans.__('finishes'))
+    );
+    this._whenLabel = h('label', {}, trans.__('When'), this._when.input);
+    this._afterLabel = h(
+      'label',
+      { class: 'jp-RecallForm-after' },
+      trans.__('After'),
+      this._upstream,
+      this._on
+    );
     this._target = h(
       'select',
       { name: 'target', onChange: () => (this._targetChosen = true) },
@@ -39,8 +61,10 @@ export class JobForm {
       },
       h('h3', {}, trans.__('New job')),
       this._notebook,
-      h('label', {}, trans.__('When'), this._when.input),
+      h('label', {}, trans.__('Fires'), this._fires),
+      this._whenLabel,
       this._when.preview,
+      this._afterLabel,
       h('label', {}, trans.__('Name'), this._name),
       h('label', {}, trans.__('Time limit (s)'), this._timeout),
       h('label', {}, trans.__('Retries'), this._retries),
@@ -60,7 +84,11 @@ export class JobForm {
       'A run still going after this many seconds is stopped and ends timed_out'
     );
     this._create.textContent = trans.__('Create');
-    this._when.onValidity = valid => (this._create.disabled = !valid);
+    this._when.onValidity = valid => {
+      this._whenValid = valid;
+      this._validity();
+    };
+    this._afterLabel.hidden = true;
     this.update();
   }
 
@@ -89,6 +117,45 @@ export class JobForm {
     } else if (!this._targetChosen) {
       this._target.value = this.model.settings.defaultTarget;
     }
+  }
+
+  /** "at a time" or "after another job": the When field, or the upstream job and outcome. */
+  private _firesChanged(): void {
+    const after = this._fires.value === 'after';
+    this._whenLabel.hidden = after;
+    this._when.input.required = !after; // a hidden empty required field would block submitting
+    this._when.preview.hidden = after;
+    this._afterLabel.hidden = !after;
+    if (after) {
+      this._fillUpstreams();
+    }
+    this._validity();
+  }
+
+  /** The user's jobs that may still fire, as upstream choices (name and id). */
+  private _fillUpstreams(): void {
+    const chosen = this._upstream.value;
+    const jobs = Object.values(this.model.state.jobs).filter(
+      job => job.status === 'active' || job.status === 'paused'
+    );
+    this._upstream.replaceChildren(
+      h('option', { value: '' }, this.model.trans.__('choose a job')),
+      ...jobs.map(job => h('option', { value: job.id }, `${job.name} (${job.id})`))
+    );
+    this._upstream.value = jobs.some(job => job.id === chosen) ? chosen : '';
+  }
+
+  private _validity(): void {
+    const after = this._fires.value === 'after';
+    this._create.disabled = after ? !this._upstream.value : !this._whenValid;
+  }
+
+  /** When the job fires: its time expression, or the job whose outcome fires it. */
+  private _schedule(): { [key: string]: unknown } {
+    if (this._fires.value === 'after') {
+      return { after: { job: this._upstream.value, on: this._on.value } };
+    }
+    return { when: this._when.value };
   }
 
   /** A notebook run in a fresh kernel ("Schedule this notebook…"). */
@@ -146,7 +213,7 @@ export class JobForm {
 
   private async _submit(event: Event): Promise<void> {
     event.preventDefault();
-    const job: { [key: string]: unknown } = { when: this._when.value, ...this._job() };
+    const job: { [key: string]: unknown } = { ...this._schedule(), ...this._job() };
     if (this._name.value.trim()) {
       job.name = this._name.value.trim();
     }
@@ -173,6 +240,12 @@ export class JobForm {
   }
 
   private _notebook = h('div', { class: 'jp-RecallForm-notebook' });
+  private _fires: HTMLSelectElement;
+  private _upstream: HTMLSelectElement;
+  private _on: HTMLSelectElement;
+  private _whenLabel: HTMLLabelElement;
+  private _afterLabel: HTMLLabelElement;
+  private _whenValid = false;
   private _create = h('button', { type: 'submit', class: 'jp-RecallForm-create' });
   private _when: SchedulePreview;
   private _name = h('input', { type: 'text', name: 'name' });

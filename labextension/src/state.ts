@@ -39,6 +39,8 @@ export interface IJob {
   schedule_kind?: string;
   /** The job's policies; retries read here (the run history shows 'attempt 2/3'). */
   policies?: { retries?: { max: number; backoff?: number } | null; [key: string]: unknown };
+  /** The upstream of a job fired by another job's runs (schedule_kind 'after'). */
+  after?: { job: string; on: string } | null;
   run_count?: number;
   failure_count?: number;
   last_status?: string | null;

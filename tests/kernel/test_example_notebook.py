@@ -98,6 +98,8 @@ def test_quickstart_notebook_runs(server):
     assert "RuntimeError: the disk is full" in text
     assert "([(1, 'failed'), (2, 'failed'), (3, 'succeeded')], 1)" in text, "three attempts"
     assert "('kept', 1, 'run_count unchanged', True)" in text
+    assert "publish | after " in text
+    assert " finishes | [('succeeded', 'published')]" in text, "the chain ran to its last step"
     assert "cannot parse 'next blue moon'" in text, "the parse error lists what is accepted"
     # The main claim: the job's code ran in this kernel on time, while a cell kept it busy.
     claim = re.search(r"ran (-?\d+\.\d+) s later, (\w+) the busy cell", text)
