@@ -34,6 +34,10 @@ BACKGROUND_PAGE = 10
 """Jobs per background step (on demand, ``retention.JOBS_PER_PAGE``): short steps fit in the
 firing loop's sleeps under a stream of jobs."""
 
+BACKGROUND_RUNS_PER_JOB = 50
+"""Runs of one job deleted per background step (so at most 500 a step); a job with more is
+taken again by the next step."""
+
 FULL_SWEEP_EVERY = 10
 """Every this many intervals the sweep looks at every job, not only those with new ends."""
 
@@ -99,7 +103,9 @@ class Pruning:
         await self._room()
         started = time.monotonic()
         page = await self._call(step)
-        self._step_seconds = 0.8 * self._step_seconds + 0.2 * (time.monotonic() - started)
+        took = time.monotonic() - started
+        # Up at once, down slowly: a slow step must not be followed by one that underestimates.
+        self._step_seconds = max(took, 0.8 * self._step_seconds + 0.2 * took)
         return page
 
     async def _sweep(self, *, owner: str | None, dry_run: bool, background: bool) -> dict[str, int]:
@@ -115,6 +121,7 @@ class Pruning:
                 owner=owner,
                 dry_run=dry_run,
                 size=BACKGROUND_PAGE if background else retention.JOBS_PER_PAGE,
+                per_job=BACKGROUND_RUNS_PER_JOB if background else retention.RUNS_PER_JOB,
             )
             page = await (self._step(step) if background else self._call(step))
             retention.merge(total, page)
@@ -130,7 +137,14 @@ class Pruning:
         while pending:
             ids, pending = pending[:BACKGROUND_PAGE], pending[BACKGROUND_PAGE:]
             now = self._clock.now()
-            step = partial(retention.prune_ids, self._store, ids, defaults=self.defaults, now=now)
+            step = partial(
+                retention.prune_ids,
+                self._store,
+                ids,
+                defaults=self.defaults,
+                now=now,
+                per_job=BACKGROUND_RUNS_PER_JOB,
+            )
             page = await self._step(step)
             if page.more:
                 pending[:0] = ids

@@ -44,11 +44,18 @@ def retention_of(job: Job, defaults: Retention) -> Retention:
 
 
 def prune_jobs(
-    store: Store, jobs: Sequence[Job], *, defaults: Retention, now: datetime, dry_run: bool
+    store: Store,
+    jobs: Sequence[Job],
+    *,
+    defaults: Retention,
+    now: datetime,
+    dry_run: bool,
+    per_job: int = RUNS_PER_JOB,
 ) -> PrunePage:
-    """Delete (or count) the runs of ``jobs`` past their retention, in one transaction."""
+    """Delete (or count) the runs of ``jobs`` past their retention, in one transaction: at
+    most ``per_job`` runs of each (``more`` says when one had more)."""
     page = PrunePage()
-    limit = COUNT_ALL if dry_run else RUNS_PER_JOB
+    limit = COUNT_ALL if dry_run else per_job
     with store.atomic():
         for job in jobs:
             retention = retention_of(job, defaults)
@@ -75,18 +82,24 @@ def prune_page(
     owner: str | None,
     dry_run: bool,
     size: int = JOBS_PER_PAGE,
+    per_job: int = RUNS_PER_JOB,
 ) -> PrunePage:
     """One page of ``size`` jobs (``owner``'s, or all with None) in creation order."""
     where = JobFilter(sort="created_at", descending=False, after=after, limit=size)
     jobs = store.list_jobs(owner=owner, where=where)
-    page = prune_jobs(store, jobs, defaults=defaults, now=now, dry_run=dry_run)
+    page = prune_jobs(store, jobs, defaults=defaults, now=now, dry_run=dry_run, per_job=per_job)
     if len(jobs) == size:
         page.after = JobCursor(jobs[-1].created_at, jobs[-1].id)
     return page
 
 
 def prune_ids(
-    store: Store, job_ids: Sequence[str], *, defaults: Retention, now: datetime
+    store: Store,
+    job_ids: Sequence[str],
+    *,
+    defaults: Retention,
+    now: datetime,
+    per_job: int = RUNS_PER_JOB,
 ) -> PrunePage:
     """The jobs of these ids (those still there), as ``prune_jobs``."""
     jobs = []
@@ -95,7 +108,7 @@ def prune_ids(
             jobs.append(store.get_job(job_id, owner=None))
         except NotFoundError:
             continue
-    return prune_jobs(store, jobs, defaults=defaults, now=now, dry_run=False)
+    return prune_jobs(store, jobs, defaults=defaults, now=now, dry_run=False, per_job=per_job)
 
 
 def merge(total: dict[str, int], page: PrunePage) -> None:

@@ -532,3 +532,13 @@ async def test_the_client_reports_the_permission_not_the_token(jp_serverapp, jp_
         await asyncio.to_thread(client.request, "POST", "/api/recall/jobs", body=body)
     assert (refused.value.action, refused.value.resource) == KERNELS_WRITE
     assert str(refused.value).startswith("User is not authorized to write on resource: kernels.")
+
+
+async def test_pruning_runs_is_a_write_on_recall_and_needs_nothing_else(jp_fetch):
+    # The runs deleted are the caller's own: no kernel, session or contents permission.
+    Refusals.current = set(NO_KERNELS)
+    answer = await call(jp_fetch, "POST", "api/recall/runs/prune", {"dry_run": True})
+    assert answer == {"dry_run": True, "runs": 0, "jobs": {}}
+    assert ("write", "recall") in {(action, resource) for *_, action, resource in Refusals.calls}
+    Refusals.current = {("write", "recall")}
+    await call(jp_fetch, "POST", "api/recall/runs/prune", {}, expect=403)
