@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.core.triggers.after import AfterTrigger
-from jupyter_recall.core.triggers.base import Trigger
+from jupyter_recall.core.triggers.base import Trigger, TriggerJSON
 from jupyter_recall.core.triggers.cron import CronTrigger
 from jupyter_recall.core.triggers.interval import IntervalTrigger
 from jupyter_recall.core.triggers.once import OnceTrigger
@@ -23,6 +23,17 @@ UTC = timezone.utc
 SPEC_VERSION = 1
 
 ScheduleKind = Literal["once", "interval", "cron", "immediate", "after"]
+
+
+class ScheduleJSON(TypedDict):
+    """What ``ScheduleSpec.to_dict`` writes (a job's stored ``schedule``)."""
+
+    version: int
+    kind: str
+    canonical: str
+    tz: str
+    anchor: str | None
+    trigger: TriggerJSON
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +106,7 @@ class ScheduleSpec:
         stamp = local.strftime("%Y-%m-%d %H:%M:%S" if local.second else "%Y-%m-%d %H:%M")
         return f"once at {stamp} ({self.tz})"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ScheduleJSON:
         return {
             "version": SPEC_VERSION,
             "kind": self.kind,

@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from jupyter_recall.core.dependency import After, AfterOn
+from jupyter_recall.core.triggers.base import AfterJSON
 
 
 @dataclass(frozen=True, slots=True)
@@ -17,8 +18,8 @@ class AfterTrigger:
     def next_after(self, after: datetime) -> datetime | None:
         return None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"type": "after", **self.after.to_json()}
+    def to_dict(self) -> AfterJSON:
+        return {"type": "after", "job": self.after.job, "on": self.after.on.value}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AfterTrigger:

@@ -3,7 +3,44 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Protocol, TypedDict
+
+
+class OnceJSON(TypedDict):
+    type: str
+    at: str
+
+
+class IntervalJSON(TypedDict):
+    type: str
+    anchor: str
+    seconds: int
+
+
+class CronJSON(TypedDict):
+    type: str
+    expression: str
+    tz: str
+
+
+class WeeksJSON(TypedDict):
+    type: str
+    weeks: int
+    days: list[int]
+    hour: int
+    minute: int
+    start: str
+    tz: str
+
+
+class AfterJSON(TypedDict):
+    type: str
+    job: str
+    on: str
+
+
+TriggerJSON = OnceJSON | IntervalJSON | CronJSON | WeeksJSON | AfterJSON
+"""What each trigger's ``to_dict`` writes (the ``trigger`` of a stored schedule)."""
 
 
 class Trigger(Protocol):
@@ -13,6 +50,6 @@ class Trigger(Protocol):
         """The earliest fire time strictly after ``after`` (aware UTC), or None if none remain."""
         ...
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> TriggerJSON:
         """A JSON-serialisable description from which the trigger can be rebuilt."""
         ...

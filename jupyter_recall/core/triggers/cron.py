@@ -14,6 +14,7 @@ from datetime import datetime, timezone, tzinfo
 from typing import Any
 
 from jupyter_recall.core.cron import Cron, parse_cron
+from jupyter_recall.core.triggers.base import CronJSON
 from jupyter_recall.core.triggers.wallclock import instant_to_wall, wall_to_instant
 from jupyter_recall.core.tz import resolve_tz
 
@@ -39,7 +40,7 @@ class CronTrigger:
     def next_after(self, after: datetime) -> datetime | None:
         return next_cron_after(self.cron, self.zone, after)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> CronJSON:
         return {"type": "cron", "expression": self.expression, "tz": self.tz}
 
     @classmethod

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from jupyter_recall.core.triggers.base import IntervalJSON
+
 UTC = timezone.utc
 
 
@@ -38,7 +40,7 @@ class IntervalTrigger:
             # Past the last instant Python can hold (year 9999): the schedule has ended.
             return None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> IntervalJSON:
         return {"type": "interval", "anchor": self.anchor.isoformat(), "seconds": self.seconds}
 
     @classmethod

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
+from jupyter_recall.core.triggers.base import OnceJSON
+
 UTC = timezone.utc
 
 
@@ -18,7 +20,7 @@ class OnceTrigger:
     def next_after(self, after: datetime) -> datetime | None:
         return self.at if self.at > after else None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> OnceJSON:
         return {"type": "once", "at": self.at.isoformat()}
 
     @classmethod

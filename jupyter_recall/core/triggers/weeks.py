@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta, timezone, tzinfo
 from typing import Any
 
+from jupyter_recall.core.triggers.base import WeeksJSON
 from jupyter_recall.core.triggers.wallclock import instant_to_wall, wall_to_instant
 from jupyter_recall.core.tz import resolve_tz
 
@@ -60,7 +61,7 @@ class WeeksTrigger:
             return None
         return None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> WeeksJSON:
         return {
             "type": "weeks",
             "weeks": self.weeks,
