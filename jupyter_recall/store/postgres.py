@@ -61,7 +61,7 @@ from jupyter_recall.store.rows import (
     RunStateRow,
     columns,
 )
-from jupyter_recall.store.sql_builders import LONG_AGO, POSTGRES, JobConflicts
+from jupyter_recall.store.sql_builders import LONG_AGO, POSTGRES, BatchConflicts
 from jupyter_recall.store.sqlite import (
     _orphan_reason,
     _state_from_row,
@@ -177,7 +177,7 @@ class PostgresStore(
     RetentionTables,
     RetryTables,
     RowTables,
-    JobConflicts,
+    BatchConflicts,
     DisabledOwnerTables,
 ):
     """The Store protocol on a PostgreSQL database (``postgresql://`` URL, libpq's forms)."""
@@ -462,19 +462,6 @@ class PostgresStore(
         twice = [ident for ident, count in Counter(run.id for run in runs).items() if count > 1]
         if twice:
             raise ConflictError(f"run id {twice[0]!r} appears twice in one batch")
-
-    def _run_conflict(self, runs: Sequence[Run], exc: StoreError) -> Exception:
-        if not isinstance(exc.__cause__, psycopg.errors.IntegrityError):
-            return exc
-        ids = [run.id for run in runs]
-        existing = self._existing_ids("runs", ids)
-        if existing:
-            return ConflictError(f"run {sorted(existing)[0]!r} already exists")
-        job_ids = {run.job_id for run in runs}
-        missing = sorted(job_ids - self._existing_ids("jobs", job_ids))
-        if missing:
-            return NotFoundError("job", missing[0])
-        return exc
 
     def delete_runs(self, run_ids: Sequence[str]) -> None:
         with self.atomic():

@@ -13,6 +13,7 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from typing import Any
 
 import psycopg
 
@@ -62,24 +63,19 @@ class Listener:
         self._ready.wait(timeout=10)
 
     def add(self, listener: ChangeListener) -> Callable[[], None]:
-        with self._lock:
-            self._listeners.append(listener)
-
-        def remove() -> None:
-            with self._lock:
-                if listener in self._listeners:
-                    self._listeners.remove(listener)
-
-        return remove
+        return self._added(self._listeners, listener)
 
     def add_events(self, listener: EventListener) -> Callable[[], None]:
+        return self._added(self._event_listeners, listener)
+
+    def _added(self, listeners: list[Any], listener: Any) -> Callable[[], None]:
         with self._lock:
-            self._event_listeners.append(listener)
+            listeners.append(listener)
 
         def remove() -> None:
             with self._lock:
-                if listener in self._event_listeners:
-                    self._event_listeners.remove(listener)
+                if listener in listeners:
+                    listeners.remove(listener)
 
         return remove
 
@@ -88,13 +84,7 @@ class Listener:
         self._thread.join(timeout=10)
 
     def _call(self, fire_at: datetime | None) -> None:
-        with self._lock:
-            listeners = list(self._listeners)
-        for listener in listeners:
-            try:
-                listener(fire_at)
-            except Exception:
-                log.exception("a listener of job changes failed")
+        self._each(self._listeners, fire_at, "job changes")
 
     def _run(self) -> None:
         attempt = 0
@@ -125,13 +115,16 @@ class Listener:
                     self._call(instant(note.payload))
 
     def _call_events(self, text: str) -> None:
+        self._each(self._event_listeners, text, "events")
+
+    def _each(self, listeners: list[Any], value: object, what: str) -> None:
         with self._lock:
-            listeners = list(self._event_listeners)
-        for listener in listeners:
+            called = list(listeners)
+        for listener in called:
             try:
-                listener(text)
+                listener(value)
             except Exception:
-                log.exception("a listener of events failed")
+                log.exception("a listener of %s failed", what)
 
 
 class Publisher:

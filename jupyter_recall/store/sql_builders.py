@@ -1,6 +1,7 @@
 """The SQL that both stores build the same way, with what differs between SQLite and PostgreSQL
 as a ``Dialect``: the listings of jobs and runs (filters, search, keyset pages, order), the
-scoping of a statement to an owner, and the naming of what a refused job batch clashed with.
+scoping of a statement to an owner, and the naming of what a refused batch of jobs or runs
+clashed with.
 
 Statements that differ in substance (batch writes through ``unnest`` or ``executemany``,
 ``FOR UPDATE SKIP LOCKED``, leases) stay in each store's module.
@@ -14,8 +15,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
-from jupyter_recall.core.errors import ConflictError
-from jupyter_recall.core.model import Job, JobKind
+from jupyter_recall.core.errors import ConflictError, NotFoundError
+from jupyter_recall.core.model import Job, JobKind, Run
 from jupyter_recall.store import codec
 from jupyter_recall.store.base import JobFilter, RunCursor, RunFilter
 
@@ -179,7 +180,7 @@ def _limited(d: Dialect, sql: str, params: list[Any], limit: int | None) -> Stat
 
 
 class _Store(Protocol):
-    """What ``JobConflicts`` needs of the store it is mixed into."""
+    """What ``BatchConflicts`` needs of the store it is mixed into."""
 
     @property
     def _dialect(self) -> Dialect: ...
@@ -193,16 +194,14 @@ class _Store(Protocol):
 
     def _existing_ids(self, table: str, ids: Iterable[str]) -> set[str]: ...
 
-    def _recall_conflict(self: _Store, jobs: Sequence[Job]) -> ConflictError | None: ...
+    def _recall_conflict(self, jobs: Sequence[Job]) -> ConflictError | None: ...
 
-    def _pending_recall(
-        self: _Store, owner: str, session: str, exclude: set[str]
-    ) -> str | None: ...
+    def _pending_recall(self, owner: str, session: str, exclude: set[str]) -> str | None: ...
 
 
-class JobConflicts:
-    """What a refused batch of jobs clashed with, named for the user: a mixin of both stores
-    (the batch is already rolled back when it is asked)."""
+class BatchConflicts:
+    """What a refused batch of jobs or runs clashed with, named for the user: a mixin of both
+    stores (the batch is already rolled back when it is asked)."""
 
     def _job_conflict(
         self: _Store, jobs: Sequence[Job], exc: Exception, *, inserting: bool
@@ -210,14 +209,30 @@ class JobConflicts:
         if not isinstance(exc.__cause__, self._integrity_error):
             return exc
         ids = [job.id for job in jobs]
-        twice = [ident for ident, count in Counter(ids).items() if count > 1]
-        if twice:
-            return ConflictError(f"job id {twice[0]!r} appears twice in one batch")
+        twice = _twice(ids, "job")
+        if twice is not None:
+            return twice
         if inserting:
             existing = self._existing_ids("jobs", ids)
             if existing:
                 return ConflictError(f"job {sorted(existing)[0]!r} already exists")
         return self._recall_conflict(jobs) or exc
+
+    def _run_conflict(self: _Store, runs: Sequence[Run], exc: Exception) -> Exception:
+        if not isinstance(exc.__cause__, self._integrity_error):
+            return exc
+        ids = [run.id for run in runs]
+        twice = _twice(ids, "run")
+        if twice is not None:
+            return twice
+        existing = self._existing_ids("runs", ids)
+        if existing:
+            return ConflictError(f"run {sorted(existing)[0]!r} already exists")
+        job_ids = {run.job_id for run in runs}
+        missing = sorted(job_ids - self._existing_ids("jobs", job_ids))
+        if missing:
+            return NotFoundError("job", missing[0])
+        return exc
 
     def _recall_conflict(self: _Store, jobs: Sequence[Job]) -> ConflictError | None:
         batch_ids = {job.id for job in jobs}
@@ -242,3 +257,8 @@ class JobConflicts:
             if ident not in exclude:
                 return str(ident)
         return None
+
+
+def _twice(ids: Sequence[str], what: str) -> ConflictError | None:
+    twice = [ident for ident, count in Counter(ids).items() if count > 1]
+    return ConflictError(f"{what} id {twice[0]!r} appears twice in one batch") if twice else None

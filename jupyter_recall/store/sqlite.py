@@ -17,7 +17,6 @@ import os
 import sqlite3
 import threading
 import time
-from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -53,7 +52,7 @@ from jupyter_recall.store.rows import (
     RunStateRow,
     columns,
 )
-from jupyter_recall.store.sql_builders import LONG_AGO, SQLITE, JobConflicts
+from jupyter_recall.store.sql_builders import LONG_AGO, SQLITE, BatchConflicts
 from jupyter_recall.store.sqlite_checkpoint import BACKSTOP_PAGES, Checkpointer
 from jupyter_recall.store.sqlite_watchers import SQLiteWatcherTables
 
@@ -194,7 +193,7 @@ class SQLiteStore(
     RetentionTables,
     RetryTables,
     RowTables,
-    JobConflicts,
+    BatchConflicts,
     DisabledOwnerTables,
 ):
     """The Store protocol on one SQLite file. ``path`` may be ``":memory:"`` for tests.
@@ -497,22 +496,6 @@ class SQLiteStore(
                     mine.add(run.id)
                     result.append(run)
             return result
-
-    def _run_conflict(self, runs: Sequence[Run], exc: StoreError) -> Exception:
-        if not isinstance(exc.__cause__, sqlite3.IntegrityError):
-            return exc
-        ids = [run.id for run in runs]
-        twice = [ident for ident, count in Counter(ids).items() if count > 1]
-        if twice:
-            return ConflictError(f"run id {twice[0]!r} appears twice in one batch")
-        existing = self._existing_ids("runs", ids)
-        if existing:
-            return ConflictError(f"run {sorted(existing)[0]!r} already exists")
-        job_ids = {run.job_id for run in runs}
-        missing = sorted(job_ids - self._existing_ids("jobs", job_ids))
-        if missing:
-            return NotFoundError("job", missing[0])
-        return exc
 
     def delete_runs(self, run_ids: Sequence[str]) -> None:
         with self.atomic():
