@@ -54,6 +54,9 @@ class PoliciesDocument(TypedDict, total=False):
     jitter: float
     timeout: float | None
     retries: RetriesDocument | int | None
+    pause_after_failures: int | None
+    keep_runs: int | None
+    keep_runs_for: float | str | None
 
 
 class AfterDocument(TypedDict):
@@ -62,6 +65,21 @@ class AfterDocument(TypedDict):
 
     job: str
     on: str
+
+
+class NewJobDocument(TypedDict):
+    """``NewJob``: the body of ``POST /api/recall/jobs`` (``when`` or ``after``, not both)."""
+
+    action: ActionDocument
+    when: NotRequired[str]
+    after: NotRequired[AfterDocument]
+    target: NotRequired[TargetDocument]
+    name: NotRequired[str]
+    kind: NotRequired[str]
+    tz: NotRequired[str]
+    session: NotRequired[str]
+    policies: NotRequired[PoliciesDocument]
+    options: NotRequired[dict[str, Any]]
 
 
 class JobDocument(TypedDict):

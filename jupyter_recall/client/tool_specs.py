@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from jupyter_recall.client.documents import PoliciesDocument
 from jupyter_recall.client.ids import JOB_ID
 from jupyter_recall.client.toolspec import (
     TOOL_NAME_PATTERN,
@@ -16,6 +17,7 @@ from jupyter_recall.client.toolspec import (
     NumberParam,
     Param,
     Result,
+    ToolArguments,
     ToolSpec,
 )
 from jupyter_recall.core.escalation import STRATEGIES
@@ -76,15 +78,31 @@ _JOB_FIELDS = {
     "keep_runs_for": "keep_runs_for_seconds",
     "options": "output_config",
 }
-POLICY_ARGUMENTS = (
-    ("max_runs", "max_runs"),
-    ("timeout", "timeout_seconds"),
-    ("retries", "retries"),
-    ("pause_after_failures", "pause_after_failures"),
-    ("keep_runs", "keep_runs"),
-    ("keep_runs_for", "keep_runs_for_seconds"),
-)
-"""(policy, tool argument) pairs; an argument left at 0 leaves its policy unset."""
+
+
+def tool_policies(args: ToolArguments) -> PoliciesDocument:
+    """The policies of schedule_once/schedule_cron/schedule_after arguments (a policy whose
+    argument is 0 or that the tool does not take stays unset)."""
+
+    def given(name: str) -> int:
+        return args.integer(name) if name in args.values else 0
+
+    policies: PoliciesDocument = {}
+    if max_runs := given("max_runs"):
+        policies["max_runs"] = max_runs
+    if timeout := given("timeout_seconds"):
+        policies["timeout"] = timeout
+    if retries := given("retries"):
+        policies["retries"] = retries
+    if pause_after := given("pause_after_failures"):
+        policies["pause_after_failures"] = pause_after
+    if keep_runs := given("keep_runs"):
+        policies["keep_runs"] = keep_runs
+    if keep_for := given("keep_runs_for_seconds"):
+        policies["keep_runs_for"] = keep_for
+    return policies
+
+
 _JOB_PARAMS = (
     Param(
         "action_type",

@@ -10,11 +10,12 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import Any, TypedDict, TypeVar
 
 from jupyter_recall.core.errors import ValidationError
 
 Result = dict[str, Any]
+T = TypeVar("T")
 
 
 class ParamSchema(TypedDict, total=False):
@@ -123,10 +124,10 @@ def _check_integer(param: Param, value: Any) -> int:
     return value
 
 
-def _check_object(param: Param, value: Any) -> dict[str, Any]:
+def _check_object(param: Param, value: Any) -> dict[str, object]:
     if not isinstance(value, Mapping):
         raise ValidationError(param.name, f"must be a JSON object, got {_shown(value)}")
-    return dict(value)
+    return {str(key): item for key, item in value.items()}
 
 
 _CHECKERS: dict[str, Callable[[Param, Any], Any]] = {
@@ -134,6 +135,64 @@ _CHECKERS: dict[str, Callable[[Param, Any], Any]] = {
     "integer": _check_integer,
     "object": _check_object,
 }
+
+
+@dataclass(frozen=True)
+class ToolArguments:
+    """One call's arguments once its specification checked them (types, enums, ranges; a left
+    out argument holds its default): each read typed. Asking a reader of another type than the
+    argument's, or for an argument the tool does not have, is a bug of the tool (``TypeError``,
+    ``KeyError``), never the caller's."""
+
+    tool: str
+    values: Mapping[str, object]
+
+    def _read(self, name: str, kind: type[T] | tuple[type[T], ...]) -> T | None:
+        value = self.values[name]
+        if value is None or isinstance(value, kind):
+            return value
+        raise TypeError(f"{self.tool}.{name} is a {type(value).__name__}")
+
+    def optional_text(self, name: str) -> str | None:
+        return self._read(name, str)
+
+    def text(self, name: str) -> str:
+        """A required string argument (or one with a default)."""
+        value = self.optional_text(name)
+        if value is None:
+            raise ValidationError(name, f"required by {self.tool}")
+        return value
+
+    def optional_integer(self, name: str) -> int | None:
+        return self._read(name, int)
+
+    def integer(self, name: str) -> int:
+        """An integer argument with a default (0 when the tool says "0: none")."""
+        return self.optional_integer(name) or 0
+
+    def number(self, name: str) -> float:
+        value = self._read(name, (int, float))
+        if value is None:
+            raise ValidationError(name, f"required by {self.tool}")
+        return float(value)
+
+    def texts(self, name: str) -> list[str] | None:
+        value = self._read(name, list)
+        return None if value is None else [str(item) for item in value]
+
+    def items(self, name: str) -> list[object]:
+        """An array argument's items (checked by its schema), ``[]`` when left out."""
+        return list(self._read(name, list) or [])
+
+    def mapping(self, name: str) -> dict[str, Any] | None:
+        """A JSON object argument, free-form by nature (a tool's parameters, per-delivery
+        settings, a machine-readable payload), ``None`` when left out."""
+        value = self._read(name, dict)
+        return None if value is None else dict(value)
+
+    def given(self) -> dict[str, object]:
+        """The arguments that have a value, as the caller gave them (or their default)."""
+        return {name: value for name, value in self.values.items() if value is not None}
 
 
 @dataclass(frozen=True)
@@ -168,14 +227,14 @@ class ToolSpec:
             },
         }
 
-    def arguments(self, given: Mapping[str, Any]) -> dict[str, Any]:
+    def arguments(self, given: Mapping[str, Any]) -> ToolArguments:
         known = {param.name for param in self.params}
         unknown = sorted(set(given) - known)
         if unknown:
             raise ValidationError(
                 unknown[0], f"unknown argument of {self.name}", accepted=sorted(known)
             )
-        values: dict[str, Any] = {}
+        values: dict[str, object] = {}
         for param in self.params:
             value = given.get(param.name)
             if value is None:
@@ -184,9 +243,9 @@ class ToolSpec:
                 values[param.name] = param.default
             else:
                 values[param.name] = param.check(value)
-        return values
+        return ToolArguments(self.name, values)
 
-    def bound(self, run: Callable[[dict[str, Any]], Result]) -> Tool:
+    def bound(self, run: Callable[[ToolArguments], Result]) -> Tool:
         """This specification run by ``run``."""
         return Tool(self.name, self.description, self.params, run, self.fields)
 
@@ -198,7 +257,7 @@ class Tool:
     name: str
     description: str
     params: tuple[Param, ...]
-    run: Callable[[dict[str, Any]], Result]
+    run: Callable[[ToolArguments], Result]
     fields: Mapping[str, str] = field(default_factory=dict)
     """Server field names -> this tool's argument names, for error messages."""
 
@@ -209,7 +268,7 @@ class Tool:
     def spec(self, style: str = "openai") -> OpenAISpec | AnthropicSpec:
         return self.described.spec(style)
 
-    def arguments(self, given: Mapping[str, Any]) -> dict[str, Any]:
+    def arguments(self, given: Mapping[str, Any]) -> ToolArguments:
         return self.described.arguments(given)
 
 

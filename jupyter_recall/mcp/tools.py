@@ -16,17 +16,22 @@ from typing import Any
 from jupyter_recall.client import tool_specs
 from jupyter_recall.client.documents import (
     ActionDocument,
+    AfterDocument,
     JobDocument,
+    JobPage,
+    NewJobDocument,
     NewWatcherDocument,
     ParseDocument,
     TargetDocument,
+    WatcherDocument,
 )
 from jupyter_recall.client.ids import JOB_ID
-from jupyter_recall.client.tool_specs import JOB_STATUSES, POLICY_ARGUMENTS, job_summary
+from jupyter_recall.client.tool_specs import JOB_STATUSES, job_summary, tool_policies
 from jupyter_recall.client.toolspec import (
     InputSchema,
     Param,
     Result,
+    ToolArguments,
     ToolSpec,
     decode_arguments,
     failure,
@@ -35,7 +40,7 @@ from jupyter_recall.core.errors import ConflictError, NotFoundError, RecallError
 from jupyter_recall.core.model import RunStatus
 from jupyter_recall.mcp.backend import Backend
 
-Run = Callable[[Backend, dict[str, Any]], Result]
+Run = Callable[[Backend, ToolArguments], Result]
 JOBS = "/api/recall/jobs"
 WATCHERS = "/api/recall/watchers"
 NOTIFICATIONS = "/api/recall/notifications"
@@ -80,14 +85,14 @@ def _expect_kind(backend: Backend, when: str, kinds: tuple[str, ...], arg: str, 
         raise ValidationError(arg, f"{when!r} is a schedule of kind {kind!r}: {hint}")
 
 
-def _create(backend: Backend, body: dict[str, Any]) -> JobDocument:
+def _create(backend: Backend, body: NewJobDocument) -> JobDocument:
     created: JobDocument = backend.request("POST", JOBS, body=body)
     return created
 
 
-def _job_action(args: dict[str, Any]) -> ActionDocument:
+def _job_action(args: ToolArguments) -> ActionDocument:
     """The action of schedule_once/schedule_cron arguments, outside a kernel."""
-    kind = args["action_type"]
+    kind = args.text("action_type")
     if kind == "llm_prompt":
         raise ValidationError(
             "action_type",
@@ -95,98 +100,124 @@ def _job_action(args: dict[str, Any]) -> ActionDocument:
             accepted=("notification", "tool_call"),
         )
     if kind == "tool_call":
-        if not args["tool_name"]:
+        tool_name = args.optional_text("tool_name")
+        if not tool_name:
             raise ValidationError("tool_name", "required for action_type 'tool_call'")
-        return {"type": "tool", "name": args["tool_name"], "params": args["tool_params"] or {}}
-    if not args["prompt"]:
+        return {"type": "tool", "name": tool_name, "params": args.mapping("tool_params") or {}}
+    prompt = args.optional_text("prompt")
+    if not prompt:
         raise ValidationError("prompt", "required for action_type 'notification'")
-    action: ActionDocument = {"type": "notification", "message": args["prompt"]}
-    if args["label"]:
-        action["title"] = args["label"]
-    if args["output_channel"]:
-        action["channel"] = args["output_channel"]
+    action: ActionDocument = {"type": "notification", "message": prompt}
+    label, channel = args.optional_text("label"), args.optional_text("output_channel")
+    if label:
+        action["title"] = label
+    if channel:
+        action["channel"] = channel
     return action
 
 
-def _server_job(schedule: Mapping[str, object], args: dict[str, Any]) -> dict[str, Any]:
-    """A server-target job's body; ``schedule`` is ``{"when": ...}`` or ``{"after": ...}``."""
-    body: dict[str, Any] = {**schedule, "action": _job_action(args), "target": {"type": "server"}}
-    if args["label"]:
-        body["name"] = args["label"]
-    policies = {key: args[name] for key, name in POLICY_ARGUMENTS if args.get(name)}
+def _server_job(body: NewJobDocument, args: ToolArguments) -> NewJobDocument:
+    """A server-target job's body; ``body`` holds its ``when`` or its ``after``."""
+    body = {**body, "target": {"type": "server"}}
+    label, config = args.optional_text("label"), args.mapping("output_config")
+    if label:
+        body["name"] = label
+    policies = tool_policies(args)
     if policies:
         body["policies"] = policies
-    if args["output_config"] is not None:
-        body["options"] = {"output_config": args["output_config"]}
+    if config is not None:
+        body["options"] = {"output_config": config}
     return body
 
 
-def _schedule_once(backend: Backend, args: dict[str, Any]) -> Result:
+def _schedule_once(backend: Backend, args: ToolArguments) -> Result:
+    when = args.text("when")
     hint = "schedule_once needs a one-time 'when'; use schedule_cron to repeat"
-    _expect_kind(backend, args["when"], ONE_TIME, "when", hint)
-    return job_summary(_create(backend, _server_job({"when": args["when"]}, args)))
+    _expect_kind(backend, when, ONE_TIME, "when", hint)
+    body: NewJobDocument = {"when": when, "action": _job_action(args)}
+    return job_summary(_create(backend, _server_job(body, args)))
 
 
-def _schedule_cron(backend: Backend, args: dict[str, Any]) -> Result:
+def _schedule_cron(backend: Backend, args: ToolArguments) -> Result:
+    cron = args.text("cron")
     hint = "schedule_cron needs a repeating schedule; use schedule_once for one time"
-    _expect_kind(backend, args["cron"], RECURRING, "cron", hint)
-    return job_summary(_create(backend, _server_job({"when": args["cron"]}, args)))
+    _expect_kind(backend, cron, RECURRING, "cron", hint)
+    body: NewJobDocument = {"when": cron, "action": _job_action(args)}
+    return job_summary(_create(backend, _server_job(body, args)))
 
 
-def _schedule_after(backend: Backend, args: dict[str, Any]) -> Result:
-    after = {"job": args["after_job"], "on": args["on"]}
-    return job_summary(_create(backend, _server_job({"after": after}, args)))
+def _schedule_after(backend: Backend, args: ToolArguments) -> Result:
+    after: AfterDocument = {"job": args.text("after_job"), "on": args.text("on")}
+    body: NewJobDocument = {"after": after, "action": _job_action(args)}
+    return job_summary(_create(backend, _server_job(body, args)))
 
 
-def _kernel_target(args: dict[str, Any]) -> TargetDocument:
-    if args["notebook"] and args["kernel_name"]:
+def _kernel_target(args: ToolArguments) -> TargetDocument:
+    notebook, kernel_name = args.optional_text("notebook"), args.optional_text("kernel_name")
+    if notebook and kernel_name:
         raise ValidationError(
             "kernel_name", "give notebook (its live kernel) or kernel_name (a fresh kernel)"
         )
-    if args["notebook"]:
-        return {"type": "kernel", "path": args["notebook"]}
-    return {"type": "headless", "kernel_name": args["kernel_name"] or "python3"}
+    if notebook:
+        return {"type": "kernel", "path": notebook}
+    return {"type": "headless", "kernel_name": kernel_name or "python3"}
 
 
-def _named(body: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
-    optional = {"name": args.get("name"), "tz": args.get("timezone_offset")}
-    return {**body, **{key: value for key, value in optional.items() if value}}
+def _named(body: NewJobDocument, args: ToolArguments) -> NewJobDocument:
+    name, tz = args.optional_text("name"), args.optional_text("timezone_offset")
+    body = body.copy()
+    if name:
+        body["name"] = name
+    if tz:
+        body["tz"] = tz
+    return body
 
 
-def _schedule_code(backend: Backend, args: dict[str, Any]) -> Result:
-    action = {"type": "code", "code": args["code"]}
-    body = {"when": args["when"], "action": action, "target": _kernel_target(args)}
-    return job_summary(_create(backend, _named(body, args)))
-
-
-def _schedule_notebook(backend: Backend, args: dict[str, Any]) -> Result:
-    action = {"type": "notebook", "path": args["notebook"], "parameters": args["parameters"] or {}}
-    target = {"type": "headless", "kernel_name": args["kernel_name"] or "python3"}
-    body = {"when": args["when"], "action": action, "target": target}
-    return job_summary(_create(backend, _named(body, args)))
-
-
-def _notebook_recall(backend: Backend, args: dict[str, Any]) -> Result:
-    action = {"type": "instruction", "instruction": args["instruction"]}
-    if args["comment"]:
-        action["comment"] = args["comment"]
-    body = {
-        "when": args["when"],
-        "kind": "recall",
+def _schedule_code(backend: Backend, args: ToolArguments) -> Result:
+    action: ActionDocument = {"type": "code", "code": args.text("code")}
+    body: NewJobDocument = {
+        "when": args.text("when"),
         "action": action,
-        "target": {"type": "kernel", "path": args["notebook"]},
-        "session": args["notebook"],
+        "target": _kernel_target(args),
     }
     return job_summary(_create(backend, _named(body, args)))
 
 
-def _job_list(backend: Backend, args: dict[str, Any]) -> Result:
+def _schedule_notebook(backend: Backend, args: ToolArguments) -> Result:
+    action: ActionDocument = {
+        "type": "notebook",
+        "path": args.text("notebook"),
+        "parameters": args.mapping("parameters") or {},
+    }
+    target: TargetDocument = {
+        "type": "headless",
+        "kernel_name": args.optional_text("kernel_name") or "python3",
+    }
+    body: NewJobDocument = {"when": args.text("when"), "action": action, "target": target}
+    return job_summary(_create(backend, _named(body, args)))
+
+
+def _notebook_recall(backend: Backend, args: ToolArguments) -> Result:
+    action: ActionDocument = {"type": "instruction", "instruction": args.text("instruction")}
+    comment, notebook = args.optional_text("comment"), args.text("notebook")
+    if comment:
+        action["comment"] = comment
+    body: NewJobDocument = {
+        "when": args.text("when"),
+        "kind": "recall",
+        "action": action,
+        "target": {"type": "kernel", "path": notebook},
+        "session": notebook,
+    }
+    return job_summary(_create(backend, _named(body, args)))
+
+
+def _job_list(backend: Backend, args: ToolArguments) -> Result:
     # One page at a time (a store may hold 100,000 jobs); `total` counts every match, from the
     # counts route, so an agent knows whether to ask for the next page.
-    query = {"status": args["status"], "path": args["notebook"]}
-    page = backend.request(
-        "GET", JOBS, query={**query, "limit": args["limit"], "cursor": args["cursor"]}
-    )
+    query = {"status": args.optional_text("status"), "path": args.optional_text("notebook")}
+    paging = {"limit": args.integer("limit"), "cursor": args.optional_text("cursor")}
+    page: JobPage = backend.request("GET", JOBS, query={**query, **paging})
     counts = backend.request("GET", f"{JOBS}/counts", query=query)
     return {
         "jobs": [job_summary(job) for job in page["jobs"]],
@@ -195,16 +226,17 @@ def _job_list(backend: Backend, args: dict[str, Any]) -> Result:
     }
 
 
-def _schedule_status(backend: Backend, args: dict[str, Any]) -> Result:
-    job = backend.request("GET", f"{JOBS}/{args['job_id']}")
-    runs = backend.request("GET", f"{JOBS}/{args['job_id']}/runs", query={"limit": 5})["runs"]
+def _schedule_status(backend: Backend, args: ToolArguments) -> Result:
+    job_id = args.text("job_id")
+    job: JobDocument = backend.request("GET", f"{JOBS}/{job_id}")
+    runs = backend.request("GET", f"{JOBS}/{job_id}/runs", query={"limit": 5})["runs"]
     details = {**job_summary(job), "action": job.get("action"), "target": job.get("target")}
     return {"job": details, "recent_runs": runs}
 
 
 def _job_action_tool(action: str) -> Run:
-    def run(backend: Backend, args: dict[str, Any]) -> Result:
-        job = backend.request("POST", f"{JOBS}/{args['job_id']}/{action}")
+    def run(backend: Backend, args: ToolArguments) -> Result:
+        job: JobDocument = backend.request("POST", f"{JOBS}/{args.text('job_id')}/{action}")
         return job_summary(job)
 
     return run
@@ -213,94 +245,103 @@ def _job_action_tool(action: str) -> Run:
 # --- runs -------------------------------------------------------------------------------------
 
 
-def _run_list(backend: Backend, args: dict[str, Any]) -> Result:
-    query = {"job_id": args["job_id"], "status": args["status"], "limit": args["limit"]}
-    page = backend.request("GET", "/api/recall/runs", query={**query, "cursor": args["cursor"]})
+def _run_list(backend: Backend, args: ToolArguments) -> Result:
+    query = {
+        "job_id": args.optional_text("job_id"),
+        "status": args.optional_text("status"),
+        "limit": args.integer("limit"),
+        "cursor": args.optional_text("cursor"),
+    }
+    page = backend.request("GET", "/api/recall/runs", query=query)
     return {"runs": page["runs"], "next_cursor": page.get("next_cursor")}
 
 
-def _run_output(backend: Backend, args: dict[str, Any]) -> Result:
-    run: Result = backend.request("GET", f"/api/recall/runs/{args['run_id']}")
+def _run_output(backend: Backend, args: ToolArguments) -> Result:
+    run: Result = backend.request("GET", f"/api/recall/runs/{args.text('run_id')}")
     return run
 
 
-def _run_stop(backend: Backend, args: dict[str, Any]) -> Result:
-    run: Result = backend.request("POST", f"/api/recall/runs/{args['run_id']}/stop")
+def _run_stop(backend: Backend, args: ToolArguments) -> Result:
+    run: Result = backend.request("POST", f"/api/recall/runs/{args.text('run_id')}/stop")
     return run
 
 
 # --- watchers and notifications ---------------------------------------------------------------
 
 
-def _watch_start(backend: Backend, args: dict[str, Any]) -> Result:
+def _watch_start(backend: Backend, args: ToolArguments) -> Result:
     body: NewWatcherDocument = {
-        "tool": args["name"],
-        "params": args["params"] or {},
-        "interval": args["interval"],
-        "label": args["label"] or "",
-        "notify_when": args["notify_when"],
-        "notify_config": args["notify_config"] or {},
+        "tool": args.text("name"),
+        "params": args.mapping("params") or {},
+        "interval": args.number("interval"),
+        "label": args.optional_text("label") or "",
+        "notify_when": args.text("notify_when"),
+        "notify_config": args.mapping("notify_config") or {},
     }
-    if args["output_channel"] is not None:
-        body["output_channel"] = args["output_channel"]
-    if args["output_config"] is not None:
-        body["output_config"] = args["output_config"]
+    channel, config = args.optional_text("output_channel"), args.mapping("output_config")
+    if channel is not None:
+        body["output_channel"] = channel
+    if config is not None:
+        body["output_config"] = config
     created: Result = backend.request("POST", WATCHERS, body=body)
     return created
 
 
 def _watcher_call(method: str, suffix: str = "") -> Run:
-    def run(backend: Backend, args: dict[str, Any]) -> Result:
-        path = f"{WATCHERS}/{args['watcher_id']}{suffix}"
-        answer = backend.request(method, path, query={"last_n": args.get("last_n")})
-        return dict(answer or {"watcher_id": args["watcher_id"], "status": "stopped"})
+    def run(backend: Backend, args: ToolArguments) -> Result:
+        watcher_id = args.text("watcher_id")
+        last_n = args.optional_integer("last_n") if "last_n" in args.values else None
+        path = f"{WATCHERS}/{watcher_id}{suffix}"
+        answer = backend.request(method, path, query={"last_n": last_n})
+        return dict(answer or {"watcher_id": watcher_id, "status": "stopped"})
 
     return run
 
 
-def _watch_list(backend: Backend, args: dict[str, Any]) -> Result:
+def _watch_list(backend: Backend, args: ToolArguments) -> Result:
     found = backend.request("GET", WATCHERS)["watchers"]
     return {"watchers": found, "total": len(found)}
 
 
-def _watch_history(backend: Backend, args: dict[str, Any]) -> Result:
-    query = {"last_n": args["last_n"]}
-    watcher = backend.request("GET", f"{WATCHERS}/{args['watcher_id']}", query=query)
-    return {"watcher_id": args["watcher_id"], "history": watcher["history"]}
+def _watch_history(backend: Backend, args: ToolArguments) -> Result:
+    watcher_id = args.text("watcher_id")
+    query = {"last_n": args.integer("last_n")}
+    watcher: WatcherDocument = backend.request("GET", f"{WATCHERS}/{watcher_id}", query=query)
+    return {"watcher_id": watcher_id, "history": watcher["history"]}
 
 
-def _send_notification(backend: Backend, args: dict[str, Any]) -> Result:
-    body = {key: value for key, value in args.items() if value is not None}
-    delivery: Result = backend.request("POST", NOTIFICATIONS, body=body)
+def _send_notification(backend: Backend, args: ToolArguments) -> Result:
+    delivery: Result = backend.request("POST", NOTIFICATIONS, body=args.given())
     return delivery
 
 
-def _take_notifications(backend: Backend, args: dict[str, Any]) -> Result:
-    body = {"session": args["session"]}
+def _take_notifications(backend: Backend, args: ToolArguments) -> Result:
+    body = {"session": args.text("session")}
     taken: Result = backend.request("POST", f"{NOTIFICATIONS}/take", body=body)
     return taken
 
 
-def _approval_list(backend: Backend, args: dict[str, Any]) -> Result:
-    status = args["status"]
+def _approval_list(backend: Backend, args: ToolArguments) -> Result:
+    status = args.text("status")
     query = {} if status == "all" else {"status": status}
     found = backend.request("GET", APPROVALS, query=query)["approvals"]
     return {"approvals": found, "total": len(found)}
 
 
-def _approval_get(backend: Backend, args: dict[str, Any]) -> Result:
-    record: Result = backend.request("GET", f"{APPROVALS}/{args['approval_id']}")
+def _approval_get(backend: Backend, args: ToolArguments) -> Result:
+    record: Result = backend.request("GET", f"{APPROVALS}/{args.text('approval_id')}")
     return record
 
 
-def _approval_decide(backend: Backend, args: dict[str, Any]) -> Result:
-    body = {"decision": args["decision"], **({"note": args["note"]} if args["note"] else {})}
-    record: Result = backend.request("POST", f"{APPROVALS}/{args['approval_id']}", body=body)
+def _approval_decide(backend: Backend, args: ToolArguments) -> Result:
+    note = args.optional_text("note")
+    body = {"decision": args.text("decision"), **({"note": note} if note else {})}
+    record: Result = backend.request("POST", f"{APPROVALS}/{args.text('approval_id')}", body=body)
     return record
 
 
-def _parse_when(backend: Backend, args: dict[str, Any]) -> Result:
-    return dict(_parsed(backend, args["when"], args["timezone_offset"]))
+def _parse_when(backend: Backend, args: ToolArguments) -> Result:
+    return dict(_parsed(backend, args.text("when"), args.optional_text("timezone_offset")))
 
 
 # --- the table --------------------------------------------------------------------------------

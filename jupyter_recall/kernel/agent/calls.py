@@ -18,6 +18,7 @@ from jupyter_recall.client.toolspec import (
     ParamSchema,
     Result,
     Tool,
+    ToolArguments,
 )
 from jupyter_recall.core.errors import NotFoundError, ValidationError
 from jupyter_recall.kernel.calls import primitives
@@ -45,8 +46,8 @@ def _task(call: Any, task_id: str, *args: Any) -> Any:
         ) from None
 
 
-def _run_parallel(args: dict[str, Any]) -> Result:
-    results = primitives.run_parallel(args["actions"], limits=args["limits"])
+def _run_parallel(args: ToolArguments) -> Result:
+    results = primitives.run_parallel(args.items("actions"), limits=args.mapping("limits"))
     succeeded = sum(1 for result in results if result.get("success"))
     return {
         "results": _plain(results),
@@ -55,30 +56,30 @@ def _run_parallel(args: dict[str, Any]) -> Result:
     }
 
 
-def _background_run(args: dict[str, Any]) -> Result:
-    task_id = primitives.background_run(args["name"], args["params"])
+def _background_run(args: ToolArguments) -> Result:
+    task_id = primitives.background_run(args.text("name"), args.mapping("params"))
     return _summary(primitives.background_status(task_id))
 
 
-def _background_status(args: dict[str, Any]) -> Result:
-    return _summary(_task(primitives.background_status, args["task_id"]))
+def _background_status(args: ToolArguments) -> Result:
+    return _summary(_task(primitives.background_status, args.text("task_id")))
 
 
-def _background_result(args: dict[str, Any]) -> Result:
-    return _summary(_task(primitives.background_result, args["task_id"]))
+def _background_result(args: ToolArguments) -> Result:
+    return _summary(_task(primitives.background_result, args.text("task_id")))
 
 
-def _background_cancel(args: dict[str, Any]) -> Result:
-    return _summary(_task(primitives.background_cancel, args["task_id"]))
+def _background_cancel(args: ToolArguments) -> Result:
+    return _summary(_task(primitives.background_cancel, args.text("task_id")))
 
 
-def _background_list(args: dict[str, Any]) -> Result:
-    tasks = primitives.background_list(args["status"])
+def _background_list(args: ToolArguments) -> Result:
+    tasks = primitives.background_list(args.optional_text("status"))
     return {"tasks": [_summary(task) for task in tasks], "total": len(tasks)}
 
 
-def _background_wait(args: dict[str, Any]) -> Result:
-    task_id, timeout = args["task_id"], args["timeout"]
+def _background_wait(args: ToolArguments) -> Result:
+    task_id, timeout = args.optional_text("task_id"), args.number("timeout")
     if task_id is None:
         waited = primitives.background_wait(None, timeout)
         return {

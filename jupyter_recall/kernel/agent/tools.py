@@ -14,10 +14,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from jupyter_recall.client.documents import ActionDocument
+from jupyter_recall.client.documents import ActionDocument, AfterDocument
 from jupyter_recall.client.tool_specs import (
     JOB_STATUSES,
-    POLICY_ARGUMENTS,
     SCHEDULE_AFTER,
     SCHEDULE_CANCEL,
     SCHEDULE_CRON,
@@ -25,6 +24,7 @@ from jupyter_recall.client.tool_specs import (
     SCHEDULE_STATUS,
     WHEN_HELP,
     job_summary,
+    tool_policies,
 )
 from jupyter_recall.client.toolspec import (
     AnthropicSpec,
@@ -32,6 +32,7 @@ from jupyter_recall.client.toolspec import (
     Param,
     Result,
     Tool,
+    ToolArguments,
     decode_arguments,
     failure,
 )
@@ -162,28 +163,30 @@ def recall_when(call_type: str, when: str | None, interval: int | None, tz: str 
     return _recurring_when(when, interval, tz)
 
 
-def _schedule_recall(args: dict[str, Any]) -> Result:
-    tz = args["timezone_offset"]
-    when = recall_when(args["call_type"], args["when"], args["interval_seconds"], tz)
-    comment = args["internal_comment"]
+def _schedule_recall(args: ToolArguments) -> Result:
+    tz = args.optional_text("timezone_offset")
+    call_type, interval = args.text("call_type"), args.optional_integer("interval_seconds")
+    when = recall_when(call_type, args.optional_text("when"), interval, tz)
+    comment = args.optional_text("internal_comment")
     job = api.recall(
         when,
-        args["additional_context_message"],
+        args.text("additional_context_message"),
         comment=comment or None,
         name=_clip_name(comment),
         tz=tz,
     )
     return {
         **recall_summary(job),
-        "call_type": args["call_type"],
-        "interval_seconds": args["interval_seconds"],
+        "call_type": call_type,
+        "interval_seconds": interval,
         "session": job.get("session"),
     }
 
 
-def _manage_recall(args: dict[str, Any]) -> Result:
-    session = _session(args["session_id"])
-    if args["action"] == "list":
+def _manage_recall(args: ToolArguments) -> Result:
+    session = _session(args.optional_text("session_id"))
+    verb = args.text("action")
+    if verb == "list":
         recalls = api.jobs(kind="recall", session=session)
         pending = next((recall_summary(j) for j in recalls if j.get("pending")), None)
         return {
@@ -193,10 +196,8 @@ def _manage_recall(args: dict[str, Any]) -> Result:
         }
     found = api.pending_recall(session)
     if found is None:
-        raise ValidationError(
-            "action", f"no pending recall in session {session!r} to {args['action']}"
-        )
-    if args["action"] == "cancel":
+        raise ValidationError("action", f"no pending recall in session {session!r} to {verb}")
+    if verb == "cancel":
         found.cancel()
         return {"session": session, "cancelled": found.id}
     found.skip()
@@ -206,98 +207,113 @@ def _manage_recall(args: dict[str, Any]) -> Result:
 # --- scheduled jobs ---------------------------------------------------------------------------
 
 
-def _tool_action(args: dict[str, Any]) -> ActionDocument:
-    if not args["tool_name"]:
+def _tool_action(args: ToolArguments) -> ActionDocument:
+    tool_name = args.optional_text("tool_name")
+    if not tool_name:
         raise ValidationError("tool_name", "required for action_type 'tool_call' (e.g. 'http.get')")
-    if args["prompt"]:
+    if args.optional_text("prompt"):
         raise ValidationError("prompt", "only for action_type 'llm_prompt' or 'notification'")
-    return {"type": "tool", "name": args["tool_name"], "params": args["tool_params"] or {}}
+    return {"type": "tool", "name": tool_name, "params": args.mapping("tool_params") or {}}
 
 
-def _action(args: dict[str, Any]) -> ActionDocument:
+def _action(args: ToolArguments) -> ActionDocument:
     """The job action of schedule_once/schedule_cron arguments."""
-    action_type = args["action_type"]
+    action_type = args.text("action_type")
     if action_type == "tool_call":
         return _tool_action(args)
-    for name in ("tool_name", "tool_params"):
-        if args[name]:
-            raise ValidationError(name, "only for action_type 'tool_call'")
-    if not args["prompt"]:
+    if args.optional_text("tool_name"):
+        raise ValidationError("tool_name", "only for action_type 'tool_call'")
+    if args.mapping("tool_params"):
+        raise ValidationError("tool_params", "only for action_type 'tool_call'")
+    prompt = args.optional_text("prompt")
+    if not prompt:
         raise ValidationError("prompt", f"required for action_type {action_type!r}")
     if action_type == "llm_prompt":
-        return {"type": "instruction", "instruction": args["prompt"]}
-    action: ActionDocument = {"type": "notification", "message": args["prompt"]}
-    if args["label"]:
-        action["title"] = args["label"]
-    if args["output_channel"]:
-        action["channel"] = args["output_channel"]
+        return {"type": "instruction", "instruction": prompt}
+    action: ActionDocument = {"type": "notification", "message": prompt}
+    label, channel = args.optional_text("label"), args.optional_text("output_channel")
+    if label:
+        action["title"] = label
+    if channel:
+        action["channel"] = channel
     return action
 
 
 def _create(
     when: str | None,
     action: ActionDocument,
-    args: dict[str, Any],
+    label: str | None,
+    job_args: ToolArguments | None = None,
     *,
-    after: dict[str, str] | None = None,
+    after: AfterDocument | None = None,
 ) -> api.Job:
+    """A job of this session; ``job_args`` the job arguments of schedule_once/cron/after."""
     ident = _client.identity()
-    options = {
-        key: args[key] for key in ("output_channel", "output_config") if args.get(key) is not None
-    }
-    policies = {key: args[name] for key, name in POLICY_ARGUMENTS if args.get(name)}
     body = api.job_body(
         when,
         action,
         api.target_payload(None, action, ident=ident),
-        name=_clip_name(args.get("label")),
+        name=_clip_name(label),
         session=ident.session,
-        policies=policies,
-        options=options,
+        policies=tool_policies(job_args) if job_args else {},
+        options=_options(job_args) if job_args else {},
         after=after,
     )
     return api.create(body)
 
 
-def _scheduled(job: api.Job, args: dict[str, Any]) -> Result:
+def _options(args: ToolArguments) -> Mapping[str, object]:
+    given = (
+        ("output_channel", args.optional_text("output_channel")),
+        ("output_config", args.mapping("output_config")),
+    )
+    return {key: value for key, value in given if value is not None}
+
+
+def _scheduled(job: api.Job, args: ToolArguments) -> Result:
     return {
         **job_summary(job),
         "run_at": job.get("next_fire_at"),
-        "action_type": args.get("action_type"),
-        "tool_name": args.get("tool_name"),
-        "label": args.get("label"),
-        "output_channel": args.get("output_channel") or "llm_notification",
+        "action_type": args.text("action_type"),
+        "tool_name": args.optional_text("tool_name"),
+        "label": args.optional_text("label"),
+        "output_channel": args.optional_text("output_channel") or "llm_notification",
     }
 
 
-def _schedule_once(args: dict[str, Any]) -> Result:
-    action = _action(args)
+def _schedule_job(
+    when: str | None, action: ActionDocument, args: ToolArguments, after: AfterDocument | None
+) -> Result:
+    return _scheduled(_create(when, action, args.optional_text("label"), args, after=after), args)
+
+
+def _schedule_once(args: ToolArguments) -> Result:
+    when, action = args.text("when"), _action(args)
     hint = "schedule_once needs a one-time 'when'; use schedule_cron to repeat"
-    _expect_kind(args["when"], ONE_TIME, "when", hint, None)
-    return _scheduled(_create(args["when"], action, args), args)
+    _expect_kind(when, ONE_TIME, "when", hint, None)
+    return _schedule_job(when, action, args, None)
 
 
-def _schedule_cron(args: dict[str, Any]) -> Result:
-    action = _action(args)
+def _schedule_cron(args: ToolArguments) -> Result:
+    cron, action = args.text("cron"), _action(args)
     hint = "schedule_cron needs a repeating schedule; use schedule_once for one time"
-    _expect_kind(args["cron"], RECURRING, "cron", hint, None)
-    result = _scheduled(_create(args["cron"], action, args), args)
-    return {**result, "cron": args["cron"], "max_runs": args["max_runs"]}
+    _expect_kind(cron, RECURRING, "cron", hint, None)
+    result = _schedule_job(cron, action, args, None)
+    return {**result, "cron": cron, "max_runs": args.integer("max_runs")}
 
 
-def _schedule_after(args: dict[str, Any]) -> Result:
-    after = {"job": args["after_job"], "on": args["on"]}
-    job = _create(None, _action(args), args, after=after)
-    return {**_scheduled(job, args), "max_runs": args["max_runs"]}
+def _schedule_after(args: ToolArguments) -> Result:
+    after: AfterDocument = {"job": args.text("after_job"), "on": args.text("on")}
+    return {**_schedule_job(None, _action(args), args, after), "max_runs": args.integer("max_runs")}
 
 
-def _schedule_cancel(args: dict[str, Any]) -> Result:
-    job = api.Job({"id": args["job_id"]}).cancel()
+def _schedule_cancel(args: ToolArguments) -> Result:
+    job = api.Job({"id": args.text("job_id")}).cancel()
     return {"cancelled": job.id, **job_summary(job)}
 
 
-def _schedule_list(args: dict[str, Any]) -> Result:
-    found = api.jobs(status=args["status"], session=_session())
+def _schedule_list(args: ToolArguments) -> Result:
+    found = api.jobs(status=args.optional_text("status"), session=_session())
     counts: dict[str, int] = {}
     for job in found:
         counts[str(job.get("status"))] = counts.get(str(job.get("status")), 0) + 1
@@ -316,21 +332,22 @@ def _run_summary(run: Mapping[str, Any]) -> Result:
     }
 
 
-def _schedule_status(args: dict[str, Any]) -> Result:
-    job = api.job(args["job_id"])
+def _schedule_status(args: ToolArguments) -> Result:
+    job = api.job(args.text("job_id"))
     runs = job.runs()[: api.RECENT_RUNS]
     details = {**job_summary(job), "action": job.get("action"), "target": job.get("target")}
     return {"job": details, "recent_runs": [_run_summary(run) for run in runs]}
 
 
-def _remember(args: dict[str, Any]) -> Result:
+def _remember(args: ToolArguments) -> Result:
+    what, verb = args.text("what"), args.text("action")
     action: ActionDocument
-    if args["action"] == "llm_prompt":
-        action = {"type": "instruction", "instruction": args["what"]}
+    if verb == "llm_prompt":
+        action = {"type": "instruction", "instruction": what}
     else:
-        action = {"type": "notification", "message": args["what"], "title": "Reminder"}
-    job = _create(args["when"], action, {"label": args["what"]})
-    return {**job_summary(job), "what": args["what"], "action": args["action"]}
+        action = {"type": "notification", "message": what, "title": "Reminder"}
+    job = _create(args.text("when"), action, what)
+    return {**job_summary(job), "what": what, "action": verb}
 
 
 # --- the tools --------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from jupyter_recall.client.tool_specs import (
     WATCH_STATUS,
     WATCH_STOP,
 )
-from jupyter_recall.client.toolspec import Result, Tool
+from jupyter_recall.client.toolspec import Result, Tool, ToolArguments
 from jupyter_recall.core.errors import NotFoundError, ValidationError
 from jupyter_recall.kernel.connection.send import send_notification
 from jupyter_recall.kernel.watchers import watch
@@ -57,39 +57,40 @@ def _known(call: Callable[..., T], watcher_id: str, *args: Any) -> T:
         raise ValidationError("watcher_id", f"no watcher {watcher_id!r} (see watch_list)") from None
 
 
-def _watch_start(args: dict[str, Any]) -> Result:
+def _watch_start(args: ToolArguments) -> Result:
     created = watch.watch_start(
-        args["name"],
-        args["params"],
-        interval=args["interval"],
-        label=args["label"] or "",
-        notify_when=args["notify_when"],
-        notify_config=args["notify_config"],
-        output_channel=args["output_channel"],
-        output_config=args["output_config"],
+        args.text("name"),
+        args.mapping("params"),
+        interval=args.number("interval"),
+        label=args.optional_text("label") or "",
+        notify_when=args.text("notify_when"),
+        notify_config=args.mapping("notify_config"),
+        output_channel=args.optional_text("output_channel"),
+        output_config=args.mapping("output_config"),
     )
     return {**_summary(created), "hint": created.get("hint")}
 
 
-def _watch_stop(args: dict[str, Any]) -> Result:
-    _known(watch.watch_stop, args["watcher_id"])
-    return {"watcher_id": args["watcher_id"], "status": "stopped"}
+def _watch_stop(args: ToolArguments) -> Result:
+    watcher_id = args.text("watcher_id")
+    _known(watch.watch_stop, watcher_id)
+    return {"watcher_id": watcher_id, "status": "stopped"}
 
 
-def _watch_pause(args: dict[str, Any]) -> Result:
-    return _summary(_known(watch.watch_pause, args["watcher_id"]))
+def _watch_pause(args: ToolArguments) -> Result:
+    return _summary(_known(watch.watch_pause, args.text("watcher_id")))
 
 
-def _watch_resume(args: dict[str, Any]) -> Result:
-    return _summary(_known(watch.watch_resume, args["watcher_id"]))
+def _watch_resume(args: ToolArguments) -> Result:
+    return _summary(_known(watch.watch_resume, args.text("watcher_id")))
 
 
-def _watch_status(args: dict[str, Any]) -> Result:
-    current = _known(watch.watch_status, args["watcher_id"])
+def _watch_status(args: ToolArguments) -> Result:
+    current = _known(watch.watch_status, args.text("watcher_id"))
     return dict(_plain(current.to_dict()))
 
 
-def _watch_list(args: dict[str, Any]) -> Result:
+def _watch_list(args: ToolArguments) -> Result:
     found = watch.watch_list()
     return {
         "watchers": [_summary(w) for w in found],
@@ -98,20 +99,21 @@ def _watch_list(args: dict[str, Any]) -> Result:
     }
 
 
-def _watch_history(args: dict[str, Any]) -> Result:
-    history = _known(watch.watch_history, args["watcher_id"], args["last_n"])
-    return {"watcher_id": args["watcher_id"], "history": _plain(history)}
+def _watch_history(args: ToolArguments) -> Result:
+    watcher_id = args.text("watcher_id")
+    history = _known(watch.watch_history, watcher_id, args.integer("last_n"))
+    return {"watcher_id": watcher_id, "history": _plain(history)}
 
 
-def _send_notification(args: dict[str, Any]) -> Result:
+def _send_notification(args: ToolArguments) -> Result:
     delivery = send_notification(
-        args["channel"],
-        args["message"],
-        title=args["title"] or "",
-        priority=args["priority"],
-        tags=args["tags"],
-        structured_data=args["structured_data"],
-        output_config=args["output_config"],
+        args.text("channel"),
+        args.text("message"),
+        title=args.optional_text("title") or "",
+        priority=args.text("priority"),
+        tags=args.texts("tags"),
+        structured_data=args.mapping("structured_data"),
+        output_config=args.mapping("output_config"),
     )
     return dict(_plain(delivery))
 

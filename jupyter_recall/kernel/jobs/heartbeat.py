@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
-from jupyter_recall.client.toolspec import Param, Tool
+from jupyter_recall.client.toolspec import Param, Result, Tool, ToolArguments
 from jupyter_recall.core.errors import RecallError, ValidationError
 from jupyter_recall.kernel.jobs import api, recall
 
@@ -179,8 +179,9 @@ def register_magic(ipython: Any) -> None:
     ipython.register_magic_function(no_var_expand(heartbeat_magic), "line", "heartbeat")
 
 
-def _tool_start(args: dict[str, Any]) -> dict[str, Any]:
-    job = start(args.get("every") or DEFAULT_EVERY, args.get("path") or DEFAULT_FILE)
+def _tool_start(args: ToolArguments) -> Result:
+    every, path = args.optional_text("every"), args.optional_text("path")
+    job = start(every or DEFAULT_EVERY, path or DEFAULT_FILE)
     return {"job_id": job["id"], "name": job["name"], "description": job["description"]}
 
 
