@@ -237,7 +237,7 @@ def countdown_html(job: Mapping[str, Any], now: datetime, uid: str) -> str:
     if status == "paused" and job.get("paused_reason"):
         return (
             '<div class="jupyter-recall-next jupyter-recall-paused-reason">'
-            f"{_esc(job['paused_reason'])}: nothing fires until resumed</div>"
+            f"{_esc(job['paused_reason'])} · nothing fires until resumed</div>"
         )
     if status == "paused":
         return '<div class="jupyter-recall-next">paused: nothing fires until resumed</div>'
