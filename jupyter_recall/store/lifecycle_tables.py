@@ -5,7 +5,8 @@ says why the engine paused it (migration 8; both are ``Job`` fields written with
 ``RetentionTables`` (mixed into each store, on its connection and under its transactions, the
 parameter mark differing) finds the runs of one job its retention lets go: beyond its newest
 ``keep`` runs, or ended before a cutoff; never a run still going, nor an ended attempt whose
-retry is pending (``retry_at``: the retry is inserted from it). Run counts and the next
+retry is pending (``retry_at``: the retry is inserted from it), nor an upstream run a
+dependent job has not handled yet (after its cursor in ``dependencies``). Run counts and the next
 occurrence live on the job row, so deleting runs changes neither (``max_runs`` and
 exactly-once hold after pruning).
 """
@@ -26,6 +27,12 @@ ALTER TABLE jobs ADD COLUMN paused_reason TEXT
 """Migration 8 of both stores (``{integer}``: the store's 64-bit integer type)."""
 
 _NEWEST = "ORDER BY scheduled_for DESC, created_at DESC, id DESC"
+_AWAITED = (
+    "EXISTS (SELECT 1 FROM dependencies AS d WHERE d.upstream_id = runs.job_id "
+    "AND (runs.finished_at > d.cursor_at "
+    "OR (runs.finished_at = d.cursor_at AND runs.id > d.cursor_run)))"
+)
+"""An upstream run that a dependent job (``core/dependency.py``) has still to handle."""
 
 
 class _Connected(Protocol):
@@ -67,7 +74,7 @@ class RetentionTables:
             return []
         sql = (
             f"SELECT id FROM runs WHERE job_id = {mark} AND status <> 'running' "
-            f"AND retry_at IS NULL AND ({' OR '.join(bounds)}) "
+            f"AND retry_at IS NULL AND ({' OR '.join(bounds)}) AND NOT {_AWAITED} "
             f"ORDER BY scheduled_for, created_at, id LIMIT {mark}"
         )
         return [str(row[0]) for row in self._rows(sql, [*params, limit])]

@@ -5,6 +5,7 @@ whose retry is pending; deleting them changes no count of the job."""
 
 from __future__ import annotations
 
+from jupyter_recall.core.dependency import AfterOn, Dependency
 from jupyter_recall.core.model import JobStatus, RunStatus
 from jupyter_recall.store.base import JobState, Store
 from tests.store.factories import T0, make_job, make_run, minutes
@@ -68,3 +69,21 @@ def test_prunable_runs_by_age(store: Store) -> None:
     assert either == [runs[0].id]
     both = store.prunable_runs(job.id, keep=1, ended_before=T0 + minutes(1), limit=100)
     assert both == [run.id for run in runs[:3]]
+
+
+def test_prunable_runs_keep_the_upstream_runs_a_dependent_has_not_handled(store: Store) -> None:
+    upstream, downstream = make_job(), make_job()
+    store.insert_jobs([upstream, downstream])
+    runs = [
+        make_run(upstream, T0 + minutes(i), status=RunStatus.SUCCEEDED, finished_at=T0 + minutes(i))
+        for i in range(4)
+    ]
+    store.insert_runs(runs)
+    # The dependent handled the first two runs (its cursor is the second's end).
+    store.put_dependency(
+        Dependency(
+            downstream.id, "alice", upstream.id, AfterOn.SUCCEEDED, T0 + minutes(1), runs[1].id
+        )
+    )
+    found = store.prunable_runs(upstream.id, keep=0, ended_before=None, limit=100)
+    assert found == [runs[0].id, runs[1].id]
