@@ -44,6 +44,7 @@ def job_summary(job: Mapping[str, Any]) -> Result:
         "last_run_at": job.get("last_run_at"),
         "last_status": job.get("last_status"),
         "last_error": job.get("last_error"),
+        "paused_reason": job.get("paused_reason"),
     }
 
 

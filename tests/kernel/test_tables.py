@@ -92,3 +92,10 @@ def test_a_job_paused_after_its_failures_says_so_in_rows_and_details() -> None:
     assert "paused (failures)" not in job_row({**job, "paused_reason": None})
     details = job_details(job, [])
     assert "  paused:   paused after 3 consecutive failed occurrences" in details
+
+
+def test_an_agents_job_summary_carries_the_paused_reason() -> None:
+    from jupyter_recall.client.tool_specs import job_summary
+
+    summary = job_summary({"id": "j1", "status": "paused", "paused_reason": "paused after 2"})
+    assert (summary["status"], summary["paused_reason"]) == ("paused", "paused after 2")
