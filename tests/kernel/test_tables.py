@@ -7,6 +7,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from jupyter_recall.client.tables import job_details, job_row, now, result_text, short_instant
+from jupyter_recall.client.tool_specs import job_summary
 from jupyter_recall.core.timefmt import format_time, parse_instant
 
 UTC = timezone.utc
@@ -95,7 +96,5 @@ def test_a_job_paused_after_its_failures_says_so_in_rows_and_details() -> None:
 
 
 def test_an_agents_job_summary_carries_the_paused_reason() -> None:
-    from jupyter_recall.client.tool_specs import job_summary
-
     summary = job_summary({"id": "j1", "status": "paused", "paused_reason": "paused after 2"})
     assert (summary["status"], summary["paused_reason"]) == ("paused", "paused after 2")
