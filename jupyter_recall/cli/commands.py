@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime, timedelta, timezone
 from typing import Any, ClassVar
 
@@ -17,7 +18,17 @@ from jupyter_recall.cli.base import (
     with_aliases,
     with_flags,
 )
-from jupyter_recall.client.documents import ActionDocument, ParseDocument, TargetDocument
+from jupyter_recall.client.documents import (
+    ActionDocument,
+    AfterDocument,
+    JobDocument,
+    NewJobDocument,
+    ParseDocument,
+    PoliciesDocument,
+    RetriesDocument,
+    RunDocument,
+    TargetDocument,
+)
 from jupyter_recall.core.dependency import After
 from jupyter_recall.core.errors import (
     NotFoundError,
@@ -90,6 +101,7 @@ class ListCommand(RecallCommand):
         # A notebook is more than the session the server filters on (the kernel a job runs
         # in, the notebook it executes): those jobs are picked here, from every page.
         limit = 0 if self.path else self.limit
+        jobs: list[JobDocument]
         jobs, more = read_pages(self.client.pages, "/api/recall/jobs", "jobs", query, limit)
         if self.path:
             jobs = [job for job in jobs if self.path in notebooks_of(job)]
@@ -104,12 +116,17 @@ class ListCommand(RecallCommand):
 
 
 def read_pages(
-    pages: Any, path: str, key: str, query: dict[str, Any], limit: int
-) -> tuple[list[dict[str, Any]], bool]:
+    pages: Callable[..., Iterator[list[Any]]],
+    path: str,
+    key: str,
+    query: Mapping[str, str | None],
+    limit: int,
+) -> tuple[list[Any], bool]:
     """The first ``limit`` items of a listing (all of them for 0), read page by page, and
-    whether there are more. ``pages`` is ``Client.pages``."""
+    whether there are more. ``pages`` is ``Client.pages``; the items are the listing's
+    documents as decoded (the callers type them)."""
     size = min(limit, PAGE_SIZE) if limit else PAGE_SIZE
-    items: list[dict[str, Any]] = []
+    items: list[Any] = []
     for page in pages(path, key, query={**query, "limit": str(size)}):
         items += page
         if limit and len(items) >= limit:
@@ -117,11 +134,11 @@ def read_pages(
     return items, False
 
 
-def notebooks_of(job: dict[str, Any]) -> set[str]:
+def notebooks_of(job: JobDocument) -> set[str]:
     """The notebooks a job belongs to: its session, the kernel it runs in, the one it runs."""
-    places = {job.get("session"), (job.get("target") or {}).get("path")}
-    action = job.get("action") or {}
-    if action.get("type") == "notebook":
+    target, action = job.get("target"), job.get("action")
+    places = {job.get("session"), target.get("path") if target else None}
+    if action is not None and action["type"] == "notebook":
         places.add(action.get("path"))
     return {str(place) for place in places if place}
 
@@ -245,10 +262,15 @@ jupyter recall add --after 3f9c2a1b7d0e:failed --notify "the nightly build faile
             print(f"{self.name}: {warning}", file=sys.stderr)
         return EXIT_OK
 
-    def job_body(self) -> dict[str, Any]:
+    def job_body(self) -> NewJobDocument:
         args = self._arguments()
         action, target = self._notification(args) if self.notify else self._code(args)
-        body: dict[str, Any] = {**self._schedule(args[0]), "action": action, "target": target}
+        body: NewJobDocument = {"action": action, "target": target}
+        after = self._after()
+        if after is None:
+            body["when"] = args[0]
+        else:
+            body["after"] = after
         if self.job_name:
             body["name"] = self.job_name
         if self.tz:
@@ -260,8 +282,8 @@ jupyter recall add --after 3f9c2a1b7d0e:failed --notify "the nightly build faile
             body["policies"] = policies
         return body
 
-    def _policies(self) -> dict[str, Any]:
-        policies: dict[str, Any] = {}
+    def _policies(self) -> PoliciesDocument:
+        policies: PoliciesDocument = {}
         if self.run_timeout is not None:
             policies["timeout"] = self.run_timeout
         retries = self._retries()
@@ -272,17 +294,16 @@ jupyter recall add --after 3f9c2a1b7d0e:failed --notify "the nightly build faile
         if self.keep_runs is not None:
             policies["keep_runs"] = self.keep_runs
         if self.keep_runs_for:
-            keep_for = self.keep_runs_for.strip()
-            # A bare number is seconds; the server reads "7d", "12h" and the like.
-            policies["keep_runs_for"] = float(keep_for) if _is_number(keep_for) else keep_for
+            # Seconds ("3600") or a duration ("7d", "12h"): the server reads both.
+            policies["keep_runs_for"] = self.keep_runs_for.strip()
         return policies
 
-    def _retries(self) -> dict[str, float] | None:
+    def _retries(self) -> RetriesDocument | None:
         if self.retries is None:
             if self.retry_backoff is not None:
                 raise UsageError("--retry-backoff needs --retries N (how many retries)")
             return None
-        retries: dict[str, float] = {"max": self.retries}
+        retries: RetriesDocument = {"max": self.retries}
         if self.retry_backoff is not None:
             retries["backoff"] = self.retry_backoff
         return retries
@@ -294,13 +315,14 @@ jupyter recall add --after 3f9c2a1b7d0e:failed --notify "the nightly build faile
             return self.positional(1, 2)
         return ["", *self.positional(0, 1)]
 
-    def _schedule(self, when: str) -> dict[str, Any]:
+    def _after(self) -> AfterDocument | None:
         if not self.after:
-            return {"when": when}
+            return None
         try:
-            return {"after": After.from_option(self.after).to_json()}
+            after = After.from_option(self.after)
         except ValidationError as exc:
             raise UsageError(f"--after {self.after!r}: {exc}") from None
+        return {"job": after.job, "on": after.on.value}
 
     def _notification(self, args: list[str]) -> tuple[ActionDocument, TargetDocument]:
         if len(args) > 1 or self.notebook or self.headless:
@@ -346,8 +368,8 @@ class JobActionCommand(RecallCommand):
     def action_body(self) -> dict[str, bool] | None:
         return None
 
-    def summary(self, job: dict[str, Any]) -> str:
-        return render.job_line(job)
+    def summary(self, answer: JobDocument | RunDocument) -> str:
+        return render.job_line(answer)
 
 
 class CancelCommand(JobActionCommand):
@@ -391,8 +413,8 @@ class TriggerCommand(JobActionCommand):
     description = "Run jobs once now, without moving their schedule."
     action = "trigger"
 
-    def summary(self, job: dict[str, Any]) -> str:
-        run = job
+    def summary(self, answer: JobDocument | RunDocument) -> str:
+        run = answer
         return (
             f"run {run.get('id')} of job {run.get('job_id')}: {run.get('status')} "
             f"(follow it: jupyter recall logs {run.get('id')} --follow)"
@@ -446,6 +468,7 @@ class RunsCommand(RecallCommand):
             "status": self.status or None,
         }
         # The server pages newest first: a job with a long history is not sent whole.
+        runs: list[RunDocument]
         runs, more = read_pages(self.client.pages, "/api/recall/runs", "runs", query, self.limit)
         if self.json_output:
             self.print_json({"runs": runs})
@@ -583,11 +606,3 @@ class ParseCommand(RecallCommand):
             "next_fire_times": [t.isoformat() for t in spec.next_fire_times(5)],
             "offline": True,
         }
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True

@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 from typing import Any, cast
 
+from starlette.types import Message, Scope
 from tornado import web
 from tornado.iostream import StreamClosedError
 
@@ -26,7 +27,6 @@ from jupyter_recall.server.handlers import RecallHandler, authorized_to
 
 BACKEND_KEY = "jupyter_recall.backend"
 LOOPBACK_IPS = ("", "0.0.0.0", "::", "*", "localhost", "127.0.0.1")
-ASGI = dict[str, Any]
 
 
 class McpEndpoint:
@@ -99,7 +99,7 @@ class McpHandler(RecallHandler):
         server = ServerInfo(loopback_url(self.serverapp), "", "the MCP request")
         return CallerClient(server, dict(self.request.headers))
 
-    def scope(self) -> ASGI:
+    def scope(self) -> Scope:
         request = self.request
         headers = [
             (key.lower().encode("latin-1"), value.encode("latin-1"))
@@ -126,7 +126,7 @@ class McpHandler(RecallHandler):
         body = self.request.body or b""
         delivered = False
 
-        async def receive() -> ASGI:
+        async def receive() -> Message:
             nonlocal delivered
             if not delivered:
                 delivered = True
@@ -139,7 +139,7 @@ class McpHandler(RecallHandler):
             self._answered = True
             self.finish()
 
-    async def send_asgi(self, message: ASGI) -> None:
+    async def send_asgi(self, message: Message) -> None:
         if message["type"] == "http.response.start":
             self.set_status(message["status"])
             self.clear_header("Content-Type")
@@ -161,5 +161,7 @@ class McpHandler(RecallHandler):
         await self.bridge()
 
 
-def mcp_routes(endpoint: McpEndpoint) -> list[tuple[str, type[RecallHandler], dict[str, Any]]]:
+def mcp_routes(
+    endpoint: McpEndpoint,
+) -> list[tuple[str, type[RecallHandler], dict[str, McpEndpoint]]]:
     return [(r"/api/recall/mcp", McpHandler, {"endpoint": endpoint})]

@@ -18,6 +18,7 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
 from jupyter_recall import __version__
+from jupyter_recall.client.toolspec import Result
 from jupyter_recall.core.errors import RecallError
 from jupyter_recall.mcp import resources, tools
 from jupyter_recall.mcp.backend import Backend
@@ -47,7 +48,7 @@ def _tool_listing() -> types.ListToolsResult:
     )
 
 
-def _tool_result(result: dict[str, Any]) -> types.CallToolResult:
+def _tool_result(result: Result) -> types.CallToolResult:
     return types.CallToolResult(
         content=[types.TextContent(text=json.dumps(result, default=str))],
         structured_content=result,
@@ -103,12 +104,6 @@ def build_server(
         content = types.TextResourceContents(uri=params.uri, mime_type=mime, text=text)
         return types.ReadResourceResult(contents=[content])
 
-    handlers: dict[str, Any] = {}
-    if subscriptions is not None:
-        handlers = {
-            "on_subscribe_resource": subscriptions.subscribe,
-            "on_unsubscribe_resource": subscriptions.unsubscribe,
-        }
     return Server(
         SERVER_NAME,
         version=__version__,
@@ -118,5 +113,6 @@ def build_server(
         on_list_resources=list_resources,
         on_list_resource_templates=list_templates,
         on_read_resource=read_resource,
-        **handlers,
+        on_subscribe_resource=subscriptions.subscribe if subscriptions else None,
+        on_unsubscribe_resource=subscriptions.unsubscribe if subscriptions else None,
     )

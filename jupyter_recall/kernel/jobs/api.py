@@ -15,6 +15,7 @@ from jupyter_recall.client.documents import (
     ActionDocument,
     ParseDocument,
     RunDocument,
+    RunPage,
     TargetDocument,
 )
 from jupyter_recall.client.ids import check_job_id
@@ -91,13 +92,14 @@ class Job(JobRecord):
         run: RunDocument = _client.get_client().request("POST", _job_path(self.id, "/trigger"))
         return run
 
-    def runs(self, limit: int | None = None) -> list[dict[str, Any]]:
+    def runs(self, limit: int | None = None) -> list[RunDocument]:
         """The job's runs, newest first, with their output: all (read page by page), or the
         newest ``limit``."""
         client, path = _client.get_client(), _job_path(self.id, "/runs")
         if limit is None:
-            return client.every(path, "runs")
-        return list(client.request("GET", path, query={"limit": str(limit)})["runs"])
+            return client.every_run(path)
+        page: RunPage = client.request("GET", path, query={"limit": str(limit)})
+        return list(page["runs"])
 
 
 # --- payloads ---------------------------------------------------------------------------------
@@ -376,7 +378,7 @@ def jobs(
     whose id, name, ``when`` or session holds the text; ``sort`` (created_at, next_fire_at,
     last_run_at, name) and ``order`` (asc, desc) as ``GET /api/recall/jobs``. All of them
     (read page by page), or the first ``limit``. The server filters and sorts."""
-    query: dict[str, Any] = {
+    query: dict[str, str | None] = {
         "status": status,
         "kind": kind,
         "q": search,
