@@ -21,6 +21,7 @@ from IPython.core.magic import (
 from IPython.display import display
 
 from jupyter_recall.client import tables
+from jupyter_recall.client.documents import PoliciesDocument, RetriesDocument
 from jupyter_recall.client.ids import check_job_id
 from jupyter_recall.core.errors import RecallError, ValidationError
 from jupyter_recall.kernel import widgets
@@ -35,6 +36,8 @@ from jupyter_recall.kernel.magics.writ import (
     SUBCOMMANDS_RECALL,
     SUBCOMMANDS_SCHEDULE,
     Command,
+    MagicOptions,
+    Writ,
     parse_command,
     parse_writ,
     split_options,
@@ -87,41 +90,52 @@ def scheduled_message(job: api.Job) -> str:
     )
 
 
-def schedule_arguments(options: dict[str, Any]) -> dict[str, Any]:
-    """Magic options as keyword arguments of ``api.schedule``."""
-    arguments: dict[str, Any] = {}
-    if options.get("headless") or options.get("kernel_name"):
-        arguments["target"] = "headless"
-    for key in (
-        "kernel_name",
-        "tz",
-        "name",
-        "max_runs",
-        "timeout",
-        "on_missing_kernel",
-        "pause_after_failures",
-        "keep_runs",
-        "keep_runs_for",
-    ):
-        if key in options:
-            arguments[key] = options[key]
-    if options.get("exclusive"):
-        arguments["exclusive"] = True
+def schedule_writ(writ: Writ) -> api.Job:
+    """``%schedule``'s writ through ``api.schedule``: its options as keyword arguments."""
+    options = writ.options
+    headless = options.flag("headless") or "kernel_name" in options
+    return api.schedule(
+        writ.when,
+        code=writ.body,
+        target="headless" if headless else None,
+        kernel_name=options.text("kernel_name"),
+        tz=options.text("tz"),
+        name=options.text("name"),
+        exclusive=True if options.flag("exclusive") else None,
+        on_missing_kernel=options.text("on_missing_kernel"),
+        **magic_policies(options),
+    )
+
+
+def magic_policies(options: MagicOptions) -> PoliciesDocument:
+    """The policy options given (``--max-runs``, ``--timeout``, ``--retries``...)."""
+    policies: PoliciesDocument = {}
+    if (max_runs := options.integer("max_runs")) is not None:
+        policies["max_runs"] = max_runs
+    if (timeout := options.seconds("timeout")) is not None:
+        policies["timeout"] = timeout
+    if (pause_after := options.integer("pause_after_failures")) is not None:
+        policies["pause_after_failures"] = pause_after
+    if (keep_runs := options.integer("keep_runs")) is not None:
+        policies["keep_runs"] = keep_runs
+    if (keep_for := options.text("keep_runs_for")) is not None:
+        policies["keep_runs_for"] = keep_for
     retries = _retries(options)
     if retries is not None:
-        arguments["retries"] = retries
-    return arguments
+        policies["retries"] = retries
+    return policies
 
 
-def _retries(options: dict[str, Any]) -> dict[str, float] | None:
+def _retries(options: MagicOptions) -> RetriesDocument | None:
     """``--retries N [--retry-backoff S]`` as ``policies.retries``."""
-    if "retries" not in options:
-        if "retry_backoff" in options:
+    count, backoff = options.integer("retries"), options.seconds("retry_backoff")
+    if count is None:
+        if backoff is not None:
             raise ValidationError("--retry-backoff", "needs --retries N (how many retries)")
         return None
-    retries: dict[str, float] = {"max": options["retries"]}
-    if "retry_backoff" in options:
-        retries["backoff"] = options["retry_backoff"]
+    retries: RetriesDocument = {"max": count}
+    if backoff is not None:
+        retries["backoff"] = backoff
     return retries
 
 
@@ -205,12 +219,12 @@ def run_schedule(line: str, cell: str | None) -> None:
     command = parse_command(line, SUBCOMMANDS_SCHEDULE, COMMAND_OPTIONS)
     if command is None:
         writ = parse_writ(line, cell, SCHEDULE_OPTIONS, "code")
-        job = api.schedule(writ.when, code=writ.body, **schedule_arguments(writ.options))
+        job = schedule_writ(writ)
         if not show_card(job):
             print(scheduled_message(job))
         warn_about_cadence(job)
     elif command.name == "list":
-        show_jobs(everything=bool(command.options.get("all")))
+        show_jobs(everything=command.options.flag("all"))
     elif command.name == "info":
         show_info()
     elif command.name in NEEDS_ID:
@@ -263,13 +277,13 @@ def run_recall(line: str, cell: str | None) -> None:
         _recall_command(command)
         return
     writ = parse_writ(line, cell, RECALL_OPTIONS, "instruction")
-    options = dict(writ.options)
+    options = writ.options
     job = api.recall(
         writ.when,
         writ.body,
-        name=options.pop("name", None),
-        tz=options.pop("tz", None),
-        **options,
+        name=options.text("name"),
+        tz=options.text("tz"),
+        **magic_policies(options),
     )
     if not show_card(job):
         print(scheduled_message(job))
@@ -279,7 +293,7 @@ def run_jobs(line: str) -> None:
     words, options = split_options(line, COMMAND_OPTIONS)
     if words:
         raise ValidationError("jobs", f"unexpected {' '.join(words)!r}", accepted=["--all"])
-    show_jobs_panel(everything=bool(options.get("all")))
+    show_jobs_panel(everything=options.flag("all"))
 
 
 # --- live widgets (kernel/widgets/, docs/widgets.md) ------------------------------------------

@@ -19,8 +19,8 @@ import html
 import json
 import shlex
 import sys
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import Any, TypedDict
 
 from jupyter_recall.core.errors import RecallError, ValidationError
 from jupyter_recall.kernel.calls.primitives import run_parallel
@@ -78,9 +78,16 @@ def _tokens(text: str) -> list[str]:
         raise ValidationError("actions", f"cannot read {shown!r}: {error}") from None
 
 
-def _action(words: list[str], index: int) -> dict[str, Any]:
+class ToolCall(TypedDict):
+    """One call of ``%parallel``: the tool and its (free-form) parameters."""
+
+    name: str
+    params: dict[str, Any]
+
+
+def _action(words: list[str], index: int) -> ToolCall:
     name, *pairs = words
-    params: dict[str, Any] = {}
+    params = {}
     for pair in pairs:
         key, equals, value = pair.partition("=")
         if not equals or not key.isidentifier():
@@ -91,9 +98,9 @@ def _action(words: list[str], index: int) -> dict[str, Any]:
     return {"name": name, "params": params}
 
 
-def parse_actions(text: str) -> list[dict[str, Any]]:
+def parse_actions(text: str) -> list[ToolCall]:
     """Calls separated by ``;`` or new lines: ``tool key=value ...``."""
-    actions: list[dict[str, Any]] = []
+    actions: list[ToolCall] = []
     words: list[str] = []
     for token in [*_tokens(text.replace("\n", " ; ")), ";"]:
         if token != ";":
@@ -123,7 +130,9 @@ def _options(line: str) -> tuple[dict[str, int] | None, str]:
     return None, line
 
 
-def _cell_actions(cell: str) -> list[dict[str, Any]]:
+def _cell_actions(cell: str) -> Sequence[object]:
+    """The calls of the cell: ``tool key=value`` lines, or a JSON list (``run_parallel``
+    checks each item, naming it)."""
     body = cell.strip()
     if body.startswith("["):
         try:

@@ -17,7 +17,7 @@ import html
 import json
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 from IPython.core.magic import Magics, line_magic, magics_class, no_var_expand
 from IPython.display import display
@@ -25,7 +25,7 @@ from IPython.display import display
 from jupyter_recall.client import tables
 from jupyter_recall.core.errors import RecallError, ValidationError
 from jupyter_recall.kernel.magics.jobs import resolve_reference, show_card
-from jupyter_recall.kernel.magics.writ import Option, split_options
+from jupyter_recall.kernel.magics.writ import MagicOptions, Option, split_options
 from jupyter_recall.kernel.watchers import watch
 
 USAGE = """\
@@ -93,33 +93,42 @@ def _params(words: Sequence[str], given: str | None) -> dict[str, Any]:
     return params
 
 
-def _notify_config(options: Mapping[str, Any]) -> dict[str, Any]:
-    config: dict[str, Any] = {}
-    if "expression" in options:
-        config["expression"] = options["expression"]
-    if "batch_size" in options:
-        config["batch_size"] = options["batch_size"]
+class NotifyConfig(TypedDict, total=False):
+    """The escalation settings ``--expression`` and ``--batch-size`` give."""
+
+    expression: str
+    batch_size: int
+
+
+def _notify_config(options: MagicOptions) -> NotifyConfig:
+    config: NotifyConfig = {}
+    expression, batch_size = options.text("expression"), options.integer("batch_size")
+    if expression is not None:
+        config["expression"] = expression
+    if batch_size is not None:
+        config["batch_size"] = batch_size
     return config
 
 
-def start(words: list[str], options: dict[str, Any]) -> watch.Watcher:
+def start(words: list[str], options: MagicOptions) -> watch.Watcher:
     if words[:1] == ["start"]:
         words = words[1:]
     if not words:
         raise ValidationError("tool", "missing: %watch <module.action> key=value ...")
-    notify_when = options.get("notify_when")
+    notify_when = options.text("notify_when")
     if notify_when is None and "expression" in options:
         notify_when = "on_threshold"
     if notify_when is None and "batch_size" in options:
         notify_when = "summary"
+    interval = options.integer("interval")
     created = watch.watch_start(
         words[0],
-        _params(words[1:], options.get("params")),
-        interval=options.get("interval", watch.DEFAULT_INTERVAL),
-        label=options.get("label", ""),
+        _params(words[1:], options.text("params")),
+        interval=watch.DEFAULT_INTERVAL if interval is None else interval,
+        label=options.text("label") or "",
         notify_when=notify_when or "on_change",
         notify_config=_notify_config(options),
-        output_channel=options.get("output_channel"),
+        output_channel=options.text("output_channel"),
     )
     print(f"watcher {created.id}: {created.get('hint')}")
 
@@ -183,13 +192,14 @@ def show_status(watcher_id: str, last_n: int) -> None:
     _show(_bundle(HISTORY_COLUMNS, _history_rows(current["history"]), "no checks yet"))
 
 
-def _command(name: str, argument: str | None, options: dict[str, Any]) -> None:
+def _command(name: str, argument: str | None, options: MagicOptions) -> None:
     if name == "list":
-        show_list(bool(options.get("all")))
+        show_list(options.flag("all"))
         return
     if argument is None:
         raise ValidationError(name, f"needs a watcher id: %watch {name} <id>")
-    last_n = int(options.get("last", watch.DEFAULT_HISTORY))
+    last = options.integer("last")
+    last_n = watch.DEFAULT_HISTORY if last is None else last
     if name in ("status", "history"):
         show_status(argument, last_n)
     elif name == "stop":

@@ -9,8 +9,8 @@ before the separator. Parsing is pure: the server parses the time itself.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from jupyter_recall.core.errors import ValidationError
 
@@ -27,6 +27,8 @@ SUBCOMMANDS_SCHEDULE = (
 )
 SUBCOMMANDS_RECALL = ("list", "cancel", "skip", "status")
 NEEDS_ID = ("cancel", "delete", "pause", "resume", "skip", "run", "status")
+OptionValue = str | int | float | bool
+"""An option's value: its text, a count, seconds, or True for a flag."""
 
 
 @dataclass(frozen=True)
@@ -37,7 +39,7 @@ class Option:
     integer: bool = False
     seconds: bool = False
 
-    def convert(self, value: str) -> Any:
+    def convert(self, value: str) -> OptionValue:
         if self.seconds:
             return _seconds(self.flag, value)
         if not self.integer:
@@ -76,13 +78,45 @@ RECALL_OPTIONS = (
 )
 
 
+@dataclass(frozen=True, eq=False)
+class MagicOptions(Mapping[str, OptionValue]):
+    """The options given to a magic, by key, each converted by its ``Option`` (text, a count,
+    seconds, or True for a flag); read typed. A mapping, equal to a dict of the same options."""
+
+    given: Mapping[str, OptionValue] = field(default_factory=dict)
+
+    def __getitem__(self, key: str) -> OptionValue:
+        return self.given[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.given)
+
+    def __len__(self) -> int:
+        return len(self.given)
+
+    def text(self, key: str) -> str | None:
+        value = self.given.get(key)
+        return None if value is None else str(value)
+
+    def integer(self, key: str) -> int | None:
+        value = self.given.get(key)
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    def seconds(self, key: str) -> float | None:
+        value = self.given.get(key)
+        return float(value) if isinstance(value, (int, float)) else None
+
+    def flag(self, key: str) -> bool:
+        return self.given.get(key) is True
+
+
 @dataclass(frozen=True)
 class Writ:
     """A request to schedule: the time text, what to run, and the options given."""
 
     when: str
     body: str
-    options: dict[str, Any] = field(default_factory=dict)
+    options: MagicOptions = field(default_factory=MagicOptions)
 
 
 @dataclass(frozen=True)
@@ -91,7 +125,7 @@ class Command:
 
     name: str
     argument: str | None = None
-    options: dict[str, Any] = field(default_factory=dict)
+    options: MagicOptions = field(default_factory=MagicOptions)
 
 
 def _starts_token(text: str, index: int) -> bool:
@@ -158,10 +192,10 @@ def _option_named(flag: str, allowed: tuple[Option, ...]) -> Option:
     raise ValidationError(flag, "unknown option", accepted=[option.flag for option in allowed])
 
 
-def split_options(text: str, allowed: tuple[Option, ...]) -> tuple[list[str], dict[str, Any]]:
-    """The words that are not options, and the options as ``{key: value}``."""
+def split_options(text: str, allowed: tuple[Option, ...]) -> tuple[list[str], MagicOptions]:
+    """The words that are not options, and the options."""
     words: list[str] = []
-    options: dict[str, Any] = {}
+    options: dict[str, OptionValue] = {}
     items = iter(tokens(text))
     for token in items:
         if not token.startswith("--") or token == "--":
@@ -178,7 +212,7 @@ def split_options(text: str, allowed: tuple[Option, ...]) -> tuple[list[str], di
         if value is None or (not equals and value.startswith("--")):
             raise ValidationError(flag, "needs a value")
         options[option.key] = option.convert(value)
-    return words, options
+    return words, MagicOptions(options)
 
 
 def parse_writ(line: str, cell: str | None, allowed: tuple[Option, ...], what: str) -> Writ:

@@ -38,7 +38,7 @@ class ApprovalCard:
             [self.text, self.buttons, self.status], "jupyter-recall-approval-card"
         )
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+    def _repr_mimebundle_(self, **kwargs: Any) -> base.MimeBundle:
         return base.bundle(self.widget, f"[APPROVAL NEEDED] {self.question}", **kwargs)
 
     def _click(self, approved: bool) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import html
 import itertools
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final, NotRequired, TypedDict
 
 import ipywidgets
 
@@ -63,7 +63,35 @@ def enable(widget: Any, enabled: bool) -> None:
         widget.add_class(OFF_CLASS)
 
 
-def stream_outputs(text: str, name: str = "stdout") -> tuple[dict[str, Any], ...]:
+class StreamOutput(TypedDict):
+    """One stream output of an Output widget (nbformat's ``stream``)."""
+
+    output_type: str
+    name: str
+    text: str
+
+
+class WidgetView(TypedDict):
+    """What a frontend with widgets renders: the model to show."""
+
+    version_major: int
+    version_minor: int
+    model_id: str
+
+
+WIDGET_VIEW: Final = "application/vnd.jupyter.widget-view+json"
+MimeBundle = TypedDict(
+    "MimeBundle",
+    {
+        "text/plain": str,
+        "text/html": str,
+        "application/vnd.jupyter.widget-view+json": NotRequired[WidgetView],
+    },
+)
+"""A card's display data: the widget's view, and the text and HTML fallbacks."""
+
+
+def stream_outputs(text: str, name: str = "stdout") -> tuple[StreamOutput, ...]:
     """An Output widget's ``outputs`` holding ``text`` as one stream: what ``append_stdout``
     builds, merged, so each update sends one stream instead of a growing list of chunks."""
     if not text:
@@ -98,10 +126,12 @@ def countdown(render: Callable[[], str]) -> Any:
     return widget
 
 
-def bundle(widget: Any, text: str, html_text: str | None = None, **kwargs: Any) -> dict[str, Any]:
-    """The widget's display bundle plus text/plain and text/html: a frontend without widgets
+def bundle(widget: Any, text: str, html_text: str | None = None, **kwargs: Any) -> MimeBundle:
+    """The widget's view plus text/plain and text/html: a frontend without widgets
     (nbconvert, a terminal, a notebook opened after the kernel died) shows the fallback."""
-    data: dict[str, Any] = dict(widget._repr_mimebundle_(**kwargs) or {})
-    data["text/plain"] = text
-    data["text/html"] = html_text if html_text is not None else f"<pre>{html.escape(text)}</pre>"
+    shown = html_text if html_text is not None else f"<pre>{html.escape(text)}</pre>"
+    data: MimeBundle = {"text/plain": text, "text/html": shown}
+    view = (widget._repr_mimebundle_(**kwargs) or {}).get(WIDGET_VIEW)
+    if view is not None:
+        data[WIDGET_VIEW] = view
     return data

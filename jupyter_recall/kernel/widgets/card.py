@@ -50,17 +50,17 @@ class _History:
     def __init__(self) -> None:
         self.widget = ipywidgets.Accordion(children=(), selected_index=None)
         self.widget.add_class("jupyter-recall-history")
-        self.runs: list[dict[str, Any]] = []
+        self.runs: list[RunDocument] = []
         self._outputs: dict[str, ipywidgets.Output] = {}
 
-    def put(self, run: Mapping[str, Any]) -> None:
+    def put(self, run: RunDocument) -> None:
         """Add the run (or update it, when it is already there) at its place."""
         run_id = str(run.get("id"))
         kept = next((r for r in self.runs if r.get("id") == run_id), None)
         if kept is not None:
             kept.update(run)
         else:
-            self.runs.insert(0, dict(run))
+            self.runs.insert(0, run.copy())
             self.runs.sort(key=lambda r: str(r.get("started_at") or r.get("scheduled_for")))
             self.runs.reverse()
         for old in self.runs[HISTORY:]:
@@ -77,12 +77,12 @@ class _History:
         kept["output"] = render.clip_output(str(kept.get("output") or "") + text)
         return True
 
-    def replace(self, runs: Sequence[Mapping[str, Any]]) -> None:
+    def replace(self, runs: Sequence[RunDocument]) -> None:
         wanted = {str(run.get("id")) for run in runs}
         for run_id in list(self._outputs):
             if run_id not in wanted:
                 self._outputs.pop(run_id).close()
-        self.runs = [dict(run) for run in runs[:HISTORY]]
+        self.runs = [run.copy() for run in runs[:HISTORY]]
 
     def show(self, zone: Any, now: datetime, attempts: int | None = None) -> None:
         children = []
@@ -164,7 +164,7 @@ class JobCard:
 
     # --- display -------------------------------------------------------------------------
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+    def _repr_mimebundle_(self, **kwargs: Any) -> base.MimeBundle:
         return base.bundle(self.widget, self.summary(), **kwargs)
 
     def summary(self) -> str:

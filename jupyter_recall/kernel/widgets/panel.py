@@ -108,7 +108,7 @@ class JobsPanel:
         self.load_runs()
         self.refresh()
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+    def _repr_mimebundle_(self, **kwargs: Any) -> base.MimeBundle:
         text = tables.jobs_bundle(self.jobs, empty=self._empty())
         return base.bundle(self.widget, text["text/plain"], text["text/html"], **kwargs)
 

@@ -68,7 +68,7 @@ class ProgressCard:
         )
         self._show()
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+    def _repr_mimebundle_(self, **kwargs: Any) -> base.MimeBundle:
         return base.bundle(self.widget, self.summary(), **kwargs)
 
     @property
