@@ -25,7 +25,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.core.expr import Expression, parse_expression
@@ -65,13 +65,20 @@ _CONFIG_KEYS: dict[NotifyWhen, tuple[str, ...]] = {
 }
 
 
+class NotifyConfigJSON(TypedDict, total=False):
+    """A strategy's settings as given and given back (``notify_config``)."""
+
+    expression: str
+    batch_size: int
+
+
 @dataclass(frozen=True, slots=True)
 class EscalationConfig:
     notify_when: NotifyWhen = NotifyWhen.ON_CHANGE
     expression: Expression | None = None
     batch_size: int = DEFAULT_BATCH_SIZE
 
-    def notify_config(self) -> dict[str, Any]:
+    def notify_config(self) -> NotifyConfigJSON:
         """The configuration as given back to users (``notify_config``)."""
         if self.notify_when is NotifyWhen.ON_THRESHOLD and self.expression is not None:
             return {"expression": self.expression.text}
@@ -139,6 +146,35 @@ def clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+class CheckResultJSON(TypedDict):
+    """A check's result as stored and answered: ``data`` when it succeeded (and with an error
+    when the tool gave some), ``error`` when it failed."""
+
+    success: bool
+    data: NotRequired[Any]
+    error: NotRequired[str | None]
+    clipped: NotRequired[bool]
+    """Set when the store kept the result's JSON text clipped (``store/watchers.py``)."""
+
+
+class BatchItem(TypedDict):
+    """One check gathered towards a summary: its result, or its error, clipped."""
+
+    check: int
+    success: bool
+    result: NotRequired[Any]
+    error: NotRequired[Any]
+
+
+class WatchStateJSON(TypedDict):
+    checks: int
+    notifications: int
+    fingerprint: str | None
+    failing: bool
+    threshold_met: bool
+    batch: list[BatchItem]
+
+
 @dataclass(frozen=True, slots=True)
 class CheckResult:
     """One check: the tool's ``{"success": true, "data": ...}`` or ``{"success": false,
@@ -164,7 +200,7 @@ class CheckResult:
     def from_json(cls, data: Mapping[str, Any]) -> CheckResult:
         return cls(bool(data.get("success")), data.get("data"), data.get("error"))
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> CheckResultJSON:
         if self.success:
             return {"success": True, "data": self.data}
         if self.data is None:
@@ -203,10 +239,10 @@ class WatchState:
     """Whether the previous check failed (on_error)."""
     threshold_met: bool = False
     """Whether the expression held at the previous check (on_threshold)."""
-    batch: tuple[dict[str, Any], ...] = field(default=())
+    batch: tuple[BatchItem, ...] = field(default=())
     """Results gathered towards the next summary."""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> WatchStateJSON:
         return {
             "checks": self.checks,
             "notifications": self.notifications,
@@ -217,7 +253,7 @@ class WatchState:
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> WatchState:
+    def from_dict(cls, data: WatchStateJSON) -> WatchState:
         return cls(
             checks=int(data.get("checks", 0)),
             notifications=int(data.get("notifications", 0)),
@@ -235,16 +271,17 @@ class Decision:
     """Why: baseline, changed, unchanged, error, still failing, recovered, ok, threshold met,
     threshold still met, below threshold, summary, batching, always."""
     state: WatchState
-    batch: tuple[dict[str, Any], ...] = ()
+    batch: tuple[BatchItem, ...] = ()
     """For a summary: the checks it covers."""
 
 
-def _batch_item(check: int, result: CheckResult) -> dict[str, Any]:
+def _batch_item(check: int, result: CheckResult) -> BatchItem:
     shown = result.data if result.success else result.error
     text = to_json_text(shown)
     value = shown if len(text) <= BATCH_ITEM_CLIP else clip(text, BATCH_ITEM_CLIP)
-    key = "result" if result.success else "error"
-    return {"check": check, "success": result.success, key: value}
+    if result.success:
+        return {"check": check, "success": True, "result": value}
+    return {"check": check, "success": False, "error": value}
 
 
 def _on_change(state: WatchState, fingerprint: str) -> tuple[bool, str]:
@@ -273,7 +310,7 @@ def decide(config: EscalationConfig, state: WatchState, result: CheckResult) -> 
     fingerprint = result.fingerprint()
     met = config.expression.holds(result.view()) if config.expression is not None else False
     batch = state.batch
-    summary: tuple[dict[str, Any], ...] = ()
+    summary: tuple[BatchItem, ...] = ()
     strategy = config.notify_when
     if strategy is NotifyWhen.ON_CHANGE:
         notify, reason = _on_change(state, fingerprint)

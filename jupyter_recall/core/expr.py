@@ -48,7 +48,7 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _INDEX = re.compile(r"[0-9]+")
 _SPACE = re.compile(r"[ \t\r\n]+")
 _ESCAPES = {"\\": "\\", "'": "'", '"': '"', "n": "\n", "t": "\t"}
-_LITERAL_WORDS: dict[str, Any] = {"null": None, "true": True, "false": False}
+_LITERAL_WORDS: dict[str, bool | None] = {"null": None, "true": True, "false": False}
 
 
 # --- the tree -------------------------------------------------------------------------------

@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from jupyter_recall.core.errors import ValidationError
-from jupyter_recall.core.records import NO_OPTIONS, Action, JobOptions, Target
 from jupyter_recall.core.lifecycle import parse_keep_for, parse_keep_runs, parse_pause_after
-from jupyter_recall.core.retries import Retries
+from jupyter_recall.core.records import NO_OPTIONS, Action, JobOptions, Target
+from jupyter_recall.core.retries import Retries, RetriesJSON
 
 if TYPE_CHECKING:
     from jupyter_recall.core.when import ScheduleSpec
@@ -132,6 +133,23 @@ def new_id() -> str:
     return pending.pop()
 
 
+class PoliciesJSON(TypedDict):
+    """A job's policies as answered and stored (every field present; ``Policy`` in
+    ``openapi.yaml``)."""
+
+    catchup_window: float | None
+    coalesce: str
+    overlap: str
+    max_runs: int | None
+    end_at: str | None
+    jitter: float
+    timeout: float | None
+    retries: RetriesJSON | None
+    pause_after_failures: int | None
+    keep_runs: int | None
+    keep_runs_for: float | None
+
+
 @dataclass(frozen=True, slots=True)
 class Policies:
     """Firing policies of one job. Validation happens here, once, naming the field."""
@@ -176,7 +194,7 @@ class Policies:
         # Normalised here too: the Python API may pass a duration's text ("7d").
         object.__setattr__(self, "keep_runs_for", parse_keep_for(self.keep_runs_for))
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> PoliciesJSON:
         return {
             "catchup_window": self.catchup_window,
             "coalesce": self.coalesce.value,
@@ -192,7 +210,7 @@ class Policies:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Policies:
+    def from_dict(cls, data: Mapping[str, object]) -> Policies:
         """Build from user or stored input; unknown keys are refused by name."""
         known = {
             "catchup_window",
@@ -226,7 +244,7 @@ class Policies:
         )
 
 
-def _optional_float(data: dict[str, Any], key: str, default: float | None) -> float | None:
+def _optional_float(data: Mapping[str, object], key: str, default: float | None) -> float | None:
     if key not in data:
         return default
     value = data[key]
@@ -237,7 +255,7 @@ def _optional_float(data: dict[str, Any], key: str, default: float | None) -> fl
     return float(value)
 
 
-def _optional_int(data: dict[str, Any], key: str) -> int | None:
+def _optional_int(data: Mapping[str, object], key: str) -> int | None:
     value = data.get(key)
     if value is None:
         return None

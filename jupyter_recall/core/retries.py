@@ -18,7 +18,7 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.core.limits import (
@@ -34,6 +34,16 @@ RETRY_ON = ("failed", "timed_out", "interrupted")
 """The run statuses that may be retried (``policies.retries.on``)."""
 
 RETRY_FIELDS = ("max", "backoff", "factor", "jitter", "on")
+
+
+class RetriesJSON(TypedDict):
+    """``policies.retries`` as answered and stored (every field present)."""
+
+    max: int
+    backoff: float
+    factor: float
+    jitter: float
+    on: list[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +72,7 @@ class Retries:
             if status not in RETRY_ON:
                 raise ValidationError("on", f"unknown status {status!r}", accepted=list(RETRY_ON))
 
-    def to_dict(self) -> dict[str, object]:
+    def to_dict(self) -> RetriesJSON:
         return {
             "max": self.max,
             "backoff": self.backoff,

@@ -4,10 +4,9 @@ JSON form (``to_dict`` / ``from_dict``, as the store keeps it). ``core.when`` bu
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Literal, TypedDict
+from typing import Literal, TypedDict
 
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.core.triggers.after import AfterTrigger
@@ -29,7 +28,7 @@ class ScheduleJSON(TypedDict):
     """What ``ScheduleSpec.to_dict`` writes (a job's stored ``schedule``)."""
 
     version: int
-    kind: str
+    kind: ScheduleKind
     canonical: str
     tz: str
     anchor: str | None
@@ -117,7 +116,8 @@ class ScheduleSpec:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ScheduleSpec:
+    def from_dict(cls, data: ScheduleJSON) -> ScheduleSpec:
+        """From a stored schedule; a malformed one is refused naming ``schedule``."""
         try:
             return _spec_from_dict(data)
         except (KeyError, TypeError, ValueError) as exc:
@@ -126,7 +126,7 @@ class ScheduleSpec:
             raise ValidationError("schedule", f"not a valid schedule payload ({exc!r})") from None
 
 
-def _spec_from_dict(data: dict[str, Any]) -> ScheduleSpec:
+def _spec_from_dict(data: ScheduleJSON) -> ScheduleSpec:
     version = data.get("version")
     if version != SPEC_VERSION:
         raise ValidationError(
@@ -154,7 +154,7 @@ def _spec_from_dict(data: dict[str, Any]) -> ScheduleSpec:
         kind=kind,
         canonical=str(data["canonical"]),
         tz=normalize_tz(data["tz"]),
-        trigger=_TRIGGER_LOADERS[trigger_data["type"]](trigger_data),
+        trigger=_trigger_from_dict(trigger_data),
         anchor=anchor,
     )
 
@@ -168,13 +168,18 @@ _TRIGGER_TYPES_OF_KIND: dict[str, tuple[str, ...]] = {
     "after": ("after",),
 }
 _KINDS: tuple[ScheduleKind, ...] = ("once", "interval", "cron", "immediate", "after")
-_TRIGGER_LOADERS: dict[str, Callable[[dict[str, Any]], Trigger]] = {
-    "once": OnceTrigger.from_dict,
-    "interval": IntervalTrigger.from_dict,
-    "cron": CronTrigger.from_dict,
-    "weeks": WeeksTrigger.from_dict,
-    "after": AfterTrigger.from_dict,
-}
+
+
+def _trigger_from_dict(data: TriggerJSON) -> Trigger:
+    if data["type"] == "once":
+        return OnceTrigger.from_dict(data)
+    if data["type"] == "interval":
+        return IntervalTrigger.from_dict(data)
+    if data["type"] == "cron":
+        return CronTrigger.from_dict(data)
+    if data["type"] == "weeks":
+        return WeeksTrigger.from_dict(data)
+    return AfterTrigger.from_dict(data)
 
 
 def _aware(name: str, value: datetime) -> datetime:

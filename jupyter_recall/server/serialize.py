@@ -10,7 +10,7 @@ from jupyter_recall.core.actions import allowed_actions
 from jupyter_recall.core.dependency import After
 from jupyter_recall.core.errors import ConflictError, ValidationError
 from jupyter_recall.core.limits import TEXT_LIMITS
-from jupyter_recall.core.model import Job, JobKind, Policies, Run
+from jupyter_recall.core.model import Job, JobKind, Policies, PoliciesJSON, Run
 from jupyter_recall.core.payloads import check_policy_bounds, check_text, within
 from jupyter_recall.core.records import (
     NO_OPTIONS,
@@ -67,7 +67,7 @@ class JobJSON(TypedDict):
     action: ActionJSON
     target: TargetJSON
     session: str | None
-    policies: dict[str, Any]
+    policies: PoliciesJSON
     options: dict[str, Any]
     """Free-form beyond the executors' settings: what outer layers and users keep there."""
     next_fire_at: str | None

@@ -35,6 +35,7 @@ from jupyter_recall.core.escalation import (
     EscalationConfig,
     WatcherInfo,
     WatchState,
+    WatchStateJSON,
     decide,
     notification_text,
     parse_escalation,
@@ -200,7 +201,7 @@ def result_from_output(text: str, outcome: RunOutcome) -> CheckResult:
     return CheckResult(False, error=f"the check did not complete in the kernel: {reason}")
 
 
-_Pending = tuple[str, str, Mapping[str, Any], CheckRecord]
+_Pending = tuple[str, str, WatchStateJSON, CheckRecord]
 """A check to write: the watcher's id, owner, new state and result, as ``record_checks`` takes."""
 
 

@@ -10,18 +10,20 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from jupyter_server.auth.decorator import authorized
 from tornado import web
 
 from jupyter_recall.core.errors import NotFoundError, ValidationError
+from jupyter_recall.core.escalation import NotifyConfigJSON
 from jupyter_recall.core.model import Job, JobKind, JobStatus
 from jupyter_recall.core.records import (
     SERVER_TARGET,
     JobOptions,
     KernelTarget,
     Target,
+    TargetJSON,
     ToolAction,
     target_from_json,
 )
@@ -40,7 +42,7 @@ from jupyter_recall.server.watcher_runtime import (
     parse_spec,
 )
 from jupyter_recall.store.base import JobFilter
-from jupyter_recall.store.watchers import RING_SIZE, CheckRecord, WatcherRecord
+from jupyter_recall.store.watchers import RING_SIZE, CheckJSON, CheckRecord, WatcherRecord
 
 # --- the service behind the REST routes and agent tools -------------------------------------------
 
@@ -51,11 +53,39 @@ def _status(job: Job) -> str:
     )
 
 
+class WatcherJSON(TypedDict):
+    """A watcher as answered (``Watcher`` in ``openapi.yaml``)."""
+
+    watcher_id: str
+    tool_name: str
+    params: dict[str, Any]
+    """The tool's parameters: free-form, each tool checks its own."""
+    label: str
+    interval: int
+    notify_when: str
+    notify_config: NotifyConfigJSON
+    output_channel: str | None
+    output_config: dict[str, Any]
+    """The channel's settings: free-form, each channel checks its own."""
+    status: str
+    target: TargetJSON
+    session: str | None
+    checks: int
+    notifications: int
+    last_check_at: str | None
+    last_notified_at: str | None
+    next_check_at: str | None
+    created_at: str | None
+    last_result: NotRequired[CheckJSON | None]
+    history: NotRequired[list[CheckJSON]]
+    hint: NotRequired[str]
+
+
 def watcher_json(
     job: Job, record: WatcherRecord | None, history: list[CheckRecord] | None = None
-) -> dict[str, Any]:
+) -> WatcherJSON:
     spec = WatcherSpec.of(job)
-    document: dict[str, Any] = {
+    document: WatcherJSON = {
         "watcher_id": job.id,
         "tool_name": spec.tool,
         "params": spec.params,
@@ -139,7 +169,7 @@ class WatcherService:
         *,
         owner: str,
         authorize: Callable[[NewJob], Awaitable[None]] | None = None,
-    ) -> dict[str, Any]:
+    ) -> WatcherJSON:
         """``authorize`` refuses (raises) a watcher its creator may not run (a user tool's
         checks run in the notebook's kernel: ``server/permissions.py``)."""
         spec = parse_spec(body)
@@ -182,17 +212,17 @@ class WatcherService:
             raise NotFoundError("watcher", watcher_id)
         return job
 
-    async def status(self, watcher_id: str, *, owner: str, last_n: int) -> dict[str, Any]:
+    async def status(self, watcher_id: str, *, owner: str, last_n: int) -> WatcherJSON:
         job = await self._job(watcher_id, owner)
         records = await self.runtime.records([job.id])
         history = await self.runtime.history(job.id, last_n)
         return watcher_json(job, records.get(job.id), history)
 
-    async def history(self, watcher_id: str, *, owner: str, last_n: int) -> list[dict[str, Any]]:
+    async def history(self, watcher_id: str, *, owner: str, last_n: int) -> list[CheckJSON]:
         job = await self._job(watcher_id, owner)
         return [entry.to_json() for entry in await self.runtime.history(job.id, last_n)]
 
-    async def list(self, *, owner: str, session: str | None = None) -> list[dict[str, Any]]:
+    async def list(self, *, owner: str, session: str | None = None) -> list[WatcherJSON]:
         where = JobFilter(kind=[JobKind.WATCHER], session=session)
         jobs = await self.scheduler.list_jobs(owner=owner, where=where)
         records = await self.runtime.records([job.id for job in jobs])
@@ -206,12 +236,12 @@ class WatcherService:
         await self.scheduler.delete_job(job.id, owner=owner)
         self.runtime.forget(job.id)
 
-    async def pause(self, watcher_id: str, *, owner: str) -> dict[str, Any]:
+    async def pause(self, watcher_id: str, *, owner: str) -> WatcherJSON:
         job = await self._job(watcher_id, owner)
         job = await self.scheduler.pause_job(job.id, owner=owner)
         return watcher_json(job, (await self.runtime.records([job.id])).get(job.id))
 
-    async def resume(self, watcher_id: str, *, owner: str) -> dict[str, Any]:
+    async def resume(self, watcher_id: str, *, owner: str) -> WatcherJSON:
         job = await self._job(watcher_id, owner)
         job = await self.scheduler.resume_job(job.id, owner=owner)
         return watcher_json(job, (await self.runtime.records([job.id])).get(job.id))

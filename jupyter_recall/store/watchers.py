@@ -16,10 +16,11 @@ the SQLite tables are in ``sqlite_watchers.py`` (migration 2).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypedDict
+
+from jupyter_recall.core.escalation import CheckResultJSON, WatchStateJSON
 
 RING_SIZE = 100
 BUFFER_LIMIT = 100
@@ -34,24 +35,37 @@ def json_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str, sort_keys=True)
 
 
-def bounded_result(result: Mapping[str, Any]) -> dict[str, Any]:
+def bounded_result(result: CheckResultJSON) -> CheckResultJSON:
     """The result as stored: as is, or its JSON text clipped with ``"clipped": true``."""
     text = json_text(result)
     if len(text) <= RESULT_LIMIT:
-        return dict(result)
-    key = "data" if result.get("success") else "error"
-    return {"success": bool(result.get("success")), key: text[:RESULT_LIMIT], "clipped": True}
+        return result.copy()
+    if result.get("success"):
+        return {"success": True, "data": text[:RESULT_LIMIT], "clipped": True}
+    return {"success": False, "error": text[:RESULT_LIMIT], "clipped": True}
 
 
 @dataclass(frozen=True, slots=True)
 class WatcherRecord:
     job_id: str
     owner: str
-    state: dict[str, Any]
+    state: WatchStateJSON
     checks: int
     notifications: int
     last_check_at: datetime | None
     last_notified_at: datetime | None
+
+
+class CheckJSON(TypedDict):
+    """A check as answered (``WatcherCheck`` in ``openapi.yaml``)."""
+
+    check: int
+    checked_at: str
+    success: bool
+    result: CheckResultJSON
+    notified: bool
+    reason: str
+    run_id: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,12 +75,12 @@ class CheckRecord:
     check: int
     checked_at: datetime
     success: bool
-    result: dict[str, Any]
+    result: CheckResultJSON
     notified: bool
     reason: str
     run_id: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> CheckJSON:
         return {
             "check": self.check,
             "checked_at": self.checked_at.isoformat(),
@@ -78,5 +92,5 @@ class CheckRecord:
         }
 
 
-PendingCheck = tuple[str, str, Mapping[str, Any], CheckRecord]
+PendingCheck = tuple[str, str, WatchStateJSON, CheckRecord]
 """A check to save: the watcher's job id, its owner, its new state, and the check."""

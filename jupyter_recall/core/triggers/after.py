@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from jupyter_recall.core.dependency import After, AfterOn
 from jupyter_recall.core.triggers.base import AfterJSON
@@ -22,5 +21,5 @@ class AfterTrigger:
         return {"type": "after", "job": self.after.job, "on": self.after.on.value}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> AfterTrigger:
+    def from_dict(cls, data: AfterJSON) -> AfterTrigger:
         return cls(After(data["job"], AfterOn.parse(data["on"], "schedule.trigger.on")))

@@ -3,28 +3,28 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Protocol, TypedDict
+from typing import Literal, Protocol, TypedDict
 
 
 class OnceJSON(TypedDict):
-    type: str
+    type: Literal["once"]
     at: str
 
 
 class IntervalJSON(TypedDict):
-    type: str
+    type: Literal["interval"]
     anchor: str
     seconds: int
 
 
 class CronJSON(TypedDict):
-    type: str
+    type: Literal["cron"]
     expression: str
     tz: str
 
 
 class WeeksJSON(TypedDict):
-    type: str
+    type: Literal["weeks"]
     weeks: int
     days: list[int]
     hour: int
@@ -34,7 +34,7 @@ class WeeksJSON(TypedDict):
 
 
 class AfterJSON(TypedDict):
-    type: str
+    type: Literal["after"]
     job: str
     on: str
 

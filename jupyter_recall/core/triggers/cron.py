@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timezone, tzinfo
-from typing import Any
 
 from jupyter_recall.core.cron import Cron, parse_cron
 from jupyter_recall.core.triggers.base import CronJSON
@@ -44,7 +43,7 @@ class CronTrigger:
         return {"type": "cron", "expression": self.expression, "tz": self.tz}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> CronTrigger:
+    def from_dict(cls, data: CronJSON) -> CronTrigger:
         return cls(str(data["expression"]), str(data["tz"]))
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Any
 
 from jupyter_recall.core.triggers.base import IntervalJSON
 
@@ -44,6 +43,6 @@ class IntervalTrigger:
         return {"type": "interval", "anchor": self.anchor.isoformat(), "seconds": self.seconds}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> IntervalTrigger:
+    def from_dict(cls, data: IntervalJSON) -> IntervalTrigger:
         anchor = datetime.fromisoformat(data["anchor"]).astimezone(UTC)
         return cls(anchor, int(data["seconds"]))

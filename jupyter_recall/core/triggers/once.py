@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
 
 from jupyter_recall.core.triggers.base import OnceJSON
 
@@ -24,5 +23,5 @@ class OnceTrigger:
         return {"type": "once", "at": self.at.isoformat()}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> OnceTrigger:
+    def from_dict(cls, data: OnceJSON) -> OnceTrigger:
         return cls(datetime.fromisoformat(data["at"]).astimezone(UTC))

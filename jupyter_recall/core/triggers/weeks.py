@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta, timezone, tzinfo
-from typing import Any
 
 from jupyter_recall.core.triggers.base import WeeksJSON
 from jupyter_recall.core.triggers.wallclock import instant_to_wall, wall_to_instant
@@ -73,7 +72,7 @@ class WeeksTrigger:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> WeeksTrigger:
+    def from_dict(cls, data: WeeksJSON) -> WeeksTrigger:
         return cls(
             weeks=int(data["weeks"]),
             days=tuple(int(day) for day in data["days"]),
