@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TypedDict
 
 from jupyter_recall.core.errors import ValidationError
 
@@ -21,6 +22,23 @@ DECISIONS = {"approve": APPROVED, "deny": DENIED}
 """What a person may answer -> the status it gives."""
 NOTE_LIMIT = 2000
 SUMMARY_LIMIT = 500
+
+
+class ApprovalJSON(TypedDict):
+    """An approval as answered and streamed (``Approval`` in ``openapi.yaml``)."""
+
+    id: str
+    owner: str
+    tool: str
+    summary: str
+    source: str
+    asked_by: str
+    created_at: str
+    expires_at: str
+    status: str
+    decided_by: str | None
+    decided_at: str | None
+    note: str | None
 
 
 @dataclass(frozen=True, slots=True)

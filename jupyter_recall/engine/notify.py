@@ -16,8 +16,9 @@ import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict
 
+from jupyter_recall.core.documents import NotificationJSON, NotificationSource
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.core.limits import NOTIFICATION_PRIORITIES
 from jupyter_recall.core.model import Job, Run, new_id
@@ -59,12 +60,12 @@ class Notification:
     output_config: dict[str, Any] = field(default_factory=dict)
     session: str | None = None
     """The notebook session (path or kernel id) it belongs to; None: the user's UI."""
-    source: dict[str, Any] = field(default_factory=dict)
+    source: NotificationSource = field(default_factory=NotificationSource)
     """Who sent it: ``{"kind": "api"}``, ``{"kind": "watcher", "job_id", "run_id"}``, ..."""
     fallback_reason: str | None = None
     """Set when it reached the session because the channel it named could not take it."""
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> NotificationJSON:
         return {
             "id": self.id,
             "owner": self.owner,
@@ -95,7 +96,7 @@ class Notification:
             structured_data=dict(data.get("structured_data") or {}),
             output_config=dict(data.get("output_config") or {}),
             session=data.get("session"),
-            source=dict(data.get("source") or {}),
+            source=data.get("source") or NotificationSource(),
             fallback_reason=data.get("fallback_reason"),
         )
 
@@ -154,7 +155,7 @@ def build_notification(
     *,
     owner: str,
     now: datetime,
-    source: Mapping[str, Any] | None = None,
+    source: NotificationSource | None = None,
 ) -> Notification:
     """Validate what a caller sends (``channel``, ``message``, ``title``, ``priority``,
     ``tags``, ``structured_data``, ``output_config``, ``session``); errors name the field."""
@@ -181,7 +182,7 @@ def build_notification(
         structured_data=_object(data, "structured_data"),
         output_config=_object(data, "output_config"),
         session=session,
-        source=dict(source or {"kind": "api"}),
+        source=source.copy() if source else NotificationSource(kind="api"),
     )
 
 
@@ -242,6 +243,15 @@ class SessionSink(Protocol):
         ...
 
 
+class DeliveryJSON(TypedDict):
+    """A sent notification and where it went (``Delivery`` in ``openapi.yaml``)."""
+
+    notification: NotificationJSON
+    delivered_to: str
+    fallback_reason: str | None
+    buffered: bool
+
+
 @dataclass(frozen=True, slots=True)
 class Delivery:
     notification: Notification
@@ -251,7 +261,7 @@ class Delivery:
     buffered: bool = False
     """Held for the session until its kernel listens again."""
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> DeliveryJSON:
         return {
             "notification": self.notification.to_json(),
             "delivered_to": self.delivered_to,

@@ -25,6 +25,7 @@ from tornado import web
 
 from jupyter_recall.core.approvals import (
     PENDING,
+    ApprovalJSON,
     ApprovalRecord,
     check_decision,
     check_note,
@@ -47,7 +48,7 @@ EXPIRED_EVENT = "approval.expired"
 MAX_TIMEOUT = 7 * 24 * 3600.0
 
 
-def approval_to_json(record: ApprovalRecord) -> dict[str, Any]:
+def approval_to_json(record: ApprovalRecord) -> ApprovalJSON:
     return {
         "id": record.id,
         "owner": record.owner,

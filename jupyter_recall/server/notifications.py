@@ -28,6 +28,7 @@ from jupyter_server.auth.decorator import authorized
 from tornado import web
 
 from jupyter_recall.core.clock import Clock
+from jupyter_recall.core.documents import NotificationJSON, NotificationSource
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.core.model import Job, JobKind, Run, new_id
 from jupyter_recall.core.records import NotificationAction
@@ -94,7 +95,7 @@ class NotificationService:
         return await self.notifier.send(notification)
 
     async def send_json(
-        self, data: Mapping[str, Any], *, owner: str, source: Mapping[str, Any] | None = None
+        self, data: Mapping[str, Any], *, owner: str, source: NotificationSource | None = None
     ) -> Delivery:
         notification = build_notification(data, owner=owner, now=self.clock.now(), source=source)
         return await self.send(notification)
@@ -104,7 +105,8 @@ class NotificationService:
     async def to_session(self, notification: Notification) -> bool:
         session = notification.session
         assert session is not None
-        document = {**notification.to_json(), "delivered_to": SESSION}
+        document = notification.to_json()
+        document["delivered_to"] = SESSION
         async with self._lock:
             if self.hub.connected(notification.owner, session):
                 self.hub.publish_notification(document)
@@ -119,19 +121,23 @@ class NotificationService:
                 )
             )
             # The user's JupyterLab still hears of it (a toast), while the kernel is away.
-            self.hub.publish_notification({**document, "delivered_to": UI, "buffered": True})
+            shown = document.copy()
+            shown["delivered_to"], shown["buffered"] = UI, True
+            self.hub.publish_notification(shown)
             return False
 
     async def to_ui(self, notification: Notification) -> None:
-        self.hub.publish_notification({**notification.to_json(), "delivered_to": UI})
+        document = notification.to_json()
+        document["delivered_to"] = UI
+        self.hub.publish_notification(document)
 
-    async def take(self, owner: str, session: str) -> list[dict[str, Any]]:
+    async def take(self, owner: str, session: str) -> list[NotificationJSON]:
         async with self._lock:
             return await self._in_store(
                 partial(self.buffer.take_notifications, owner, session, now=self.clock.now())
             )
 
-    async def buffered(self, owner: str, session: str | None) -> list[dict[str, Any]]:
+    async def buffered(self, owner: str, session: str | None) -> list[NotificationJSON]:
         return await self._in_store(
             partial(self.buffer.buffered_notifications, owner, session, now=self.clock.now())
         )

@@ -10,23 +10,39 @@ import asyncio
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from jupyter_events import EventLogger
 from jupyter_server.auth.decorator import authorized
 from tornado import web
 from tornado.iostream import StreamClosedError
 
+from jupyter_recall.core.approvals import ApprovalJSON
+from jupyter_recall.core.documents import NotificationJSON
 from jupyter_recall.engine.scheduler import Event, Scheduler
 from jupyter_recall.server.handlers import RecallHandler
-from jupyter_recall.server.serialize import job_to_json, run_to_json
+from jupyter_recall.server.serialize import JobJSON, RunJSON, job_to_json, run_to_json
 
 SCHEMA_ID = "https://events.jupyter.org/jupyter_recall/change/v1"
 SCHEMA_PATH = Path(__file__).parent / "event_schemas" / "change.v1.yaml"
 QUEUE_LIMIT = 1000
 
 
-def event_document(event: Event) -> dict[str, Any]:
+class EventJSON(TypedDict):
+    """One change as streamed and emitted (``event_schemas/change.v1.yaml``): a job's or a
+    run's (with its output's ``text`` and ``offset``), a notification or an approval."""
+
+    type: str
+    owner: str
+    job: JobJSON | None
+    run: RunJSON | None
+    text: str | None
+    offset: NotRequired[int | None]
+    notification: NotRequired[NotificationJSON]
+    approval: NotRequired[ApprovalJSON]
+
+
+def event_document(event: Event) -> EventJSON:
     return {
         "type": event.type,
         "owner": event.owner,
@@ -58,8 +74,8 @@ class EventHub:
     and runs as they are."""
 
     def __init__(self, event_logger: EventLogger | None) -> None:
-        self._queues: dict[str, set[asyncio.Queue[dict[str, Any] | None]]] = {}
-        self._sessions: dict[asyncio.Queue[dict[str, Any] | None], str] = {}
+        self._queues: dict[str, set[asyncio.Queue[EventJSON | None]]] = {}
+        self._sessions: dict[asyncio.Queue[EventJSON | None], str] = {}
         """The notebook session of streams opened by a kernel (``?session=``)."""
         self._event_logger = event_logger
         self._views_changed: Callable[[], None] = _nothing
@@ -83,7 +99,7 @@ class EventHub:
     def _logger_records(self) -> bool:
         return self._event_logger is not None and _logger_records(self._event_logger)
 
-    def publish_notification(self, notification: dict[str, Any]) -> None:
+    def publish_notification(self, notification: NotificationJSON) -> None:
         """A notification for the owner's streams: kernels keep those of their session."""
         self.publish_document(
             {
@@ -100,9 +116,10 @@ class EventHub:
         """Whether a kernel of ``session`` listens now."""
         return any(self._sessions.get(queue) == session for queue in self._queues.get(owner, ()))
 
-    def publish_document(self, document: dict[str, Any]) -> None:
+    def publish_document(self, document: EventJSON) -> None:
         if self._event_logger is not None:
-            self._event_logger.emit(schema_id=SCHEMA_ID, data=document)
+            # jupyter_events types the data it takes as a plain dict: a shallow copy.
+            self._event_logger.emit(schema_id=SCHEMA_ID, data=dict(document))
         owner = document["owner"]
         for queue in tuple(self._queues.get(owner, ())):
             try:
@@ -112,15 +129,15 @@ class EventHub:
                 self.close(owner, queue)
                 _end_stream(queue)
 
-    def open(self, owner: str, session: str | None = None) -> asyncio.Queue[dict[str, Any] | None]:
-        queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue(QUEUE_LIMIT)
+    def open(self, owner: str, session: str | None = None) -> asyncio.Queue[EventJSON | None]:
+        queue: asyncio.Queue[EventJSON | None] = asyncio.Queue(QUEUE_LIMIT)
         self._queues.setdefault(owner, set()).add(queue)
         if session:
             self._sessions[queue] = session
         self._views_changed()
         return queue
 
-    def close(self, owner: str, queue: asyncio.Queue[dict[str, Any] | None]) -> None:
+    def close(self, owner: str, queue: asyncio.Queue[EventJSON | None]) -> None:
         queues = self._queues.get(owner)
         if queues is not None:
             queues.discard(queue)
@@ -141,7 +158,7 @@ def _nothing() -> None:
     return None
 
 
-def _end_stream(queue: asyncio.Queue[dict[str, Any] | None]) -> None:
+def _end_stream(queue: asyncio.Queue[EventJSON | None]) -> None:
     """Replace whatever is queued by the end-of-stream marker."""
     while not queue.empty():
         queue.get_nowait()
@@ -190,7 +207,7 @@ class EventsHandler(RecallHandler):
             _end_stream(queue)
         super().on_connection_close()
 
-    async def _stream(self, queue: asyncio.Queue[dict[str, Any] | None], heartbeat: float) -> None:
+    async def _stream(self, queue: asyncio.Queue[EventJSON | None], heartbeat: float) -> None:
         while True:
             try:
                 document = await asyncio.wait_for(queue.get(), timeout=heartbeat)

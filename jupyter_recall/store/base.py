@@ -25,6 +25,7 @@ from typing import Any, NamedTuple, Protocol
 
 from jupyter_recall.core.approvals import ApprovalRecord
 from jupyter_recall.core.dependency import Dependency, UpstreamEnd
+from jupyter_recall.core.documents import NotificationJSON
 from jupyter_recall.core.model import Job, JobKind, JobStatus, Run, RunStatus
 from jupyter_recall.store.watchers import RING_SIZE, CheckRecord, PendingCheck, WatcherRecord
 
@@ -348,7 +349,7 @@ class NotificationBuffer(Protocol):
     ``BUFFER_LIMIT`` per session (the oldest go first), each for ``BUFFER_TTL``."""
 
     def buffer_notification(
-        self, owner: str, session: str, notification: Mapping[str, Any], *, now: datetime
+        self, owner: str, session: str, notification: NotificationJSON, *, now: datetime
     ) -> None:
         """Hold a notification (a JSON document with an ``id``) for ``session``; one with the
         id of a held one replaces it."""
@@ -356,13 +357,13 @@ class NotificationBuffer(Protocol):
 
     def buffered_notifications(
         self, owner: str, session: str | None, *, now: datetime
-    ) -> list[dict[str, Any]]:
+    ) -> list[NotificationJSON]:
         """What is held (for one session, or every session of ``owner``), oldest first."""
         ...
 
     def take_notifications(
         self, owner: str, session: str, *, now: datetime
-    ) -> list[dict[str, Any]]:
+    ) -> list[NotificationJSON]:
         """What is held for ``session``, oldest first; it is no longer held."""
         ...
 

@@ -13,6 +13,7 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, Protocol
 
+from jupyter_recall.core.documents import NotificationJSON
 from jupyter_recall.store.codec import check_from_row as _check
 from jupyter_recall.store.codec import encode_instant
 from jupyter_recall.store.codec import watcher_from_row as _watcher
@@ -166,7 +167,7 @@ class PostgresWatcherTables:
         self: _Connected,
         owner: str,
         session: str,
-        notification: Mapping[str, Any],
+        notification: NotificationJSON,
         *,
         now: datetime,
     ) -> None:
@@ -185,13 +186,13 @@ class PostgresWatcherTables:
 
     def buffered_notifications(
         self: _Connected, owner: str, session: str | None, *, now: datetime
-    ) -> list[dict[str, Any]]:
+    ) -> list[NotificationJSON]:
         sql, params = _held(owner, session, now)
         return [json.loads(text) for (text,) in self._rows(sql, params)]
 
     def take_notifications(
         self: _Connected, owner: str, session: str, *, now: datetime
-    ) -> list[dict[str, Any]]:
+    ) -> list[NotificationJSON]:
         sql, params = _held(owner, session, now)
         with self.atomic():
             rows = self._rows(sql, params)

@@ -15,6 +15,7 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, Protocol
 
+from jupyter_recall.core.documents import NotificationJSON
 from jupyter_recall.store import codec
 from jupyter_recall.store.codec import encode_instant
 from jupyter_recall.store.rows import (
@@ -172,7 +173,7 @@ class SQLiteWatcherTables:
         self: _Connected,
         owner: str,
         session: str,
-        notification: Mapping[str, Any],
+        notification: NotificationJSON,
         *,
         now: datetime,
     ) -> None:
@@ -191,13 +192,13 @@ class SQLiteWatcherTables:
 
     def buffered_notifications(
         self: _Connected, owner: str, session: str | None, *, now: datetime
-    ) -> list[dict[str, Any]]:
+    ) -> list[NotificationJSON]:
         sql, params = _held(owner, session, now)
         return [json.loads(text) for (text,) in self._rows(sql, params)]
 
     def take_notifications(
         self: _Connected, owner: str, session: str, *, now: datetime
-    ) -> list[dict[str, Any]]:
+    ) -> list[NotificationJSON]:
         sql, params = _held(owner, session, now)
         with self.atomic():
             rows = self._conn.execute(sql, params).fetchall()

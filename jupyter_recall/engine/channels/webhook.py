@@ -16,6 +16,7 @@ from typing import Any
 
 import anyio
 
+from jupyter_recall.core.documents import NotificationJSON
 from jupyter_recall.core.errors import ChannelError, ValidationError
 from jupyter_recall.engine.channels import settings
 from jupyter_recall.engine.notify import Notification
@@ -58,7 +59,7 @@ class WebhookChannel:
             timeout=settings.seconds(name, config, "timeout", DEFAULT_TIMEOUT),
         )
 
-    def payload(self, notification: Notification) -> dict[str, Any]:
+    def payload(self, notification: Notification) -> NotificationJSON:
         return notification.to_json()
 
     def _post(self, body: bytes) -> None:
