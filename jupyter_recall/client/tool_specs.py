@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from jupyter_recall.client.documents import PoliciesDocument
+from jupyter_recall.client.documents import ActionDocument, PoliciesDocument
 from jupyter_recall.client.ids import JOB_ID
 from jupyter_recall.client.toolspec import (
     TOOL_NAME_PATTERN,
@@ -79,6 +79,18 @@ _JOB_FIELDS = {
     "keep_runs_for": "keep_runs_for_seconds",
     "options": "output_config",
 }
+
+
+def notification_action(args: ToolArguments, prompt: str) -> ActionDocument:
+    """The notification a job of schedule_once/schedule_cron/schedule_after sends: ``prompt``
+    titled by its label, through its output channel."""
+    action: ActionDocument = {"type": "notification", "message": prompt}
+    label, channel = args.optional_text("label"), args.optional_text("output_channel")
+    if label:
+        action["title"] = label
+    if channel:
+        action["channel"] = channel
+    return action
 
 
 def tool_policies(args: ToolArguments) -> PoliciesDocument:

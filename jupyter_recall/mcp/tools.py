@@ -26,7 +26,12 @@ from jupyter_recall.client.documents import (
     WatcherDocument,
 )
 from jupyter_recall.client.ids import JOB_ID
-from jupyter_recall.client.tool_specs import JOB_STATUSES, job_summary, tool_policies
+from jupyter_recall.client.tool_specs import (
+    JOB_STATUSES,
+    job_summary,
+    notification_action,
+    tool_policies,
+)
 from jupyter_recall.client.toolspec import (
     InputSchema,
     Param,
@@ -107,13 +112,7 @@ def _job_action(args: ToolArguments) -> ActionDocument:
     prompt = args.optional_text("prompt")
     if not prompt:
         raise ValidationError("prompt", "required for action_type 'notification'")
-    action: ActionDocument = {"type": "notification", "message": prompt}
-    label, channel = args.optional_text("label"), args.optional_text("output_channel")
-    if label:
-        action["title"] = label
-    if channel:
-        action["channel"] = channel
-    return action
+    return notification_action(args, prompt)
 
 
 def _server_job(body: NewJobDocument, args: ToolArguments) -> NewJobDocument:

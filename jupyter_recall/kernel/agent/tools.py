@@ -24,6 +24,7 @@ from jupyter_recall.client.tool_specs import (
     SCHEDULE_STATUS,
     WHEN_HELP,
     job_summary,
+    notification_action,
     tool_policies,
 )
 from jupyter_recall.client.toolspec import (
@@ -230,13 +231,7 @@ def _action(args: ToolArguments) -> ActionDocument:
         raise ValidationError("prompt", f"required for action_type {action_type!r}")
     if action_type == "llm_prompt":
         return {"type": "instruction", "instruction": prompt}
-    action: ActionDocument = {"type": "notification", "message": prompt}
-    label, channel = args.optional_text("label"), args.optional_text("output_channel")
-    if label:
-        action["title"] = label
-    if channel:
-        action["channel"] = channel
-    return action
+    return notification_action(args, prompt)
 
 
 def _create(
