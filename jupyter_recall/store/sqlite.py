@@ -17,9 +17,10 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
 from datetime import datetime
+from functools import lru_cache
 from itertools import repeat
 from operator import is_not, itemgetter
 from typing import Any
@@ -157,7 +158,7 @@ def bounded_output(stored: str, dropped: int, text: str, limit: int) -> tuple[st
 
 
 def _insert_statement(
-    table: str, fields: Sequence[str], rows: Sequence[tuple[Any, ...]], tail: str = ""
+    table: str, fields: tuple[str, ...], rows: Sequence[tuple[Any, ...]], tail: str = ""
 ) -> tuple[str, Iterable[tuple[Any, ...]]]:
     """The INSERT of a batch of rows (their first column never NULL), with NULL written in the
     statement for the columns that are None in every row (a new job has seven, a new run
@@ -167,19 +168,35 @@ def _insert_statement(
     The shorter rows are made one at a time as they are bound: made all at once, they would
     cost more in garbage collection than making them.
     """
-    kept = [0] + [  # the id is never NULL, which keeps a parameter in each row
-        index
-        for index in range(1, len(fields))
-        if any(map(is_not, map(itemgetter(index), rows), repeat(None)))
-    ]
+    if len(rows) == 1:  # one REST creation: the columns kept read off the row at once
+        kept = tuple(index for index, value in enumerate(rows[0]) if value is not None or not index)
+    else:
+        kept = (  # the id is never NULL, which keeps a parameter in each row
+            0,
+            *(
+                index
+                for index in range(1, len(fields))
+                if any(map(is_not, map(itemgetter(index), rows), repeat(None)))
+            ),
+        )
+    sql, pick = _insert_sql(table, fields, kept, tail)
+    return sql, rows if pick is None else map(pick, rows)
+
+
+@lru_cache(maxsize=256)
+def _insert_sql(
+    table: str, fields: tuple[str, ...], kept: tuple[int, ...], tail: str
+) -> tuple[str, Callable[[tuple[Any, ...]], Any] | None]:
+    """The statement for rows whose columns ``kept`` hold values (the others NULL), and what
+    picks those values from a row (None: all of them); made once for each set of columns, as a
+    few sets cover the rows of a store."""
     values = ", ".join("?" if index in kept else "NULL" for index in range(len(fields)))
     sql = f"INSERT INTO {table} ({columns(fields)}) VALUES ({values})"
     sql += f" {tail}" if tail else ""
     if len(kept) == len(fields):
-        return sql, rows
+        return sql, None
     # itemgetter of one index gives the item itself; of a slice, a tuple.
-    pick = itemgetter(*kept) if len(kept) > 1 else itemgetter(slice(0, 1))
-    return sql, map(pick, rows)
+    return sql, itemgetter(*kept) if len(kept) > 1 else itemgetter(slice(0, 1))
 
 
 WAL_SWITCH_RETRY = 0.005
@@ -284,6 +301,14 @@ class SQLiteStore(
                     yield
 
     @contextmanager
+    def _transaction_held(self) -> Iterator[None]:
+        """A transaction, or the one open: an insert's conflicts are looked up in the
+        transaction of the insert that failed, which a savepoint of its own would not change
+        (the insert's own savepoint has taken back its rows)."""
+        with self._errors(), self._transaction() if self._depth == 0 else nullcontext():
+            yield
+
+    @contextmanager
     def _transaction(self) -> Iterator[None]:
         self._conn.execute("BEGIN IMMEDIATE")
         self._depth = 1
@@ -353,9 +378,10 @@ class SQLiteStore(
         if not jobs:
             return
         sql, rows = _insert_statement("jobs", JobRow._fields, codec.job_rows(jobs))
-        with self.atomic():
+        with self._transaction_held():
             try:
-                with self.atomic():
+                # SQLite takes back the one statement that fails, so one row needs no savepoint.
+                with self.atomic() if len(jobs) > 1 else nullcontext():
                     self._conn.executemany(sql, rows)
             except StoreError as exc:
                 raise self._job_conflict(jobs, exc, inserting=True) from None
@@ -479,7 +505,7 @@ class SQLiteStore(
         sql, rows = _insert_statement(
             "runs", RunRow._fields, [codec.run_row(r) for r in runs], _RUN_OCCURRENCE_TAKEN
         )
-        with self.atomic():
+        with self._transaction_held():
             try:
                 with self.atomic():
                     inserted = self._conn.executemany(sql, rows).rowcount
