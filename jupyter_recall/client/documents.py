@@ -43,20 +43,26 @@ class RetriesDocument(TypedDict):
     on: NotRequired[list[str]]
 
 
-class PoliciesDocument(TypedDict, total=False):
-    """A job's policies as answered (every field present) or sent (any of them)."""
+class PolicySettings(TypedDict, total=False):
+    """A job's policies but its end (``PoliciesDocument`` adds ``end_at``): what the Python
+    API takes as keywords, beside an ``end_at`` that may be a ``datetime``."""
 
     catchup_window: float | None
     coalesce: str
     overlap: str
     max_runs: int | None
-    end_at: str | None
     jitter: float
     timeout: float | None
     retries: RetriesDocument | int | None
     pause_after_failures: int | None
     keep_runs: int | None
     keep_runs_for: float | str | None
+
+
+class PoliciesDocument(PolicySettings, total=False):
+    """A job's policies as answered (every field present) or sent (any of them)."""
+
+    end_at: str | None
 
 
 class AfterDocument(TypedDict):
@@ -78,7 +84,7 @@ class NewJobDocument(TypedDict):
     kind: NotRequired[str]
     tz: NotRequired[str]
     session: NotRequired[str]
-    policies: NotRequired[PoliciesDocument]
+    policies: NotRequired[PoliciesDocument | PolicySettings]
     options: NotRequired[dict[str, Any]]
 
 

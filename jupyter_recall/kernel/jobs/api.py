@@ -9,11 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, Unpack
 
 from jupyter_recall.client.documents import (
     ActionDocument,
+    AfterDocument,
+    NewJobDocument,
     ParseDocument,
+    PoliciesDocument,
+    PolicySettings,
     RunDocument,
     RunPage,
     TargetDocument,
@@ -185,21 +189,22 @@ def _default_target(action: Mapping[str, Any], ident: _client.Identity | None) -
 
 
 def target_payload(
-    target: str | Mapping[str, Any] | None,
-    action: Mapping[str, Any],
+    target: str | TargetDocument | None,
+    action: ActionDocument,
     *,
     kernel_name: str | None = None,
     ident: _client.Identity | None = None,
-) -> dict[str, Any]:
+) -> TargetDocument:
     """Where the job runs. Default: this kernel for code and instructions, else the server."""
     if kernel_name is not None and target is None:
         target = "headless"
     if target is None:
         target = _default_target(action, ident)
     if isinstance(target, Mapping):
-        return dict(target)
+        # A target document as the REST API takes it: the server checks it, naming the field.
+        return TargetDocument(**target)
     if target == "kernel":
-        return dict(_this_kernel(ident or _client.identity()))
+        return _this_kernel(ident or _client.identity()).copy()
     if target == "headless":
         return {"type": "headless", "kernel_name": kernel_name or "python3"}
     if target == "server":
@@ -207,58 +212,66 @@ def target_payload(
     raise ValidationError("target", f"unknown target {target!r}", accepted=TARGET_NAMES)
 
 
-def _policy_value(value: Any) -> Any:
-    return value.isoformat() if isinstance(value, datetime) else value
+def _policies_document(
+    settings: PolicySettings, end_at: str | datetime | None
+) -> PoliciesDocument | PolicySettings:
+    """The keyword policies as sent (the server refuses unknown ones by name); an ``end_at``
+    given as a ``datetime`` as its ISO text."""
+    if end_at is None:
+        return settings
+    return {**settings, "end_at": end_at.isoformat() if isinstance(end_at, datetime) else end_at}
 
 
-def after_payload(after: str | Mapping[str, Any] | Job) -> dict[str, str]:
+def after_payload(after: str | AfterDocument | Job) -> AfterDocument:
     """``after=`` of ``schedule``: a job id (``"3f9c2a1b7d0e"``, or with its outcome
     ``"3f9c2a1b7d0e:failed"``), a ``Job``, or ``{"job": ID, "on": ...}``."""
     if isinstance(after, Job):
-        return After(after.id).to_json()
-    if isinstance(after, str):
-        return After.from_option(after).to_json()
-    return After.from_json(after).to_json()
-
-
-def _schedule_of(
-    when: str | None, after: str | Mapping[str, Any] | Job | None
-) -> dict[str, str | dict[str, str]]:
-    """A job fires on a time (``when``) or after another job (``after``): exactly one."""
-    if after is not None:
-        if when is not None:
-            raise ValidationError("after", "give when or after, not both")
-        return {"after": after_payload(after)}
-    if not isinstance(when, str):
-        raise ValidationError("when", f"must be a string, got {when!r}")
-    return {"when": when}
+        parsed = After(after.id)
+    elif isinstance(after, str):
+        parsed = After.from_option(after)
+    else:
+        parsed = After.from_json(after)
+    return {"job": parsed.job, "on": parsed.on.value}
 
 
 def job_body(
     when: str | None,
     action: ActionDocument,
-    target: dict[str, Any],
+    target: TargetDocument,
     *,
     kind: str = "job",
     name: str | None = None,
     tz: str | None = None,
     session: str | None = None,
-    policies: Mapping[str, Any] | None = None,
+    policies: PoliciesDocument | PolicySettings | None = None,
     options: Mapping[str, Any] | None = None,
-    after: str | Mapping[str, Any] | Job | None = None,
-) -> dict[str, Any]:
-    schedule = _schedule_of(when, after)
-    body: dict[str, Any] = {**schedule, "action": action, "target": target, "kind": kind}
-    optional = {"name": name, "tz": tz, "session": session}
-    body.update({key: value for key, value in optional.items() if value is not None})
+    after: str | AfterDocument | Job | None = None,
+) -> NewJobDocument:
+    """The body of ``POST /api/recall/jobs``; a job fires on a time (``when``) or after
+    another job (``after``): exactly one."""
+    body: NewJobDocument = {"action": action, "target": target, "kind": kind}
+    if after is not None:
+        if when is not None:
+            raise ValidationError("after", "give when or after, not both")
+        body["after"] = after_payload(after)
+    elif not isinstance(when, str):
+        raise ValidationError("when", f"must be a string, got {when!r}")
+    else:
+        body["when"] = when
+    if name is not None:
+        body["name"] = name
+    if tz is not None:
+        body["tz"] = tz
+    if session is not None:
+        body["session"] = session
     if policies:
-        body["policies"] = {key: _policy_value(value) for key, value in policies.items()}
+        body["policies"] = policies
     if options:
         body["options"] = dict(options)
     return body
 
 
-def create(body: dict[str, Any]) -> Job:
+def create(body: NewJobDocument) -> Job:
     """POST a job body; the created job, followed by this kernel's notification listener."""
     created = Job(_client.get_client().request("POST", "/api/recall/jobs", body=body))
 
@@ -274,7 +287,7 @@ def schedule(
     when: str | None = None,
     code: str | None = None,
     *,
-    after: str | Mapping[str, Any] | Job | None = None,
+    after: str | AfterDocument | Job | None = None,
     instruction: str | None = None,
     tool: str | None = None,
     params: Mapping[str, Any] | None = None,
@@ -282,7 +295,7 @@ def schedule(
     title: str | None = None,
     notebook: str | None = None,
     parameters: Mapping[str, Any] | None = None,
-    target: str | Mapping[str, Any] | None = None,
+    target: str | TargetDocument | None = None,
     kernel_name: str | None = None,
     name: str | None = None,
     tz: str | None = None,
@@ -290,7 +303,8 @@ def schedule(
     exclusive: bool | None = None,
     on_missing_kernel: str | None = None,
     options: Mapping[str, Any] | None = None,
-    **policies: Any,
+    end_at: str | datetime | None = None,
+    **policies: Unpack[PolicySettings],
 ) -> Job:
     """Schedule a job: ``code`` in this kernel (or ``target='headless'``/a target dict), a
     self-``instruction`` for this kernel's agent, a ``tool`` call, a ``notification`` or a
@@ -324,7 +338,7 @@ def schedule(
         name=name,
         tz=tz,
         session=session or ident.session,
-        policies=policies,
+        policies=_policies_document(policies, end_at),
         options=all_options,
         after=after,
     )
@@ -339,8 +353,9 @@ def recall(
     name: str | None = None,
     tz: str | None = None,
     session: str | None = None,
-    target: Mapping[str, Any] | None = None,
-    **policies: Any,
+    target: TargetDocument | None = None,
+    end_at: str | datetime | None = None,
+    **policies: Unpack[PolicySettings],
 ) -> Job:
     """Schedule a recall: at ``when`` (``in 30m``, ``every 15m``, ``now``), the agent in this
     kernel gets ``instruction`` (see ``on_recall``). At most one pending recall per session:
@@ -352,12 +367,12 @@ def recall(
     body = job_body(
         when,
         action,
-        dict(target if target is not None else _this_kernel(ident, "recalls")),
+        TargetDocument(**target) if target is not None else _this_kernel(ident, "recalls"),
         kind="recall",
         name=name,
         tz=tz,
         session=session or ident.session,
-        policies=policies,
+        policies=_policies_document(policies, end_at),
     )
     return create(body)
 

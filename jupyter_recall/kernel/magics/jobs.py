@@ -21,7 +21,7 @@ from IPython.core.magic import (
 from IPython.display import display
 
 from jupyter_recall.client import tables
-from jupyter_recall.client.documents import PoliciesDocument, RetriesDocument
+from jupyter_recall.client.documents import PolicySettings, RetriesDocument
 from jupyter_recall.client.ids import check_job_id
 from jupyter_recall.core.errors import RecallError, ValidationError
 from jupyter_recall.kernel import widgets
@@ -107,9 +107,9 @@ def schedule_writ(writ: Writ) -> api.Job:
     )
 
 
-def magic_policies(options: MagicOptions) -> PoliciesDocument:
+def magic_policies(options: MagicOptions) -> PolicySettings:
     """The policy options given (``--max-runs``, ``--timeout``, ``--retries``...)."""
-    policies: PoliciesDocument = {}
+    policies: PolicySettings = {}
     if (max_runs := options.integer("max_runs")) is not None:
         policies["max_runs"] = max_runs
     if (timeout := options.seconds("timeout")) is not None:
