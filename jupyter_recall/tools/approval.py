@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict
 
 from jupyter_recall.core import approvals as records
 from jupyter_recall.core.errors import NotFoundError, ValidationError
@@ -56,6 +56,18 @@ class ApprovalInbox(Protocol):
         ...
 
 
+class RequestJSON(TypedDict):
+    """A pending question as the kernel's inbox lists it (the tool's params free-form)."""
+
+    request_id: str
+    tool: str
+    params: dict[str, Any]
+    source: str
+    timeout: float
+    asked_at: float
+    outcome: str | None
+
+
 @dataclass(eq=False)
 class ApprovalRequest:
     """One pending question: may ``tool`` run with ``params``?"""
@@ -74,7 +86,7 @@ class ApprovalRequest:
         shown = ", ".join(f"{key}={value!r}" for key, value in self.params.items())
         return f"{self.tool}({shown})"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> RequestJSON:
         return {
             "request_id": self.request_id,
             "tool": self.tool,

@@ -18,7 +18,7 @@ import uuid
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, TypedDict, overload
 
 from jupyter_recall.core.errors import NotFoundError, ValidationError
 from jupyter_recall.tools.loop import LoopThread
@@ -51,6 +51,35 @@ def _iso(epoch: float | None) -> str | None:
     return datetime.fromtimestamp(epoch, timezone.utc).isoformat().replace("+00:00", "Z")
 
 
+class TaskSummary(TypedDict):
+    """A background task as listed: the call, its status and its times (ISO, UTC)."""
+
+    task_id: str
+    tool: str
+    params: dict[str, Any]
+    status: str
+    started_at: str | None
+    finished_at: str | None
+    elapsed: float
+
+
+class TaskWithResult(TaskSummary):
+    result: ToolResult | None
+
+
+class TaskWaited(TaskWithResult):
+    """The answer of ``wait`` for one task: ``timed_out`` if it was still running then."""
+
+    timed_out: bool
+
+
+class TasksWaited(TypedDict):
+    """The answer of ``wait`` for every running task."""
+
+    tasks: list[TaskSummary]
+    timed_out: bool
+
+
 @dataclass(eq=False)
 class BackgroundTask:
     task_id: str
@@ -81,7 +110,7 @@ class BackgroundTask:
         time uses this value (rounding the text and a field apart made them disagree)."""
         return round(self.elapsed, ELAPSED_DIGITS)
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> TaskSummary:
         return {
             "task_id": self.task_id,
             "tool": self.name,
@@ -92,7 +121,7 @@ class BackgroundTask:
             "elapsed": self.elapsed_shown,
         }
 
-    def with_result(self) -> dict[str, Any]:
+    def with_result(self) -> TaskWithResult:
         return {**self.summary(), "result": self.result}
 
 
@@ -212,7 +241,15 @@ class BackgroundTasks:
             tasks = list(self._tasks.values())
         return [task for task in tasks if status is None or task.status == status]
 
-    def wait(self, task_id: str | None = None, timeout: float = DEFAULT_WAIT) -> dict[str, Any]:
+    @overload
+    def wait(self, task_id: str, timeout: float = DEFAULT_WAIT) -> TaskWaited: ...
+
+    @overload
+    def wait(self, task_id: None = None, timeout: float = DEFAULT_WAIT) -> TasksWaited: ...
+
+    def wait(
+        self, task_id: str | None = None, timeout: float = DEFAULT_WAIT
+    ) -> TaskWaited | TasksWaited:
         """Block until the task (or, without an id, every running task) is done or ``timeout``
         seconds pass. The answer says which: ``timed_out``."""
         seconds = check_wait_timeout(timeout)

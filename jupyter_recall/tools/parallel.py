@@ -130,7 +130,6 @@ async def run_actions(
     a display must not sink the call)."""
 
     async def one(action: Action) -> ToolResult:
-        head: ToolResult = {"index": action.index, "name": action.name}
         try:
             async with limits.slot(action.module):
                 result = await runner.run_tool(
@@ -138,7 +137,7 @@ async def run_actions(
                 )
         except Exception as error:  # a bug in one action must not sink the others
             result = failed(f"{action.name}: {type(error).__name__}: {error}")
-        full: ToolResult = {**head, **result}
+        full: ToolResult = {"index": action.index, "name": action.name, **result}
         if on_done is not None:
             with contextlib.suppress(Exception):
                 on_done(action.index, full)

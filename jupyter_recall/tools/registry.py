@@ -22,13 +22,32 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple, NotRequired, TypedDict, TypeVar
 
 from jupyter_recall.core.errors import RecallError, ValidationError
 from jupyter_recall.tools.approval import APPROVED, Approvals
 from jupyter_recall.tools.policy import APPROVE, BLOCK, Decision, PolicyLayer, decide
 
-ToolResult = dict[str, Any]
+
+class ToolResult(TypedDict):
+    """What every tool call answers: ``data`` when it succeeded, ``error`` when it failed (a
+    failure may carry ``data`` too). The data is the tool's own, free-form."""
+
+    success: bool
+    data: NotRequired[Any]
+    error: NotRequired[str]
+    index: NotRequired[int]
+    """With ``name``: set on each result of ``run_parallel``, the action it answers."""
+    name: NotRequired[str]
+
+
+ToolDescription = TypedDict(
+    "ToolDescription",
+    {"name": str, "description": str, "parameters": list[str], "builtin": bool, "async": bool},
+)
+"""A tool as listed (``GET /api/recall/tools``); the functional form, for the key ``async``."""
+
+
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
 
@@ -219,7 +238,7 @@ class Tool:
             self._fitting.add(names)
         return args
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> ToolDescription:
         return {
             "name": self.name,
             "description": self.description,
@@ -290,7 +309,7 @@ class ToolRegistry:
         with self._lock:
             return name in self._tools
 
-    def describe(self) -> list[dict[str, Any]]:
+    def describe(self) -> list[ToolDescription]:
         with self._lock:
             tools = sorted(self._tools.values(), key=lambda tool: tool.name)
         return [tool.describe() for tool in tools]
@@ -402,7 +421,8 @@ class ToolRunner:
         except Exception as error:
             return failed(f"{tool.name} raised {type(error).__name__}: {error}")
         if tool.builtin:
-            return dict(value)
+            answered: ToolResult = value
+            return answered.copy()
         if isinstance(value, str):
             value, _ = clip(value, self._output_limit)
         return ok(value)

@@ -22,7 +22,7 @@ from jupyter_recall.client.toolspec import (
 )
 from jupyter_recall.core.errors import NotFoundError, ValidationError
 from jupyter_recall.kernel.calls import primitives
-from jupyter_recall.tools.background import MAX_WAIT, STATUSES
+from jupyter_recall.tools.background import MAX_WAIT, STATUSES, TaskSummary
 from jupyter_recall.tools.parallel import MAX_ACTIONS
 
 
@@ -31,7 +31,7 @@ def _plain(value: Any) -> Any:
     return json.loads(json.dumps(value, default=repr))
 
 
-def _summary(task: dict[str, Any]) -> Result:
+def _summary(task: TaskSummary) -> Result:
     # ``tool`` in a dispatch answer names the agent tool; the task's tool is ``tool_name``.
     shown = {key: value for key, value in task.items() if key != "tool"}
     return dict(_plain({"tool_name": task["tool"], **shown}))

@@ -22,7 +22,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Coroutine, Mapping
-from typing import Any, TypedDict, TypeVar
+from typing import Any, TypedDict, TypeVar, overload
 
 from jupyter_recall.core.errors import RecallError
 from jupyter_recall.kernel import widgets
@@ -43,6 +43,10 @@ from jupyter_recall.tools.background import (
     DEFAULT_WAIT,
     BackgroundTask,
     BackgroundTasks,
+    TaskSummary,
+    TasksWaited,
+    TaskWaited,
+    TaskWithResult,
     notification_text,
 )
 from jupyter_recall.tools.loop import LoopThread
@@ -467,28 +471,38 @@ def background_run(name: str, params: Mapping[str, Any] | None = None) -> str:
     return task.task_id
 
 
-def background_status(task_id: str) -> dict[str, Any]:
+def background_status(task_id: str) -> TaskSummary:
     """``{task_id, tool, params, status, started_at, finished_at, elapsed}``; status is
     running, succeeded, failed or cancelled."""
     return _tasks().get(task_id).summary()
 
 
-def background_result(task_id: str) -> dict[str, Any]:
+def background_result(task_id: str) -> TaskWithResult:
     """The status and the full ``result`` (None while running)."""
     return _tasks().get(task_id).with_result()
 
 
-def background_cancel(task_id: str) -> dict[str, Any]:
+def background_cancel(task_id: str) -> TaskSummary:
     """Cancel a running task (a shell command is killed); a finished one is left as is."""
     return _tasks().cancel(task_id).summary()
 
 
-def background_list(status: str | None = None) -> list[dict[str, Any]]:
+def background_list(status: str | None = None) -> list[TaskSummary]:
     """Every task of this kernel (or those with ``status``), oldest first."""
     return [task.summary() for task in _tasks().list(status)]
 
 
-def background_wait(task_id: str | None = None, timeout: float = DEFAULT_WAIT) -> dict[str, Any]:
+@overload
+def background_wait(task_id: str, timeout: float = DEFAULT_WAIT) -> TaskWaited: ...
+
+
+@overload
+def background_wait(task_id: None = None, timeout: float = DEFAULT_WAIT) -> TasksWaited: ...
+
+
+def background_wait(
+    task_id: str | None = None, timeout: float = DEFAULT_WAIT
+) -> TaskWaited | TasksWaited:
     """Wait up to ``timeout`` seconds (at most 3600) for the task (its status and result), or
     without an id for every running task; ``timed_out`` says whether they were done in time."""
     return _tasks().wait(task_id, timeout)

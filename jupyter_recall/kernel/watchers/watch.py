@@ -220,7 +220,7 @@ def _check(name: str, params: Any) -> ToolResult:
         _refuse_attended(name)
     except ValidationError as error:
         return {"success": False, "error": str(error)}
-    return dict(primitives.run_tool(name, dict(params)))
+    return primitives.run_tool(name, dict(params)).copy()
 
 
 def run_check(name: str, params_json: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.tools.registry import ToolContext, ToolResult, builtin, failed, ok
@@ -95,8 +95,17 @@ async def write(
     return ok({"path": context.relative(target), "bytes": written, "append": bool(append)})
 
 
-def _entries(directory: Path, context: ToolContext) -> tuple[list[dict[str, Any]], bool]:
-    entries: list[dict[str, Any]] = []
+class Entry(TypedDict):
+    """One entry of ``filesystem.list``: a size for files, None for directories."""
+
+    name: str
+    path: str
+    type: str
+    size: int | None
+
+
+def _entries(directory: Path, context: ToolContext) -> tuple[list[Entry], bool]:
+    entries: list[Entry] = []
     for child in sorted(directory.iterdir(), key=lambda child: child.name):
         if len(entries) == MAX_ENTRIES:
             return entries, True

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from email.message import Message
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.tools.registry import (
@@ -111,11 +111,22 @@ def _exchange(request: urllib.request.Request, timeout: float, limit: int) -> Re
         )
 
 
-def _data(response: Response) -> dict[str, Any]:
+class HttpData(TypedDict):
+    """What ``http.*`` answer: the response, its text, and its JSON when it is some."""
+
+    url: str
+    status_code: int
+    headers: dict[str, str]
+    text: str
+    truncated: bool
+    json: NotRequired[Any]
+
+
+def _data(response: Response) -> HttpData:
     text = response.body.decode(response.charset or "utf-8", errors="replace")
     if response.truncated:
         text += f"\n[truncated: {len(response.body)} of {response.size} bytes shown]"
-    data: dict[str, Any] = {
+    data: HttpData = {
         "url": response.url,
         "status_code": response.status_code,
         "headers": response.headers,

@@ -8,7 +8,7 @@ import os
 import signal
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypedDict
 
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.tools.registry import (
@@ -50,8 +50,19 @@ def _environment(env: object) -> dict[str, str] | None:
     return {**os.environ, **env}
 
 
-async def _start(argv: list[str], through_shell: bool, cwd: str, env: Any) -> Any:
-    options: dict[str, Any] = {
+class _Spawn(TypedDict):
+    """How every command starts, by the shell or not."""
+
+    stdin: int
+    stdout: int
+    stderr: int
+    cwd: str
+    env: dict[str, str] | None
+    start_new_session: bool
+
+
+async def _start(argv: list[str], through_shell: bool, cwd: str, env: dict[str, str] | None) -> Any:
+    options: _Spawn = {
         "stdin": asyncio.subprocess.DEVNULL,
         "stdout": asyncio.subprocess.PIPE,
         "stderr": asyncio.subprocess.PIPE,
