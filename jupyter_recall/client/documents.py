@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any, NotRequired, TypedDict
 
+from jupyter_recall.core.documents import NotificationSource
+
 
 class ActionDocument(TypedDict):
     type: str
@@ -229,7 +231,7 @@ class NotificationDocument(TypedDict):
     structured_data: NotRequired[dict[str, Any]]
     output_config: NotRequired[dict[str, Any]]
     session: NotRequired[str | None]
-    source: NotRequired[dict[str, Any]]
+    source: NotRequired[NotificationSource]
     fallback_reason: NotRequired[str | None]
     delivered_to: NotRequired[str]
     buffered: NotRequired[bool]

@@ -35,6 +35,7 @@ from jupyter_recall.client.documents import (
     RunDocument,
 )
 from jupyter_recall.client.remote import parse_sse
+from jupyter_recall.core.documents import NotificationSource
 from jupyter_recall.kernel.connection import client as _client
 
 
@@ -64,7 +65,7 @@ class Notification(TypedDict, total=False):
     priority: str | None
     tags: list[str] | None
     structured_data: dict[str, Any] | None
-    source: dict[str, Any] | None
+    source: NotificationSource | None
     fallback_reason: str | None
     created_at: str | None
     watcher_id: str | None
