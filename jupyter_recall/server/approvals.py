@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import timedelta
 from functools import partial
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import anyio
 from jupyter_server.auth.decorator import authorized
@@ -211,7 +211,7 @@ def decider(handler: RecallHandler) -> str:
     return str(username) if username else handler.owner
 
 
-def _text(body: dict[str, Any], name: str, limit: int = 500) -> str:
+def _text(body: Mapping[str, object], name: str, limit: int = 500) -> str:
     value = body.get(name)
     if not isinstance(value, str) or not value.strip() or len(value) > limit:
         raise ValidationError(name, f"must be non-empty text of at most {limit} characters")

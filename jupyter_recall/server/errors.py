@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from jupyter_recall.core.errors import (
     ConflictError,
@@ -28,8 +28,24 @@ def status_for(error: RecallError) -> int:
     return 500
 
 
-def error_body(error: RecallError) -> dict[str, Any]:
-    body: dict[str, Any] = {"message": str(error), "reason": type(error).__name__}
+class PermissionJSON(TypedDict):
+    action: str
+    resource: str
+
+
+class ErrorJSON(TypedDict):
+    """An error as answered (``Error`` in ``openapi.yaml``): the field and what it accepts for
+    a ``ValidationError``, the missing permission for a ``PermissionDeniedError``."""
+
+    message: str
+    reason: str
+    field: NotRequired[str]
+    accepted: NotRequired[list[str]]
+    permission: NotRequired[PermissionJSON]
+
+
+def error_body(error: RecallError) -> ErrorJSON:
+    body: ErrorJSON = {"message": str(error), "reason": type(error).__name__}
     if isinstance(error, ValidationError):
         body["field"] = error.field
         if error.accepted:

@@ -13,7 +13,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import TypedDict, TypeVar
 
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.core.model import Job, Run
@@ -52,13 +52,33 @@ def check_search(text: str | None) -> str | None:
     return text.strip() or None
 
 
-def encode_cursor(document: dict[str, Any]) -> str:
+class JobCursorJSON(TypedDict):
+    """A job listing's cursor: its sort (``s``), order (``d``: descending), and the sort
+    value (``v``) and id (``i``) of the last job of the page."""
+
+    s: str
+    d: bool
+    v: str | None
+    i: str
+
+
+class RunCursorJSON(TypedDict):
+    """A run listing's cursor: the last run's ``scheduled_for`` (``f``), ``created_at``
+    (``c``) and id (``i``)."""
+
+    f: str
+    c: str
+    i: str
+
+
+def encode_cursor(document: JobCursorJSON | RunCursorJSON) -> str:
     raw = json.dumps(document, separators=(",", ":")).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def decode_cursor(text: str) -> dict[str, Any]:
-    """The cursor's object; a ValidationError naming ``cursor`` for anything else."""
+def decode_cursor(text: str) -> dict[str, object]:
+    """The cursor's object, unchecked (what a client sent back); a ValidationError naming
+    ``cursor`` for anything that is not one."""
     if len(text) > MAX_CURSOR:
         raise ValidationError("cursor", "not a cursor this server gave (too long)")
     try:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from importlib.metadata import EntryPoint, entry_points
-from typing import Any
+from typing import Any, TypedDict
 
 from jupyter_server.auth.decorator import authorized
 from tornado import web
@@ -29,7 +29,18 @@ ENTRY_POINT_GROUP = "jupyter_recall.jobs"
 log = logging.getLogger("jupyter_recall.server")
 
 
-def reconciled_to_json(plugin_owner: str, result: Reconciled) -> dict[str, Any]:
+class ReconciledJSON(TypedDict):
+    """What a reconciliation did, job by job and counted (``Reconciled`` in ``openapi.yaml``)."""
+
+    owner: str
+    created: list[JobJSON]
+    updated: list[JobJSON]
+    deleted: list[JobJSON]
+    unchanged: list[JobJSON]
+    counts: dict[str, int]
+
+
+def reconciled_to_json(plugin_owner: str, result: Reconciled) -> ReconciledJSON:
     lists = {
         "created": result.created,
         "updated": result.updated,
@@ -38,7 +49,10 @@ def reconciled_to_json(plugin_owner: str, result: Reconciled) -> dict[str, Any]:
     }
     return {
         "owner": plugin_owner,
-        **{name: [job_to_json(job) for job in jobs] for name, jobs in lists.items()},
+        "created": _jobs_json(result.created),
+        "updated": _jobs_json(result.updated),
+        "deleted": _jobs_json(result.deleted),
+        "unchanged": _jobs_json(result.unchanged),
         "counts": {name: len(jobs) for name, jobs in lists.items()},
     }
 

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any, Final, NotRequired, TypedDict, TypeVar
 
 import anyio
 
@@ -33,6 +33,7 @@ from jupyter_recall.core.escalation import (
     CheckResult,
     Decision,
     EscalationConfig,
+    NotifyConfigJSON,
     WatcherInfo,
     WatchState,
     WatchStateJSON,
@@ -54,7 +55,7 @@ T = TypeVar("T")
 log = logging.getLogger("jupyter_recall.watchers")
 
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-OPTION = "watcher"
+OPTION: Final = "watcher"
 MIN_INTERVAL = 5
 MAX_INTERVAL = 3600
 DEFAULT_INTERVAL = 30
@@ -83,6 +84,25 @@ WATCHER_FIELDS = (
 # --- the configuration ----------------------------------------------------------------------------
 
 
+class WatcherConfigJSON(TypedDict):
+    """A watcher's settings, kept in its job's ``options.watcher``."""
+
+    interval: int
+    label: str
+    notify_when: str
+    notify_config: NotifyConfigJSON
+    output_config: dict[str, Any]
+    """The channel's settings: free-form, each channel checks its own."""
+
+
+class WatcherOptionsJSON(TypedDict):
+    """The options of a watcher's job."""
+
+    watcher: WatcherConfigJSON
+    on_missing_kernel: str
+    output_channel: NotRequired[str]
+
+
 @dataclass(frozen=True, slots=True)
 class WatcherSpec:
     tool: str
@@ -93,8 +113,8 @@ class WatcherSpec:
     output_channel: str | None = None
     output_config: dict[str, Any] = field(default_factory=dict)
 
-    def options(self) -> dict[str, Any]:
-        options: dict[str, Any] = {
+    def options(self) -> WatcherOptionsJSON:
+        options: WatcherOptionsJSON = {
             OPTION: {
                 "interval": self.interval,
                 "label": self.label,

@@ -8,9 +8,10 @@ when the delivery mechanism does.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, TypedDict
 
 from jupyter_recall.core.model import Job, Run
+from jupyter_recall.core.records import ActionJSON, TargetJSON
 from jupyter_recall.server.executors.payloads import CodeAction, InstructionAction
 
 NOTIFICATION_PREFIX = "[RECALL] "
@@ -34,7 +35,24 @@ finally:
 """
 
 
-def job_payload(job: Job, run: Run) -> dict[str, Any]:
+class JobPayload(TypedDict):
+    """The view of a job the kernel's ``deliver`` receives with an instruction."""
+
+    id: str
+    name: str
+    kind: str
+    owner: str
+    when: str
+    action: ActionJSON
+    target: TargetJSON
+    options: dict[str, Any]
+    """Free-form beyond the executors' settings (``JobOptions``)."""
+    session: str | None
+    run_id: str
+    scheduled_for: str
+
+
+def job_payload(job: Job, run: Run) -> JobPayload:
     """The JSON view of a job that the kernel-side delivery receives."""
     return {
         "id": job.id,
@@ -51,7 +69,7 @@ def job_payload(job: Job, run: Run) -> dict[str, Any]:
     }
 
 
-def instruction_code(instruction: str, job: dict[str, Any]) -> str:
+def instruction_code(instruction: str, job: JobPayload) -> str:
     """Python source that delivers ``instruction`` in the kernel, leaving no names behind."""
     return _TEMPLATE.format(
         prefix=NOTIFICATION_PREFIX,
