@@ -380,8 +380,9 @@ class SQLiteStore(
         sql, rows = _insert_statement("jobs", JobRow._fields, codec.job_rows(jobs))
         with self._transaction_held():
             try:
-                # SQLite takes back the one statement that fails, so one row needs no savepoint.
-                with self.atomic() if len(jobs) > 1 else nullcontext():
+                # SQLite takes back the one statement that fails, so one row needs no savepoint
+                # (its failure still becomes a StoreError here, to be named as a conflict).
+                with self.atomic() if len(jobs) > 1 else self._errors():
                     self._conn.executemany(sql, rows)
             except StoreError as exc:
                 raise self._job_conflict(jobs, exc, inserting=True) from None
