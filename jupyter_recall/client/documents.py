@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any, NotRequired, TypedDict
 
+from jupyter_recall.core.approvals import ApprovalJSON
 from jupyter_recall.core.documents import NotificationSource
 
 
@@ -246,21 +247,6 @@ class DeliveryDocument(TypedDict):
     buffered: bool
 
 
-class ApprovalDocument(TypedDict):
-    id: str
-    owner: str
-    tool: str
-    summary: str
-    source: str
-    asked_by: str
-    created_at: str
-    expires_at: str
-    status: str
-    decided_by: str | None
-    decided_at: str | None
-    note: str | None
-
-
 class EventDocument(TypedDict, total=False):
     """``ChangeEvent``: one event of the stream (its ``type`` is also the SSE event name)."""
 
@@ -271,7 +257,7 @@ class EventDocument(TypedDict, total=False):
     text: str | None
     offset: int | None
     notification: NotificationDocument | None
-    approval: ApprovalDocument | None
+    approval: ApprovalJSON | None
 
 
 class NewNotificationDocument(TypedDict):
