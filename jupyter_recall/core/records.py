@@ -110,12 +110,14 @@ def _optional_text(data: Mapping[str, Any], key: str, prefix: str) -> str | None
     return value
 
 
-def _optional_object(data: Mapping[str, Any], key: str, prefix: str) -> dict[str, Any]:
+def optional_object(data: Mapping[str, Any], key: str, prefix: str = "") -> dict[str, Any]:
+    """A free-form object (tool params, notebook parameters, a channel's settings): ``{}``
+    when absent or null; the error names ``prefix.key`` (``key`` without a prefix)."""
     value = data.get(key)
     if value is None:
         return {}
     # A copy: the record must not change when the caller's dict does.
-    return dict(require_mapping(value, f"{prefix}.{key}"))
+    return dict(require_mapping(value, f"{prefix}.{key}" if prefix else key))
 
 
 # --- actions ------------------------------------------------------------------------------------
@@ -185,7 +187,7 @@ class ToolAction:
         module, dot, action = name.partition(".")
         if not dot or not module or not action:
             raise ValidationError("action.name", f"must look like 'module.action', got {name!r}")
-        return cls(name=name, params=_optional_object(data, "params", "action"))
+        return cls(name=name, params=optional_object(data, "params", "action"))
 
     def to_json(self) -> ToolActionJSON:
         return {"type": "tool", "name": self.name, "params": dict(self.params)}
@@ -209,7 +211,7 @@ class NotebookAction:
         path = _require_text(data, "path", "action")
         if not path.endswith(".ipynb"):
             raise ValidationError("action.path", f"must name a .ipynb file, got {path!r}")
-        return cls(path=path, parameters=_optional_object(data, "parameters", "action"))
+        return cls(path=path, parameters=optional_object(data, "parameters", "action"))
 
     @property
     def relative_path(self) -> str:

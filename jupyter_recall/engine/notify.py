@@ -22,6 +22,7 @@ from jupyter_recall.core.documents import NotificationJSON, NotificationSource
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.core.limits import NOTIFICATION_PRIORITIES
 from jupyter_recall.core.model import Job, Run, new_id
+from jupyter_recall.core.records import optional_object
 
 log = logging.getLogger("jupyter_recall.notifications")
 
@@ -133,15 +134,6 @@ def _tags(value: object) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _object(data: Mapping[str, Any], key: str) -> dict[str, Any]:
-    value = data.get(key)
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise ValidationError(key, f"must be a JSON object, got {type(value).__name__}")
-    return dict(value)
-
-
 def _channel_name(value: object) -> str:
     if value is None:
         return DEFAULT_CHANNEL
@@ -179,8 +171,8 @@ def build_notification(
         title=_text(data, "title", MAX_TITLE),
         priority=str(priority),
         tags=_tags(data.get("tags")),
-        structured_data=_object(data, "structured_data"),
-        output_config=_object(data, "output_config"),
+        structured_data=optional_object(data, "structured_data"),
+        output_config=optional_object(data, "output_config"),
         session=session,
         source=source.copy() if source else NotificationSource(kind="api"),
     )

@@ -42,7 +42,13 @@ from jupyter_recall.core.escalation import (
     parse_escalation,
 )
 from jupyter_recall.core.model import Job, JobKind, Run, new_id
-from jupyter_recall.core.records import Action, CodeAction, JobOptions, ToolAction
+from jupyter_recall.core.records import (
+    Action,
+    CodeAction,
+    JobOptions,
+    ToolAction,
+    optional_object,
+)
 from jupyter_recall.engine.executors import CollectingSink, Executor, OutputSink, RunOutcome
 from jupyter_recall.engine.notify import Notification
 from jupyter_recall.server.notifications import NotificationService, describe_delivery
@@ -167,15 +173,6 @@ def optional_text(body: Mapping[str, Any], key: str) -> str | None:
     return value or None
 
 
-def _object(body: Mapping[str, Any], key: str) -> dict[str, Any]:
-    value = body.get(key)
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise ValidationError(key, f"must be a JSON object, got {type(value).__name__}")
-    return dict(value)
-
-
 def parse_spec(body: Mapping[str, Any]) -> WatcherSpec:
     """The watcher a REST body (or ``watch_start``) describes; errors name the field."""
     unknown = sorted(set(body) - set(WATCHER_FIELDS))
@@ -188,12 +185,12 @@ def parse_spec(body: Mapping[str, Any]) -> WatcherSpec:
     assert isinstance(tool, str)
     return WatcherSpec(
         tool=tool,
-        params=_object(body, "params"),
+        params=optional_object(body, "params"),
         interval=check_interval(body.get("interval", DEFAULT_INTERVAL)),
         label=optional_text(body, "label") or "",
         escalation=parse_escalation(body.get("notify_when"), body.get("notify_config")),
         output_channel=optional_text(body, "output_channel"),
-        output_config=_object(body, "output_config"),
+        output_config=optional_object(body, "output_config"),
     )
 
 
