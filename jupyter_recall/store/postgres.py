@@ -239,6 +239,19 @@ class PostgresStore(
                 yield
 
     @contextmanager
+    def _held(self) -> Iterator[None]:
+        """A transaction, or the one open, with no savepoint of its own: for a statement
+        whose failure fails the caller's transaction anyway (nobody goes on after it). A
+        savepoint costs two round trips (``SAVEPOINT``, ``RELEASE``) and a subtransaction, and
+        a firing pass or a batch of run ends made six of them (``bench/README.md``)."""
+        with self._errors():
+            if self._depth:
+                yield
+                return
+            with self._outermost():
+                yield
+
+    @contextmanager
     def _outermost(self) -> Iterator[None]:
         """A transaction whose outcome is known even when the connection breaks as it commits:
         its id is read first, and after such a break ``_committed`` asks the database (once it
@@ -383,18 +396,18 @@ class PostgresStore(
         if not ends:
             return
         at = codec.encode_instant(now, "now")
-        with self._errors(), self.atomic():
+        with self._held():
             self._conn.execute(_SETTLE_JOB_STATE.encode(), [at, *_settled(ends)])
 
     def update_job_states(self, states: Sequence[JobState]) -> None:
         if not states:
             return
         rows = [_state_row(state) for state in states]
+        # One savepoint: it takes back the update both when it fails and when a job is missing.
         with self.atomic():
             try:
-                with self.atomic():
-                    params = _columns_of(rows, len(JobStateRow._fields))
-                    changed = self._write(_UPDATE_JOB_STATE, params)
+                params = _columns_of(rows, len(JobStateRow._fields))
+                changed = self._write(_UPDATE_JOB_STATE, params)
             except StoreError as exc:
                 if isinstance(exc.__cause__, psycopg.errors.IntegrityError):
                     raise ConflictError(
@@ -448,7 +461,8 @@ class PostgresStore(
         if not runs:
             return []
         rows = [codec.run_row(run) for run in runs]
-        with self.atomic():
+        # The savepoint around the insert alone: its conflicts are named after it failed.
+        with self._held():
             try:
                 with self.atomic():
                     self._check_run_batch(runs)
@@ -480,7 +494,10 @@ class PostgresStore(
         if not runs:
             return
         rows = [codec.run_state_row(run) for run in runs]
-        with self.atomic():
+        # No savepoint: inside a transaction, a batch with a missing run is left applied to the
+        # others, and its one caller that goes on (``firing._update_existing_runs``) writes
+        # them again one by one, the same values.
+        with self._held():
             changed = self._write(_UPDATE_RUN_STATE, _columns_of(rows, len(RunStateRow._fields)))
             if changed != len({run.id for run in runs}):
                 raise self._missing_one("runs", [run.id for run in runs], "run")
