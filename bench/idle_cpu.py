@@ -29,6 +29,7 @@ BATCH = 10_000
 
 async def measure(jobs: int, seconds: float, workdir: Path) -> dict[str, Any]:
     from jupyter_recall.core.model import Job, Run
+    from jupyter_recall.core.records import NotificationAction
     from jupyter_recall.engine.executors import CallableExecutor, OutputSink
     from jupyter_recall.engine.scheduler import NewJob, Scheduler
     from jupyter_recall.store.sqlite import SQLiteStore
@@ -40,7 +41,7 @@ async def measure(jobs: int, seconds: float, workdir: Path) -> dict[str, Any]:
     store = SQLiteStore(workdir / "idle.sqlite")
     async with Scheduler(store, CallableExecutor(never)) as scheduler:
         now = datetime.now(UTC)
-        action = {"type": "notification", "message": "later"}
+        action = NotificationAction("later")
         for start in range(0, jobs, BATCH):
             batch = [
                 NewJob(when=(now + timedelta(days=1 + rng.random())).isoformat(), action=action)
