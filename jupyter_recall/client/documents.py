@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Any, NotRequired, TypedDict
 
 from jupyter_recall.core.approvals import ApprovalJSON
-from jupyter_recall.core.documents import NotificationSource
+from jupyter_recall.core.documents import NotificationSource, OutputConfigJSON
+from jupyter_recall.core.escalation import CheckResultJSON, NotifyConfigJSON
 
 
 class ActionDocument(TypedDict):
@@ -188,7 +189,7 @@ class WatcherCheckDocument(TypedDict):
     check: int
     checked_at: str
     success: bool
-    result: dict[str, Any]
+    result: CheckResultJSON | None
     notified: bool
     reason: str
     run_id: NotRequired[str | None]
@@ -203,12 +204,12 @@ class WatcherDocument(TypedDict):
     label: str
     interval: int
     notify_when: str
-    notify_config: dict[str, Any]
+    notify_config: NotifyConfigJSON
     status: str
     checks: int
     notifications: int
     output_channel: NotRequired[str | None]
-    output_config: NotRequired[dict[str, Any]]
+    output_config: NotRequired[OutputConfigJSON]
     target: NotRequired[TargetDocument]
     session: NotRequired[str | None]
     last_check_at: NotRequired[str | None]
@@ -230,7 +231,7 @@ class NotificationDocument(TypedDict):
     created_at: str
     owner: NotRequired[str]
     structured_data: NotRequired[dict[str, Any]]
-    output_config: NotRequired[dict[str, Any]]
+    output_config: NotRequired[OutputConfigJSON]
     session: NotRequired[str | None]
     source: NotRequired[NotificationSource]
     fallback_reason: NotRequired[str | None]
@@ -268,7 +269,7 @@ class NewNotificationDocument(TypedDict):
     priority: str
     tags: list[str]
     structured_data: dict[str, Any]
-    output_config: dict[str, Any]
+    output_config: OutputConfigJSON
     channel: NotRequired[str]
     session: NotRequired[str]
 
@@ -281,8 +282,8 @@ class NewWatcherDocument(TypedDict):
     interval: float
     label: str
     notify_when: str
-    notify_config: dict[str, Any]
+    notify_config: NotifyConfigJSON
     session: NotRequired[str]
     output_channel: NotRequired[str]
-    output_config: NotRequired[dict[str, Any]]
+    output_config: NotRequired[OutputConfigJSON]
     target: NotRequired[TargetDocument]

@@ -25,7 +25,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict, cast
 
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.core.expr import Expression, parse_expression
@@ -70,6 +70,12 @@ class NotifyConfigJSON(TypedDict, total=False):
 
     expression: str
     batch_size: int
+
+
+def notify_config_of(config: Mapping[str, Any]) -> NotifyConfigJSON:
+    """A client's ``notify_config`` as sent: the server checks it (``parse_escalation``), so
+    that its errors name the field the same from every client."""
+    return cast(NotifyConfigJSON, dict(config))
 
 
 @dataclass(frozen=True, slots=True)

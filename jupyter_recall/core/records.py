@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, ClassVar, NotRequired, TypedDict, TypeVar
 
+from jupyter_recall.core.documents import OutputConfigJSON, output_config_of
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.core.limits import MAX_SECONDS
 
@@ -468,10 +469,10 @@ class JobOptions:
         return channel if isinstance(channel, str) and channel else None
 
     @property
-    def output_config(self) -> dict[str, Any]:
-        """That channel's settings (free-form: each channel checks its own)."""
+    def output_config(self) -> OutputConfigJSON:
+        """That channel's settings (each channel checks the keys it reads when it sends)."""
         config = self.values.get("output_config")
-        return dict(config) if isinstance(config, Mapping) else {}
+        return output_config_of(config) if isinstance(config, Mapping) else {}
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.values)

@@ -18,7 +18,12 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Protocol, TypedDict
 
-from jupyter_recall.core.documents import NotificationJSON, NotificationSource
+from jupyter_recall.core.documents import (
+    NotificationJSON,
+    NotificationSource,
+    OutputConfigJSON,
+    output_config_of,
+)
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.core.limits import NOTIFICATION_PRIORITIES
 from jupyter_recall.core.model import Job, Run, new_id
@@ -58,7 +63,7 @@ class Notification:
     priority: str = "normal"
     tags: tuple[str, ...] = ()
     structured_data: dict[str, Any] = field(default_factory=dict)
-    output_config: dict[str, Any] = field(default_factory=dict)
+    output_config: OutputConfigJSON = field(default_factory=OutputConfigJSON)
     session: str | None = None
     """The notebook session (path or kernel id) it belongs to; None: the user's UI."""
     source: NotificationSource = field(default_factory=NotificationSource)
@@ -95,7 +100,7 @@ class Notification:
             priority=str(data.get("priority") or "normal"),
             tags=tuple(data.get("tags") or ()),
             structured_data=dict(data.get("structured_data") or {}),
-            output_config=dict(data.get("output_config") or {}),
+            output_config=output_config_of(data.get("output_config") or {}),
             session=data.get("session"),
             source=data.get("source") or NotificationSource(),
             fallback_reason=data.get("fallback_reason"),
@@ -172,7 +177,7 @@ def build_notification(
         priority=str(priority),
         tags=_tags(data.get("tags")),
         structured_data=optional_object(data, "structured_data"),
-        output_config=optional_object(data, "output_config"),
+        output_config=output_config_of(optional_object(data, "output_config")),
         session=session,
         source=source.copy() if source else NotificationSource(kind="api"),
     )

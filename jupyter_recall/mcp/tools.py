@@ -41,7 +41,9 @@ from jupyter_recall.client.toolspec import (
     decode_arguments,
     failure,
 )
+from jupyter_recall.core.documents import output_config_of
 from jupyter_recall.core.errors import ConflictError, NotFoundError, RecallError, ValidationError
+from jupyter_recall.core.escalation import notify_config_of
 from jupyter_recall.core.model import RunStatus
 from jupyter_recall.mcp.backend import Backend
 
@@ -275,13 +277,13 @@ def _watch_start(backend: Backend, args: ToolArguments) -> Result:
         "interval": args.number("interval"),
         "label": args.optional_text("label") or "",
         "notify_when": args.text("notify_when"),
-        "notify_config": args.mapping("notify_config") or {},
+        "notify_config": notify_config_of(args.mapping("notify_config") or {}),
     }
     channel, config = args.optional_text("output_channel"), args.mapping("output_config")
     if channel is not None:
         body["output_channel"] = channel
     if config is not None:
-        body["output_config"] = config
+        body["output_config"] = output_config_of(config)
     created: Result = backend.request("POST", WATCHERS, body=body)
     return created
 

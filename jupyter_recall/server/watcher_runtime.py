@@ -28,6 +28,7 @@ from typing import Any, Final, NotRequired, TypedDict, TypeVar
 import anyio
 
 from jupyter_recall.core.clock import Clock
+from jupyter_recall.core.documents import OutputConfigJSON, output_config_of
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.core.escalation import (
     CheckResult,
@@ -97,8 +98,8 @@ class WatcherConfigJSON(TypedDict):
     label: str
     notify_when: str
     notify_config: NotifyConfigJSON
-    output_config: dict[str, Any]
-    """The channel's settings: free-form, each channel checks its own."""
+    output_config: OutputConfigJSON
+    """The channel's settings: each channel checks the keys it reads."""
 
 
 class WatcherOptionsJSON(TypedDict):
@@ -117,7 +118,7 @@ class WatcherSpec:
     label: str
     escalation: EscalationConfig
     output_channel: str | None = None
-    output_config: dict[str, Any] = field(default_factory=dict)
+    output_config: OutputConfigJSON = field(default_factory=OutputConfigJSON)
 
     def options(self) -> WatcherOptionsJSON:
         options: WatcherOptionsJSON = {
@@ -147,7 +148,7 @@ class WatcherSpec:
             label=str(config.get("label") or ""),
             escalation=parse_escalation(config.get("notify_when"), config.get("notify_config")),
             output_channel=channel if isinstance(channel, str) else None,
-            output_config=dict(config.get("output_config") or {}),
+            output_config=output_config_of(config.get("output_config") or {}),
         )
 
     def info(self, job_id: str) -> WatcherInfo:
@@ -190,7 +191,7 @@ def parse_spec(body: Mapping[str, Any]) -> WatcherSpec:
         label=optional_text(body, "label") or "",
         escalation=parse_escalation(body.get("notify_when"), body.get("notify_config")),
         output_channel=optional_text(body, "output_channel"),
-        output_config=optional_object(body, "output_config"),
+        output_config=output_config_of(optional_object(body, "output_config")),
     )
 
 

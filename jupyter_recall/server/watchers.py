@@ -15,6 +15,7 @@ from typing import Any, NotRequired, TypedDict
 from jupyter_server.auth.decorator import authorized
 from tornado import web
 
+from jupyter_recall.core.documents import OutputConfigJSON
 from jupyter_recall.core.errors import NotFoundError, ValidationError
 from jupyter_recall.core.escalation import NotifyConfigJSON
 from jupyter_recall.core.model import Job, JobKind, JobStatus
@@ -65,8 +66,8 @@ class WatcherJSON(TypedDict):
     notify_when: str
     notify_config: NotifyConfigJSON
     output_channel: str | None
-    output_config: dict[str, Any]
-    """The channel's settings: free-form, each channel checks its own."""
+    output_config: OutputConfigJSON
+    """The channel's settings: each channel checks the keys it reads."""
     status: str
     target: TargetJSON
     session: str | None

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from jupyter_recall.client.documents import DeliveryDocument, NewNotificationDocument
+from jupyter_recall.core.documents import output_config_of
 from jupyter_recall.kernel.connection import client as _client
 
 __all__ = ["send_notification"]
@@ -34,7 +35,7 @@ def send_notification(
         "priority": priority,
         "tags": list(tags or []),
         "structured_data": dict(structured_data or {}),
-        "output_config": dict(output_config or {}),
+        "output_config": output_config_of(output_config or {}),
     }
     if channel is not None:
         body["channel"] = channel

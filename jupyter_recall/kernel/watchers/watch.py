@@ -21,7 +21,9 @@ from typing import Any
 from jupyter_recall.client.documents import NewWatcherDocument, TargetDocument, WatcherCheckDocument
 from jupyter_recall.client.ids import JOB_ID
 from jupyter_recall.client.records import WatcherRecord
+from jupyter_recall.core.documents import output_config_of
 from jupyter_recall.core.errors import NotFoundError, ValidationError
+from jupyter_recall.core.escalation import notify_config_of
 from jupyter_recall.kernel.calls import primitives
 from jupyter_recall.kernel.connection import client as _client
 from jupyter_recall.kernel.connection import notifications
@@ -154,14 +156,14 @@ def watch_start(
         "interval": interval,
         "label": label,
         "notify_when": notify_when,
-        "notify_config": dict(notify_config or {}),
+        "notify_config": notify_config_of(notify_config or {}),
     }
     if ident.session is not None:
         body["session"] = ident.session
     if output_channel is not None:
         body["output_channel"] = output_channel
     if output_config is not None:
-        body["output_config"] = dict(output_config)
+        body["output_config"] = output_config_of(output_config)
     target = _target(name, ident)
     if target is not None:
         body["target"] = target
