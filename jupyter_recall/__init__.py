@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from jupyter_recall._version import __version__
 from jupyter_recall.core.errors import (
@@ -15,6 +15,8 @@ from jupyter_recall.core.errors import (
 from jupyter_recall.core.when import ScheduleSpec, parse_when
 
 if TYPE_CHECKING:
+    from jupyter_server.extension.application import ExtensionApp
+
     from jupyter_recall.kernel.agent import tools as agent
 
     # Tools, parallel and background calls (kernel/calls/primitives.py).
@@ -181,7 +183,14 @@ def unload_ipython_extension(ipython: Any) -> None:
     unload(ipython)
 
 
-def _jupyter_server_extension_points() -> list[dict[str, Any]]:
+class ExtensionPoint(TypedDict):
+    """What Jupyter Server reads to load the extension: its module and its application."""
+
+    module: str
+    app: type[ExtensionApp]
+
+
+def _jupyter_server_extension_points() -> list[ExtensionPoint]:
     # Imported lazily: `import jupyter_recall` in a kernel must not import jupyter_server.
     from jupyter_recall.server.app import RecallApp
 

@@ -27,6 +27,7 @@ from traitlets import (
 from jupyter_recall.core.clock import SystemClock
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.engine import process
+from jupyter_recall.engine.channels.settings import ChannelSettingsJSON
 from jupyter_recall.engine.executing import ClaimingScheduler, ExecutingScheduler
 from jupyter_recall.engine.process import ProcessSettings
 from jupyter_recall.server.approvals import ApprovalInbox
@@ -276,7 +277,7 @@ class RecallApp(ExtensionApp):
         return sizes
 
     @validate("notification_channels")
-    def _check_channels(self, proposal: Bunch) -> dict[str, Any]:
+    def _check_channels(self, proposal: Bunch) -> dict[str, ChannelSettingsJSON]:
         return checked_channels("RecallApp", proposal["value"])
 
     @validate("tool_policies")

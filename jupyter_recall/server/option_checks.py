@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import cast
 
 from traitlets import TraitError
 
@@ -11,6 +12,7 @@ from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.core.lifecycle import parse_keep_for, parse_keep_runs
 from jupyter_recall.core.limits import MAX_SECONDS
 from jupyter_recall.core.tz import resolve_tz
+from jupyter_recall.engine.channels.settings import ChannelSettingsJSON
 from jupyter_recall.server.notifications import check_channels
 from jupyter_recall.store.urls import store_kind
 
@@ -61,10 +63,11 @@ def checked_retention(app: str, name: str, value: object) -> float | None:
         raise TraitError(str(error)) from None
 
 
-def checked_channels(app: str, value: dict[str, Any]) -> dict[str, Any]:
+def checked_channels(app: str, value: Mapping[str, object]) -> dict[str, ChannelSettingsJSON]:
     channels = dict(value)
     try:
         check_channels(channels)
     except ValidationError as error:
         raise TraitError(f"{app}.{error}") from None
-    return channels
+    # Checked: each channel is an object holding its type's settings only.
+    return cast(dict[str, ChannelSettingsJSON], channels)

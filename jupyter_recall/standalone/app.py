@@ -18,6 +18,7 @@ from traitlets import Bunch, Dict, Float, Integer, TraitError, Unicode, Union, d
 
 from jupyter_recall._version import __version__
 from jupyter_recall.core.clock import SystemClock
+from jupyter_recall.engine.channels.settings import ChannelSettingsJSON
 from jupyter_recall.engine.scheduler import Scheduler
 from jupyter_recall.server.localzone import local_zone_name
 from jupyter_recall.server.option_checks import (
@@ -156,7 +157,7 @@ jupyter recall scheduler --db-url postgresql://recall@db/recall --root /srv/note
         return checked_count(APP, proposal["trait"].name, proposal["value"])
 
     @validate("notification_channels")
-    def _check_channels(self, proposal: Bunch) -> dict[str, Any]:
+    def _check_channels(self, proposal: Bunch) -> dict[str, ChannelSettingsJSON]:
         return checked_channels(APP, proposal["value"])
 
     def _log_format_default(self) -> str:

@@ -3,9 +3,35 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 from jupyter_recall.core.errors import ValidationError
+
+ChannelSettingsJSON = TypedDict(
+    "ChannelSettingsJSON",
+    {
+        "type": str,
+        "logger": str,
+        "level": str,
+        "format": str,
+        "url": str,
+        "headers": dict[str, str],
+        "timeout": float,
+        "host": str,
+        "port": int,
+        "from": str,
+        "to": str | list[str],
+        "username": str,
+        "password": str,
+        "starttls": bool,
+        "ssl": bool,
+    },
+    total=False,
+)
+"""One channel of ``notification_channels``: its ``type`` and the settings of that type
+(``log``: logger, level, format; ``webhook``: url, headers, timeout; ``email``: host, port,
+from, to, username, password, starttls, ssl, timeout; ``session``/``ui``: none). Each
+channel's ``from_config`` refuses a setting its type does not take."""
 
 
 def check_keys(name: str, config: Mapping[str, Any], allowed: Sequence[str]) -> None:

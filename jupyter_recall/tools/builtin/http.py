@@ -158,12 +158,16 @@ async def _request(
     return ok(data)
 
 
+QueryValue = str | int | float | bool
+"""A value of ``http.get``'s ``params``: sent as its text in the URL's query."""
+
+
 @builtin("http.get", "GET a URL: url, params=None, headers=None, timeout=30.")
 async def get(
     context: ToolContext,
     url: str,
     *,
-    params: dict[str, Any] | None = None,
+    params: dict[str, QueryValue] | None = None,
     headers: dict[str, str] | None = None,
     timeout: float = DEFAULT_TIMEOUT,
 ) -> ToolResult:
