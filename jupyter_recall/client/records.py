@@ -9,7 +9,7 @@ included. The kernel's ``Job`` and ``Watcher`` add their actions (``kernel/jobs/
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from jupyter_recall.client.documents import (
     ActionDocument,
@@ -21,12 +21,15 @@ from jupyter_recall.client.documents import (
     WatcherDocument,
 )
 
+D = TypeVar("D", JobDocument, WatcherDocument)
 
-class _Record(Mapping[str, Any]):
+
+class _Record(Mapping[str, Any], Generic[D]):
     """A document held read-only: a mapping of its fields, with no attribute to set."""
 
     __slots__ = ("_fields",)
-    _fields: dict[str, Any]
+    _fields: D
+    """The document as answered: fields this client does not know are kept too."""
     noun = "record"
     """What the record is, in error messages."""
 
@@ -34,7 +37,10 @@ class _Record(Mapping[str, Any]):
         object.__setattr__(self, "_fields", dict(fields))
 
     def __getitem__(self, key: str) -> Any:
-        return self._fields[key]
+        if key not in self._fields:
+            raise KeyError(key)
+        # Any key: the fields this client does not know are the document's too.
+        return self._fields.get(key)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._fields)
@@ -47,15 +53,15 @@ class _Record(Mapping[str, Any]):
             f"{self.noun} fields are read-only; change a {self.noun} through the API"
         )
 
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self._fields)
+    def to_dict(self) -> D:
+        return self._fields.copy()
 
     def _hold(self, fields: Mapping[str, Any]) -> None:
         """Hold a newer answer for the same record (its actions answer it)."""
         object.__setattr__(self, "_fields", dict(fields))
 
 
-class JobRecord(_Record):
+class JobRecord(_Record[JobDocument]):
     """A job as the REST API describes it (``id``, ``name``, ``kind``, ``status``, ``when``,
     ``description``, ``next_fire_at``, ``run_count``, ``last_status``, ...)."""
 
@@ -207,7 +213,7 @@ class JobRecord(_Record):
         return None if value is None else str(value)
 
 
-class WatcherRecord(_Record):
+class WatcherRecord(_Record[WatcherDocument]):
     """A watcher as the server describes it (``watcher_id``, ``tool_name``, ``status``,
     ``checks``, ``notifications``, ``last_result``, ...)."""
 
