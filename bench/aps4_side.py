@@ -85,6 +85,9 @@ async def run(settings: Settings) -> None:
     flusher = asyncio.ensure_future(flush_log(workdir / f"exec-{os.getpid()}.txt"))
     async with AsyncScheduler(store, broker) as scheduler:
         await scheduler.start_in_background()
+        # The schema is in place: the next process may start (APScheduler 4's schema setup is
+        # not safe against two processes at once: CREATE TYPE fails in one of them).
+        (workdir / f"ready-{os.getpid()}").write_text("ready")
         if role == "create":
             rate = await create(scheduler, jobs, window, lead, seed)
             deadline = time.time() + lead + window + timeout + 2.0 * jobs / rate

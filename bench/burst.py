@@ -340,6 +340,15 @@ def aps4_python() -> str:
     return str(python)
 
 
+def _wait_ready(workdir: Path, count: int, proc: subprocess.Popen[str]) -> None:
+    """Until ``count`` APScheduler 4 processes have their scheduler started."""
+    deadline = time.monotonic() + 120
+    while len(list(workdir.glob("ready-*"))) < count:
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError("an APScheduler 4 process did not start (its output is above)")
+        time.sleep(0.05)
+
+
 def run_aps4(args: argparse.Namespace, url: str) -> dict[str, Any]:
     """APScheduler 4 with ``--engines`` scheduler processes on the database at ``url``."""
     python = aps4_python()
@@ -352,9 +361,11 @@ def run_aps4(args: argparse.Namespace, url: str) -> dict[str, Any]:
             for role in reversed(roles)
         ]  # fmt: skip
         bench = Path(__file__).resolve().parent
-        procs = [
-            subprocess.Popen(c, stdout=subprocess.PIPE, text=True, cwd=bench) for c in commands
-        ]
+        procs = []
+        for command in commands:  # one at a time: each sets up the schema it finds missing
+            procs.append(subprocess.Popen(command, stdout=subprocess.PIPE, text=True, cwd=bench))
+            if command is not commands[-1]:
+                _wait_ready(Path(tmp), len(procs), procs[-1])
         rate = float(procs[-1].communicate()[0].strip().splitlines()[-1])
         for proc in procs[:-1]:
             proc.communicate()
