@@ -24,10 +24,25 @@ export const APPROVAL_EVENTS: ReadonlySet<string> = new Set([
   'approval.expired'
 ]);
 
-/** The records after an event's record: replaced by id, else added; newest first. */
+/**
+ * The records after an event's record: replaced by id, else added; newest first. A decision is
+ * final: a pending copy that arrives late (an older listing, a delayed event) never undoes it.
+ */
 export function applyApproval(records: IApproval[], record: IApproval): IApproval[] {
+  const known = records.find(item => item.id === record.id);
+  if (known && known.status !== 'pending' && record.status === 'pending') {
+    return records;
+  }
   const others = records.filter(item => item.id !== record.id);
   return [record, ...others].sort((a, b) => b.created_at.localeCompare(a.created_at));
+}
+
+/**
+ * A listing's records with the events' records that arrived while it was on its way: the
+ * listing was read before them, so replacing the records with it alone would lose them.
+ */
+export function withArrivals(listing: IApproval[], arrived: IApproval[]): IApproval[] {
+  return arrived.reduce(applyApproval, listing);
 }
 
 /** The records still waiting for a decision. */

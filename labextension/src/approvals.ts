@@ -12,7 +12,8 @@ import {
   approvalOf,
   Decision,
   IApproval,
-  pendingApprovals
+  pendingApprovals,
+  withArrivals
 } from './approvalRecords';
 import { h } from './dom';
 import { recallIcon } from './icons';
@@ -42,17 +43,25 @@ export class ApprovalsModel {
   error = '';
 
   async refresh(): Promise<void> {
+    // Events keep flowing while the listing is on its way; the listing predates them.
+    const arrived: IApproval[] = [];
+    this._arrivals.add(arrived);
     try {
       const answer = await this.api.request<{ approvals: IApproval[] }>('GET', 'approvals');
-      this._records = answer.approvals;
+      this._records = withArrivals(answer.approvals, arrived);
       this.error = '';
     } catch (error) {
       this.error = String((error as Error).message ?? error);
+    } finally {
+      this._arrivals.delete(arrived);
     }
     this._changed.emit();
   }
 
   apply(record: IApproval): void {
+    for (const arrived of this._arrivals) {
+      arrived.push(record);
+    }
     this._records = applyApproval(this._records, record);
     this._changed.emit();
   }
@@ -70,6 +79,7 @@ export class ApprovalsModel {
   }
 
   private _records: IApproval[] = [];
+  private _arrivals = new Set<IApproval[]>();
   private _changed = new Signal<this, void>(this);
 }
 

@@ -145,9 +145,14 @@ export class RecallModel {
 
   /** The status bar's figures from the server's counts (all jobs, not only those loaded). */
   private async _refreshCounts(): Promise<void> {
+    // An earlier read answering after a later one would show counts older than the events.
+    const asked = ++this._countsAsked;
     try {
-      this.jobCounts = await this.api.counts();
-      this._changed.emit();
+      const counts = await this.api.counts();
+      if (asked === this._countsAsked) {
+        this.jobCounts = counts;
+        this._changed.emit();
+      }
     } catch (error) {
       console.warn('jupyter-recall: counts', error);
     }
@@ -330,5 +335,6 @@ export class RecallModel {
   private _query = '';
   private _refetchTimer: ReturnType<typeof setTimeout> | undefined = undefined;
   private _countsTimer: ReturnType<typeof setTimeout> | undefined = undefined;
+  private _countsAsked = 0;
   private _fetching = new Set<string>();
 }

@@ -1,4 +1,10 @@
-import { applyApproval, approvalOf, IApproval, pendingApprovals } from '../src/approvalRecords';
+import {
+  applyApproval,
+  approvalOf,
+  IApproval,
+  pendingApprovals,
+  withArrivals
+} from '../src/approvalRecords';
 
 function approval(id: string, created: string, status: IApproval['status'] = 'pending'): IApproval {
   return {
@@ -31,6 +37,32 @@ describe('applyApproval', () => {
     const records = applyApproval([waiting], decided);
     expect(records).toEqual([decided]);
     expect(pendingApprovals(records)).toEqual([]);
+  });
+
+  it('never undoes a decision with a pending copy that arrives late', () => {
+    const waiting = approval('a', '2030-01-01T12:00:00+00:00');
+    const approved = approval('a', '2030-01-01T12:00:00+00:00', 'approved');
+    expect(applyApproval([approved], waiting)).toEqual([approved]);
+  });
+});
+
+describe('withArrivals', () => {
+  it('keeps the events that arrived while an older listing was on its way', () => {
+    // The listing was read before the approval was asked: it lacks it.
+    const asked = approval('a', '2030-01-01T12:00:00+00:00');
+    const records = withArrivals([], [asked]);
+    expect(pendingApprovals(records)).toEqual([asked]);
+  });
+
+  it('keeps a decision the listing already has over the event that asked', () => {
+    const asked = approval('a', '2030-01-01T12:00:00+00:00');
+    const denied = approval('a', '2030-01-01T12:00:00+00:00', 'denied');
+    const other = approval('b', '2030-01-01T12:00:03+00:00');
+    const records = withArrivals([denied], [asked, other]);
+    expect(records.map(r => [r.id, r.status])).toEqual([
+      ['b', 'pending'],
+      ['a', 'denied']
+    ]);
   });
 });
 

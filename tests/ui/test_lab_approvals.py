@@ -61,3 +61,34 @@ def test_approve_from_the_approvals_panel(page, clean, screenshot):
     expect(other_item).to_have_attribute("data-status", "pending")
     clean.request("POST", f"/api/recall/approvals/{other['id']}", {"decision": "deny"})
     expect(other_item).to_have_attribute("data-status", "denied")
+
+
+def test_an_approval_asked_while_the_inbox_loads_is_counted(page, clean):
+    """The inbox's first listing can answer after an approval's event arrived: it was read
+    before the approval existed, and must not wipe the approval out of the count."""
+    from urllib.parse import urlparse
+
+    from playwright.sync_api import expect
+
+    held: list[tuple[Any, Any]] = []
+
+    def hold_listing(route: Any) -> None:
+        # The server's real answer, read now and handed to the page later.
+        held.append((route, route.fetch()))
+
+    page.route(lambda url: urlparse(url).path.endswith("/api/recall/approvals"), hold_listing)
+    open_lab(page, clean)
+    for _ in range(600):
+        if held:
+            break
+        page.wait_for_timeout(100)
+    assert held, "the page never asked for the approvals"
+    record = ask(clean, "make release")
+    expect(page.locator(".Toastify__toast", has_text="make release")).to_be_visible()
+    route, stale = held[0]
+    assert all(item["id"] != record["id"] for item in stale.json()["approvals"])
+    route.fulfill(response=stale)
+    status = page.locator(".jp-RecallApprovalsStatus")
+    expect(status).to_have_attribute("data-pending", "1")
+    clean.request("POST", f"/api/recall/approvals/{record['id']}", {"decision": "deny"})
+    expect(status).to_be_hidden()
