@@ -21,7 +21,7 @@ import {
   staleWatcher,
   withFetchedRun,
   withFetchedRuns,
-  withJobs,
+  withListing,
   withWatcher,
   withWatchers
 } from './state';
@@ -98,15 +98,18 @@ export class RecallModel {
    * with 100,000 jobs as with 10; `loadMore` reads the next.
    */
   async refresh(): Promise<void> {
+    // Fetch first, then merge into the state as it is now: events may land meanwhile.
+    const arrived: IChangeEvent[] = [];
+    this._arrivals.add(arrived);
     try {
-      // Fetch first, then merge into the state as it is now: events may land meanwhile.
       const query = listingQuery(this.filter);
       const [page, watchers] = await Promise.all([this.api.jobsPage(query), this.api.watchers()]);
       // The pending recalls the banner read for its notebook stay, in the page or not.
       const recalls = Object.values(this.state.jobs).filter(
         job => job.kind === 'recall' && job.pending
       );
-      this.state = withWatchers(mergeJobs(withJobs(this.state, page.jobs), recalls), watchers);
+      const listed = withListing(this.state, page.jobs, arrived);
+      this.state = withWatchers(mergeJobs(listed, recalls), watchers);
       this.nextCursor = page.next_cursor;
       this._query = JSON.stringify(query);
       void this._refreshCounts();
@@ -118,6 +121,8 @@ export class RecallModel {
       this.error = '';
     } catch (error) {
       this.error = this.trans.__('Could not load jobs: %1', (error as Error).message);
+    } finally {
+      this._arrivals.delete(arrived);
     }
     this._changed.emit();
     await Promise.all(Object.keys(this.state.watchers).map(id => this._fetchWatcher(id)));
@@ -191,6 +196,9 @@ export class RecallModel {
   }
 
   apply(event: IChangeEvent): void {
+    for (const arrived of this._arrivals) {
+      arrived.push(event);
+    }
     if (COUNTED_EVENTS.has(event.type)) {
       // A burst of changes asks for the counts once.
       clearTimeout(this._countsTimer);
@@ -336,5 +344,6 @@ export class RecallModel {
   private _refetchTimer: ReturnType<typeof setTimeout> | undefined = undefined;
   private _countsTimer: ReturnType<typeof setTimeout> | undefined = undefined;
   private _countsAsked = 0;
+  private _arrivals = new Set<IChangeEvent[]>();
   private _fetching = new Set<string>();
 }

@@ -179,6 +179,14 @@ export function withJobs(state: IState, jobs: IJob[]): IState {
   return { ...state, jobs: byId, runs };
 }
 
+/**
+ * A listing with the events that arrived while it was on its way: it was read before them,
+ * so the listing alone would drop a job created meanwhile and bring back one deleted.
+ */
+export function withListing(state: IState, jobs: IJob[], arrived: IChangeEvent[]): IState {
+  return arrived.reduce(applyChange, withJobs(state, jobs));
+}
+
 /** Jobs from a partial listing (one notebook's recalls) are added or replaced. */
 export function mergeJobs(state: IState, jobs: IJob[]): IState {
   const byId = { ...state.jobs };

@@ -17,11 +17,30 @@ import {
   withFetchedRuns,
   staleWatcher,
   withJobs,
+  withListing,
   withRuns,
   withWatcher,
   withWatchers
 } from '../src/state';
 import { job, run, trans } from './records';
+
+describe('withListing', () => {
+  it('keeps the events that arrived while the listing was on its way', () => {
+    // The listing was read before 'new' was created and before 'gone' was deleted.
+    const state = withJobs(emptyState(), [job('gone')]);
+    const arrived = [
+      { type: 'job.created', job: job('new') },
+      { type: 'job.deleted', job: job('gone') }
+    ];
+    const listed = withListing(state, [job('kept'), job('gone')], arrived);
+    expect(Object.keys(listed.jobs).sort()).toEqual(['kept', 'new']);
+  });
+
+  it('is the listing itself when nothing arrived', () => {
+    const listed = withListing(withJobs(emptyState(), [job('old')]), [job('a')], []);
+    expect(Object.keys(listed.jobs)).toEqual(['a']);
+  });
+});
 
 describe('applyChange', () => {
   it('adds, updates and deletes jobs', () => {
