@@ -79,6 +79,10 @@ class StoreError(RecallError):
     """The persistence layer failed in a way the caller cannot fix by changing its input."""
 
 
+class StoreBusy(StoreError):
+    """A call made not to wait (``run_now``) would have waited for a lock; nothing was done."""
+
+
 class ExpressionSyntaxError(RecallError):
     """Where a watcher's threshold expression stops making sense (``core/expr.py``); the
     parser turns it into a ValidationError naming the field."""

@@ -47,7 +47,7 @@ from jupyter_recall.engine.pruning import Pruning
 from jupyter_recall.engine.runner import DELETED, SHUTDOWN, STOPPED, Runner
 from jupyter_recall.engine.store_thread import StoreThread
 from jupyter_recall.engine.writer import FiringGate, RunWriter
-from jupyter_recall.store.base import JobCount, JobFilter, RunFilter, Store
+from jupyter_recall.store.base import JobCount, JobFilter, RunFilter, RunsNow, Store
 from jupyter_recall.store.changes import ChangeFeed, ChangeListener, EventFeed
 
 __all__ = ["Event", "NewJob", "Scheduler"]
@@ -101,7 +101,8 @@ class Scheduler:
         self.fire_owner = fire_owner
         """Fire only this user's jobs (None: every user's): a user's server on a shared store."""
         self._ahead = timedelta(seconds=fire_ahead)
-        self._store_thread = StoreThread()
+        # A small call runs on the event loop when the store can at once (SQLite, not PostgreSQL).
+        self._store_thread = StoreThread(now=store.run_now if isinstance(store, RunsNow) else None)
         self._bus = EventBus()
         self._gate = FiringGate()
         self._writer = RunWriter(
@@ -256,9 +257,10 @@ class Scheduler:
         if self._stack is None:
             raise RuntimeError("the Scheduler is not running: use it as `async with scheduler:`")
 
-    async def _in_store(self, func: Callable[[], T]) -> T:
-        """Run ``func`` in the store thread; the event loop never waits on SQLite."""
-        return await self._store_thread.run(func)
+    async def _in_store(self, func: Callable[[], T], *, small: bool = False) -> T:
+        """Run ``func`` in the store thread; the event loop never waits on SQLite, but for a
+        ``small`` call (one row, by its key) that can run at once (``engine/store_thread``)."""
+        return await self._store_thread.run(func, small=small)
 
     # --- events -----------------------------------------------------------------------------
 
@@ -489,7 +491,8 @@ class Scheduler:
                 owner=owner,
                 now=self.clock.now(),
                 default_tz=self.default_tz,
-            )
+            ),
+            small=len(news) == 1,
         )
         for job in created:
             self._bus.job(JOB_CREATED, job)
@@ -497,7 +500,7 @@ class Scheduler:
         return created
 
     async def get_job(self, job_id: str, *, owner: str) -> Job:
-        return await self._in_store(partial(self.store.get_job, job_id, owner=owner))
+        return await self._in_store(partial(self.store.get_job, job_id, owner=owner), small=True)
 
     async def list_jobs(self, *, owner: str, where: JobFilter = ANY_JOB) -> list[Job]:
         return await self._in_store(partial(self.store.list_jobs, owner=owner, where=where))
@@ -723,7 +726,7 @@ class Scheduler:
     # --- runs -------------------------------------------------------------------------------------
 
     async def get_run(self, run_id: str, *, owner: str) -> Run:
-        return await self._in_store(partial(self.store.get_run, run_id, owner=owner))
+        return await self._in_store(partial(self.store.get_run, run_id, owner=owner), small=True)
 
     async def list_runs(self, *, owner: str, where: RunFilter = ANY_RUN) -> list[Run]:
         return await self._in_store(partial(self.store.list_runs, owner=owner, where=where))

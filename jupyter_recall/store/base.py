@@ -16,18 +16,20 @@ is system access, used only by the engine.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, fields
 from datetime import datetime
 from operator import attrgetter
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol, TypeVar, runtime_checkable
 
 from jupyter_recall.core.approvals import ApprovalRecord
 from jupyter_recall.core.dependency import Dependency, UpstreamEnd
 from jupyter_recall.core.documents import NotificationJSON
 from jupyter_recall.core.model import Job, JobKind, JobStatus, Run, RunStatus
 from jupyter_recall.store.watchers import RING_SIZE, CheckRecord, PendingCheck, WatcherRecord
+
+T = TypeVar("T")
 
 JOB_SORT_KEYS = ("created_at", "next_fire_at", "last_run_at", "name")
 """What job listings sort on, each with ``id`` to break ties. A job without a next fire sorts
@@ -467,3 +469,15 @@ class Store(
     Protocol,
 ):
     """Every concern in one store object, as ``open_store`` opens it."""
+
+
+@runtime_checkable
+class RunsNow(Protocol):
+    """A store whose calls answer without a network round trip (an embedded database): the
+    engine may run a small call on its event loop's thread instead of its store thread
+    (``engine/store_thread.py``), if the store can without waiting."""
+
+    def run_now(self, func: Callable[[], T]) -> T:
+        """``func()`` here and now, unless it would wait for a lock (another thread's call on
+        this store object, another connection's write): then ``StoreBusy``, nothing done."""
+        ...

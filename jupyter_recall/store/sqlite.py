@@ -23,11 +23,11 @@ from datetime import datetime
 from functools import lru_cache
 from itertools import repeat
 from operator import is_not, itemgetter
-from typing import Any
+from typing import Any, TypeVar
 
 import sqlite_utils
 
-from jupyter_recall.core.errors import ConflictError, NotFoundError, StoreError
+from jupyter_recall.core.errors import ConflictError, NotFoundError, StoreBusy, StoreError
 from jupyter_recall.core.model import Job, JobStatus, Run, RunStatus
 from jupyter_recall.store import codec, sql_builders
 from jupyter_recall.store.approval_tables import ApprovalTables
@@ -56,6 +56,8 @@ from jupyter_recall.store.rows import (
 from jupyter_recall.store.sql_builders import LONG_AGO, SQLITE, BatchConflicts
 from jupyter_recall.store.sqlite_checkpoint import BACKSTOP_PAGES, Checkpointer
 from jupyter_recall.store.sqlite_watchers import SQLiteWatcherTables
+
+T = TypeVar("T")
 
 # SQLite's default limit of bound parameters was 999 before 3.32; stay below it.
 _IN_CHUNK = 900
@@ -278,6 +280,25 @@ class SQLiteStore(
 
     def __repr__(self) -> str:
         return f"SQLiteStore({self.path!r})"
+
+    def run_now(self, func: Callable[[], T]) -> T:
+        """``RunsNow``: ``func()`` on this thread if the store's lock is free, with no busy
+        timeout: where a statement would wait for another connection's write, SQLite fails it
+        at once, the transaction is rolled back and ``StoreBusy`` says so."""
+        if not self._lock.acquire(blocking=False):
+            raise StoreBusy(f"SQLite store {self.path!r}: a call of another thread is running")
+        try:
+            self._conn.execute("PRAGMA busy_timeout = 0")
+            try:
+                return func()
+            except (StoreError, sqlite3.OperationalError) as exc:
+                if _busy(exc):
+                    raise StoreBusy(f"SQLite store {self.path!r}: {exc}") from exc
+                raise
+            finally:
+                self._conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+        finally:
+            self._lock.release()
 
     # --- transactions -------------------------------------------------------------------
 
@@ -618,6 +639,13 @@ class SQLiteStore(
                 [(stamp, run.error, run.id) for run in orphans],
             )
         return orphans
+
+
+def _busy(exc: BaseException) -> bool:
+    """Whether SQLite refused for a lock held elsewhere (SQLITE_BUSY and its extended codes)."""
+    cause = exc if isinstance(exc, sqlite3.Error) else exc.__cause__
+    code = getattr(cause, "sqlite_errorcode", None)
+    return isinstance(cause, sqlite3.OperationalError) and (code or 0) & 0xFF == sqlite3.SQLITE_BUSY
 
 
 def _orphan_reason(

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from jupyter_recall.core.errors import StoreError, ValidationError
+from jupyter_recall.core.errors import ConflictError, StoreBusy, StoreError, ValidationError
 from jupyter_recall.core.model import JobKind
 from jupyter_recall.core.records import HeadlessTarget, JobOptions, NotificationAction, ToolAction
 from jupyter_recall.store import codec
@@ -254,6 +254,64 @@ def test_a_lock_held_past_the_busy_timeout_is_a_store_error(db_path: Path) -> No
     finally:
         holder.close()
         waiter.close()
+
+
+def busy_timeout_ms(store: SQLiteStore) -> int:
+    ((value,),) = raw(store, "PRAGMA busy_timeout")
+    return int(str(value))
+
+
+def test_run_now_runs_the_call_on_the_calling_thread(store: SQLiteStore) -> None:
+    job = make_job()
+    assert store.run_now(lambda: store.insert_jobs([job])) is None
+    assert store.run_now(lambda: store.get_job(job.id, owner=None)).id == job.id
+    assert busy_timeout_ms(store) == 10_000  # restored after each call
+
+
+def test_run_now_refuses_at_once_while_another_connection_writes(db_path: Path) -> None:
+    holder, store = SQLiteStore(db_path), SQLiteStore(db_path, busy_timeout=30.0)
+    try:
+        with holder.atomic():
+            holder.insert_jobs([make_job()])
+            started = time.monotonic()
+            with pytest.raises(StoreBusy, match="locked"):
+                store.run_now(lambda: store.insert_jobs([make_job()]))
+            assert time.monotonic() - started < 10  # not the 30 s busy timeout
+        assert busy_timeout_ms(store) == 30_000
+        assert store.count_jobs(owner=None) == 1  # nothing of the refused call was written
+        store.run_now(lambda: store.insert_jobs([make_job()]))
+        assert store.count_jobs(owner=None) == 2
+    finally:
+        holder.close()
+        store.close()
+
+
+def test_run_now_refuses_while_another_thread_holds_the_store(store: SQLiteStore) -> None:
+    holding, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with store.atomic():
+            holding.set()
+            release.wait(30)
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    try:
+        assert holding.wait(30)
+        with pytest.raises(StoreBusy, match="another thread"):
+            store.run_now(lambda: store.count_jobs(owner=None))
+    finally:
+        release.set()
+        thread.join()
+    assert store.run_now(lambda: store.count_jobs(owner=None)) == 0
+
+
+def test_run_now_lets_other_errors_through(store: SQLiteStore) -> None:
+    job = make_job()
+    store.insert_jobs([job])
+    with pytest.raises(ConflictError):
+        store.run_now(lambda: store.insert_jobs([job]))
+    assert busy_timeout_ms(store) == 10_000
 
 
 def test_a_closed_store_reports_a_store_error(store: SQLiteStore) -> None:
