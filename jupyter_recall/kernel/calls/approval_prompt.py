@@ -26,13 +26,18 @@ import ctypes
 import html
 import sys
 import threading
-from collections.abc import Iterator
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from jupyter_recall.core.errors import NotFoundError, PromptExpired
 from jupyter_recall.kernel import widgets
 from jupyter_recall.kernel.calls.approval_inbox import RestInbox
 from jupyter_recall.tools.approval import TIMEOUT, ApprovalRequest, Approvals
+
+if TYPE_CHECKING:
+    from IPython.core.display_functions import DisplayHandle
+
+    from jupyter_recall.kernel.widgets.approval import ApprovalCard
 
 T = TypeVar("T")
 
@@ -72,7 +77,8 @@ def _stdin_usable() -> bool:
 class _Displays:
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.shown: dict[str, Any] = {}
+        self.shown: dict[str, ApprovalCard | DisplayHandle] = {}
+        """Each request's display: its card, or its text where widgets cannot show."""
 
 
 _displays = _Displays()
@@ -95,7 +101,7 @@ def _answer(approvals: Approvals, request_id: str, approved: bool) -> None:
         approvals.answer(request_id, approved)
 
 
-def _card(approvals: Approvals, request: ApprovalRequest) -> Any:
+def _card(approvals: Approvals, request: ApprovalRequest) -> ApprovalCard:
     card = widgets.approval_card(
         _question(request),
         lambda approved: _answer(approvals, request.request_id, approved),
@@ -113,6 +119,12 @@ def _text(request: ApprovalRequest) -> dict[str, str]:
     return {"text/plain": text, "text/html": f"<pre>{html.escape(text)}</pre>"}
 
 
+def _text_display(request: ApprovalRequest) -> DisplayHandle:
+    """The request as text, in a display updated in place with its outcome."""
+    handle: DisplayHandle = display(_text(request), raw=True, display_id=True)
+    return handle
+
+
 def show_request(approvals: Approvals, request: ApprovalRequest) -> None:
     if _kernel() is None:
         return
@@ -120,11 +132,7 @@ def show_request(approvals: Approvals, request: ApprovalRequest) -> None:
         # The cell's stdin prompt asks; buttons could not be clicked before the cell ends.
         return
 
-    shown: Any
-    if widgets.available():
-        shown = _card(approvals, request)
-    else:
-        shown = display(_text(request), raw=True, display_id=True)
+    shown = _card(approvals, request) if widgets.available() else _text_display(request)
     with _displays.lock:
         _displays.shown[request.request_id] = shown
 
@@ -138,14 +146,16 @@ def show_outcome(request: ApprovalRequest) -> None:
         shown = _displays.shown.pop(request.request_id, None)
     if shown is None:
         return
-    # Only a card shown earlier means its module (and ipywidgets) is imported.
-    cards = sys.modules.get("jupyter_recall.kernel.widgets.approval")
-    if cards is not None and isinstance(shown, cards.ApprovalCard):
-        outcome = str(request.outcome)
-        shown.settle(CARD_OUTCOMES.get(outcome, outcome), f"({request.request_id})")
+    # Only a display shown earlier is here: IPython is imported (ipywidgets only for a card).
+    from IPython.core.display_functions import DisplayHandle
+
+    if isinstance(shown, DisplayHandle):
+        text = _outcome_text(request)
+        update: Callable[..., None] = shown.update  # untyped in IPython
+        update({"text/plain": text, "text/html": f"<pre>{html.escape(text)}</pre>"}, raw=True)
         return
-    text = _outcome_text(request)
-    shown.update({"text/plain": text, "text/html": f"<pre>{html.escape(text)}</pre>"}, raw=True)
+    outcome = str(request.outcome)
+    shown.settle(CARD_OUTCOMES.get(outcome, outcome), f"({request.request_id})")
 
 
 def install(approvals: Approvals) -> None:

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from jupyter_recall.client.documents import JobDocument
+    from jupyter_recall.client.records import JobRecord, WatcherRecord
     from jupyter_recall.kernel.widgets.approval import ApprovalCard
     from jupyter_recall.kernel.widgets.card import JobCard
     from jupyter_recall.kernel.widgets.panel import JobsPanel
@@ -46,8 +48,9 @@ def _display(card: Any) -> None:
     show(card)
 
 
-def job_card(job: Mapping[str, Any], *, show: bool = True) -> JobCard:
-    """A live card for ``job`` (a ``Job`` or its JSON), displayed in the current output."""
+def job_card(job: JobRecord | WatcherRecord | JobDocument, *, show: bool = True) -> JobCard:
+    """A live card for ``job`` (a ``Job``, its JSON or a ``Watcher``), displayed in the
+    current output."""
     from jupyter_recall.kernel.widgets.card import JobCard
 
     card = JobCard(job)

@@ -24,6 +24,7 @@ from jupyter_recall.client.documents import (
     RunDocument,
     WatcherCheckDocument,
 )
+from jupyter_recall.client.records import JobRecord, WatcherRecord
 from jupyter_recall.core.errors import NotFoundError, RecallError
 from jupyter_recall.core.text import describe_target
 from jupyter_recall.core.timefmt import format_time
@@ -106,17 +107,32 @@ class _History:
         self.widget.close()
 
 
+def card_document(job: JobRecord | WatcherRecord | JobDocument) -> JobDocument:
+    """The job document a card starts from. A watcher is a job of kind ``watcher`` under its
+    ``watcher_id``; until the card reads that job, it shows the watcher's status."""
+    if isinstance(job, WatcherRecord):
+        return {"id": job.id, "kind": "watcher", "status": job.status}
+    if isinstance(job, JobRecord):
+        return job.to_dict()
+    return job.copy()
+
+
 class JobCard:
-    """A live card for one job (a mapping with ``id``: a ``Job``, its JSON, or a ``Watcher``).
+    """A live card for one job: a ``Job``, its JSON, or a ``Watcher``.
 
     ``live=False`` makes a still picture (no subscription); ``load=False`` skips reading the
     job's runs from the server (the card starts empty). Display it with IPython's ``display``.
     """
 
-    def __init__(self, job: Mapping[str, Any], *, live: bool = True, load: bool = True) -> None:
-        self.job: dict[str, Any] = dict(job)
-        # A watcher (``watch_start``) is a job; its document names the id ``watcher_id``.
-        self.job_id = str(self.job.get("id") or self.job["watcher_id"])
+    def __init__(
+        self,
+        job: JobRecord | WatcherRecord | JobDocument,
+        *,
+        live: bool = True,
+        load: bool = True,
+    ) -> None:
+        self.job = card_document(job)
+        self.job_id = self.job["id"]
         self.current: RunDocument | None = None
         self.text = ""
         self.checks: list[WatcherCheckDocument] | None = None
@@ -241,7 +257,7 @@ class JobCard:
             return
         client = _client.get_client()
         try:
-            job = client.request("GET", f"/api/recall/jobs/{self.job_id}")
+            job: JobDocument = client.request("GET", f"/api/recall/jobs/{self.job_id}")
             runs: list[RunDocument] = client.request("GET", f"/api/recall/jobs/{self.job_id}/runs")[
                 "runs"
             ]
@@ -251,7 +267,7 @@ class JobCard:
         checks = self._read_checks(job)
         with self._lock:
             self.checks = checks
-            self.job = dict(job)
+            self.job = job
             self.current = runs[0].copy() if runs else None
             self.text = render.clip_output(str(runs[0].get("output") or "")) if runs else ""
             self.history.replace(runs[1:])
@@ -272,11 +288,11 @@ class JobCard:
             if event == "run.finished":
                 self.checks = checks
             if event in ("job.created", "job.updated") and isinstance(job, dict):
-                self.job = dict(job)
+                self.job = job.copy()
                 self._show()
             elif event in RUN_EVENTS and isinstance(run, dict):
                 if event == "run.finished" and isinstance(job, dict):
-                    self.job = dict(job)
+                    self.job = job.copy()
                 self._on_run(event, run, str(document.get("text") or ""))
 
     def _on_run(self, event: str, run: RunDocument, text: str) -> None:
@@ -397,9 +413,9 @@ class JobCard:
             return
         self.say(done)
 
-    def _apply(self, job: Mapping[str, Any]) -> None:
+    def _apply(self, job: api.Job) -> None:
         with self._lock:
-            self.job = dict(job)
+            self.job = job.to_dict()
             self._show()
 
     def _handle(self) -> api.Job:
