@@ -183,6 +183,7 @@ def fire_due(
     result = FireResult()
     reach = timedelta(seconds=ahead)
     deferred: list[datetime] = []
+    moved = False
     with store.atomic():
         retries = fire_retries(store, now=now, engine_id=engine_id, limit=batch_size, owner=owner)
         result.retried = retries.retried
@@ -192,7 +193,11 @@ def fire_due(
         for job in jobs:
             waiting_for = flights.wait_for(job)
             if waiting_for is not None:
-                deferred.append(max(waiting_for, now + RECHECK))
+                until = max(waiting_for, now + RECHECK)
+                deferred.append(until)
+                if _put_off(job, until, now):
+                    result.jobs.append(job)
+                    moved = moved or until > now + reach
                 continue
             planned = _plan_job(job, now=now, ahead=reach, engine_id=engine_id, in_flight=flights)
             if planned is None:
@@ -203,8 +208,9 @@ def fire_due(
         for planned in plans:
             _advance_planned(planned, inserted, result, now=now)
         store.update_job_states([JobState.of(job) for job in result.jobs])
-    # A batch of deferred jobs alone is not full: the next pass would read them again at once.
-    result.full_batch = (len(jobs) >= batch_size and bool(plans)) or len(
+    # A batch of deferred jobs alone is not full: the next pass would read them again at once
+    # (unless they were moved out of its reach).
+    result.full_batch = (len(jobs) >= batch_size and (bool(plans) or moved)) or len(
         result.retried
     ) >= batch_size
     if not result.full_batch:
@@ -221,6 +227,18 @@ def fire_due(
             default=None,
         )
     return result
+
+
+def _put_off(job: Job, until: datetime, now: datetime) -> bool:
+    """Put off ``job``, whose due occurrence waits for the retry of its previous one, until
+    ``until`` (the retry's instant): its ``next_fire_at`` moves there, its occurrence stays.
+    Left due, a batch's worth of such jobs would be all that every pass reads (the earliest
+    due first) and would hold up the jobs due after them. Whether the job changed."""
+    if job.next_fire_at == until:
+        return False
+    job.next_fire_at = until
+    job.updated_at = now
+    return True
 
 
 class _Flights:
@@ -285,12 +303,12 @@ def _advance_planned(
             result.fired.append(Fired(job, row, serial, claim, planned.ahead_of))
 
 
-def unclaim(store: Store, claims: Sequence[Claim]) -> None:
+def unclaim(store: Store, claims: Sequence[Claim]) -> list[JobState]:
     """Undo runs fired ahead and withdrawn before their instant (their job is being changed,
     or the engine stops): their rows go and their jobs' schedule state is as before the claim,
-    so the change applies as if they had never been fired."""
+    so the change applies as if they had never been fired. Returns the states restored."""
     if not claims:
-        return
+        return []
     with store.atomic():
         store.delete_runs([claim.run_id for claim in claims])
         states = store.get_job_states([claim.before.id for claim in claims])
@@ -299,6 +317,7 @@ def unclaim(store: Store, claims: Sequence[Claim]) -> None:
             if state is not None:
                 _restore(state, claim)
         store.update_job_states(list(states.values()))
+    return list(states.values())
 
 
 def _restore(state: JobState, claim: Claim) -> None:

@@ -32,7 +32,7 @@ from jupyter_recall.core.records import (
     action_from_json,
     target_from_json,
 )
-from jupyter_recall.engine import jobs
+from jupyter_recall.engine import dependencies, jobs
 from jupyter_recall.engine.jobs import DEFAULT_POLICIES, NewJob, build_job
 from jupyter_recall.store.base import JobFilter, Store
 
@@ -88,6 +88,9 @@ class Reconciled:
     updated: list[Job] = field(default_factory=list)
     deleted: list[Job] = field(default_factory=list)
     unchanged: list[Job] = field(default_factory=list)
+    cancelled: list[Job] = field(default_factory=list)
+    """Jobs that waited for a deleted one (``after``), cancelled as deleting it by hand does;
+    the jobs of the owner itself among them only when the declaration keeps them."""
 
 
 def check_owner_name(plugin_owner: object) -> str:
@@ -159,24 +162,36 @@ def reconcile(
         for index, spec in enumerate(specs)
     ]
     result = Reconciled()
+    linked: list[tuple[int, Job]] = []
     with store.atomic():
         existing = {job.key: job for job in _owned(store, plugin_owner, owner)}
         for index, new in enumerate(built):
             current = existing.pop(new.key, None)
             if current is None:
                 result.created.append(new)
+                if new.schedule.after is not None:
+                    linked.append((index, new))
             elif _same(current, new):
                 result.unchanged.append(current)
             else:
                 with within(f"jobs[{index}]"):
                     result.updated.append(_updated(current, new, now))
+                linked.append((index, result.updated[-1]))
         result.deleted = list(existing.values())
-        for job in result.deleted:
-            store.delete_job(job.id, owner=owner)
+        result.cancelled = _delete(store, result.deleted, owner=owner, now=now)
         store.update_jobs(result.updated)
         _hold_if_disabled(store, plugin_owner, owner, result, now)
         store.insert_jobs(result.created)
+        _link(store, linked, now=now)
     return result
+
+
+def _link(store: Store, jobs: Sequence[tuple[int, Job]], *, now: datetime) -> None:
+    """Write (or remove) the dependencies of declared jobs waiting for another job (``after``),
+    as creating or editing one by hand does; an error names the job's index."""
+    for index, job in jobs:
+        with within(f"jobs[{index}]"):
+            dependencies.link(store, job, now=now)
 
 
 def _build(
@@ -228,7 +243,7 @@ def _updated(current: Job, new: Job, now: datetime) -> Job:
         upcoming = schedule_next(
             new.schedule, job.id, new.schedule.first_fire_time(), new.policies, job.run_count
         )
-        if upcoming.exhausted:
+        if upcoming.exhausted and new.schedule.after is None:
             raise ValidationError("when", f"{new.schedule.canonical!r} has no occurrence left")
         status = JobStatus.ACTIVE if current.status.is_terminal else current.status
         return job.evolve(
@@ -260,14 +275,25 @@ def _hold_if_disabled(
     store.put_disabled_owner(owner, plugin_owner, held_ids, now=now)
 
 
-def delete_owned(store: Store, plugin_owner: str, *, owner: str) -> list[Job]:
-    """Delete every job of ``plugin_owner`` in this user's scope, with their runs."""
+def _delete(store: Store, doomed: Sequence[Job], *, owner: str, now: datetime) -> list[Job]:
+    """Delete ``doomed`` with their runs, in the caller's transaction, and cancel the jobs
+    that waited for them as deleting one by hand does (``dependencies.delete_upstream``);
+    returns the cancelled jobs that are left (not themselves deleted)."""
+    cancelled: dict[str, Job] = {}
+    for job in doomed:
+        for dependent in dependencies.delete_upstream(store, job.id, owner=owner, now=now):
+            cancelled[dependent.id] = dependent
+    gone = {job.id for job in doomed}
+    return [job for job in cancelled.values() if job.id not in gone]
+
+
+def delete_owned(store: Store, plugin_owner: str, *, owner: str, now: datetime) -> Reconciled:
+    """Delete every job of ``plugin_owner`` in this user's scope, with their runs; the jobs
+    that waited for them are cancelled (``Reconciled.deleted`` and ``cancelled``)."""
     check_owner_name(plugin_owner)
     with store.atomic():
         owned = _owned(store, plugin_owner, owner)
-        for job in owned:
-            store.delete_job(job.id, owner=owner)
-    return owned
+        return Reconciled(deleted=owned, cancelled=_delete(store, owned, owner=owner, now=now))
 
 
 def list_owned(store: Store, plugin_owner: str, *, owner: str) -> list[Job]:

@@ -91,10 +91,11 @@ def fire_retries(
     return result
 
 
-def pending_count(store: Store, job_id: str) -> int:
-    """1 when the job has a retry pending: it counts as a run in flight (a one-shot job
-    resumed with one is not over)."""
-    return len(store.pending_retries([job_id]))
+def pending_at(store: Store, job_id: str) -> datetime | None:
+    """The instant of the job's pending retry (None: none). A pending retry counts as a run in
+    flight (a one-shot job resumed with one is not over), and resuming the job must wake the
+    firing loop for it."""
+    return store.pending_retries([job_id]).get(job_id)
 
 
 def dropping_retries(store: Store, job_id: str, change: Callable[[], Job]) -> Job:

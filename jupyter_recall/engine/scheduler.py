@@ -162,8 +162,9 @@ class Scheduler:
         )
         """Retention of runs: the background sweep and prune_runs (engine/pruning.py)."""
         self._paused_listeners: list[Callable[[Job], None]] = []
-        self._withdrawn: list[firing.Claim] = []
-        """Runs fired ahead for jobs paused after their failures: undone at the next pass."""
+        self._withdrawn: dict[str, tuple[Job, list[firing.Claim]]] = {}
+        """Runs fired ahead for jobs paused after their failures, by job, with the job as
+        paused: undone at the next pass (or first thing by the next change to the job)."""
         self._stack: AsyncExitStack | None = None
         self._loops: anyio.CancelScope | None = None
         self._loops_done = anyio.Event()
@@ -217,7 +218,7 @@ class Scheduler:
     async def _unclaim_all(self) -> None:
         """Undo the runs fired ahead of their instant, so that the next engine fires them; if
         the store refuses, they stay recorded and the next start interrupts them."""
-        claims = self._runner.withdraw_ahead()
+        claims = [*self._take_withdrawn(None), *self._runner.withdraw_ahead()]
         if not claims:
             return
         with anyio.CancelScope(shield=True):
@@ -239,11 +240,18 @@ class Scheduler:
         finally:
             self._loops_done.set()
 
-    async def _in_store_unclaimed(self, job_id: str | None, func: Callable[[], T]) -> T:
+    async def _in_store_unclaimed(
+        self, job_id: str | None, func: Callable[[], T], *, ahead: bool = True
+    ) -> T:
         """Run ``func`` (a change to jobs) in the store thread after undoing the runs fired
         ahead for the job (or all jobs: ``None``), in the same call, so that no firing pass
-        comes between: the change applies as if they had not been fired."""
-        claims = self._runner.withdraw_ahead(job_id)
+        comes between: the change applies as if they had not been fired. Claims already
+        withdrawn (a pause after failures) are undone first in any case; ``ahead=False``
+        leaves the runs still waiting for their instant alone (a change that cannot concern
+        them: resuming paused jobs)."""
+        claims = self._take_withdrawn(job_id)
+        if ahead:
+            claims += self._runner.withdraw_ahead(job_id)
         if not claims:
             return await self._in_store(func)
 
@@ -252,6 +260,16 @@ class Scheduler:
             return func()
 
         return await self._in_store(unclaimed_then)
+
+    def _take_withdrawn(self, job_id: str | None) -> list[firing.Claim]:
+        """The claims withdrawn from the runner but not undone yet, of one job (or all): the
+        caller undoes them in its next store call, before anything else touches the job."""
+        if job_id is None:
+            taken, self._withdrawn = list(self._withdrawn.values()), {}
+        else:
+            entry = self._withdrawn.pop(job_id, None)
+            taken = [] if entry is None else [entry]
+        return [claim for _, claims in taken for claim in claims]
 
     def _require_running(self) -> None:
         if self._stack is None:
@@ -335,8 +353,10 @@ class Scheduler:
     def _paused_for_failures(self, job: Job) -> None:
         log.warning("job %s paused: %s", job.id, job.paused_reason)
         # A run fired ahead of its instant must not execute now that the job is paused.
-        self._withdrawn.extend(self._runner.withdraw_ahead(job.id))
-        if self._withdrawn:
+        claims = self._runner.withdraw_ahead(job.id)
+        if claims:
+            _, earlier = self._withdrawn.get(job.id, (job, []))
+            self._withdrawn[job.id] = (job, [*earlier, *claims])
             self._wake.set()
         self._bus.job(JOB_UPDATED, job)
         for listener in list(self._paused_listeners):
@@ -403,10 +423,24 @@ class Scheduler:
                 continue
             await self._sleep(result.next_pass_at)
 
+    async def _undo_withdrawn(self) -> None:
+        """Undo the runs withdrawn from jobs paused after their failures, and announce those
+        jobs as undone (their next occurrence is the withdrawn one again)."""
+        taken, self._withdrawn = self._withdrawn, {}
+        claims = [claim for _, claims in taken.values() for claim in claims]
+        try:
+            states = await self._in_store(partial(firing.unclaim, self.store, claims))
+        except BaseException:
+            # Still to undo: by the next pass, a change to the job, or the shutdown.
+            self._withdrawn = {**taken, **self._withdrawn}
+            raise
+        for state in states:
+            if state.id in taken:
+                self._bus.job(JOB_UPDATED, state.applied_to(taken[state.id][0]))
+
     async def _fire_once(self) -> firing.FireResult:
-        withdrawn, self._withdrawn = self._withdrawn, []
-        if withdrawn:
-            await self._in_store(partial(firing.unclaim, self.store, withdrawn))
+        if self._withdrawn:
+            await self._undo_withdrawn()
         now = self.clock.now()
         result = await self._in_store(
             partial(
@@ -565,22 +599,26 @@ class Scheduler:
         await self._guard(job_id, owner, "resumed")
         held, now = self._runner.held(job_id), self.clock.now()
 
-        def resume() -> Job:
+        def resume() -> tuple[Job, datetime | None]:
             # A pending retry is a run in flight: a one-shot job resumed with one is not over.
-            pending = retrying.pending_count(self.store, job_id)
-            return jobs.resume_job(
+            retry_at = retrying.pending_at(self.store, job_id)
+            job = jobs.resume_job(
                 self.store,
                 job_id,
                 owner=owner,
                 now=now,
                 catch_up=catch_up,
-                in_flight=held + pending,
+                in_flight=held + (retry_at is not None),
             )
+            return job, retry_at
 
-        job = await self._in_store(resume)
+        job, retry_at = await self._in_store_unclaimed(job_id, resume, ahead=False)
         after = job.schedule.after
         if after is not None:  # with catch_up, the upstream runs ended during the pause
             self._dependencies.upstream_changed(after.after.job, catching_up=catch_up)
+        # A retry kept through the pause may be due already: the loop, asleep since no active
+        # job's retry was pending, must not wait for its next pass (max_sleep) to fire it.
+        self._poke(retry_at)
         return self._changed(job)
 
     async def skip_job(self, job_id: str, *, owner: str) -> Job:
@@ -635,14 +673,11 @@ class Scheduler:
         self._require_running()
         await self._guard(job_id, owner, "deleted")
         job = await self.get_job(job_id, owner=owner)
-        self._runner.stop_job(job_id, DELETED)
         delete = partial(
             dependencies.delete_upstream, self.store, job_id, owner=owner, now=self.clock.now()
         )
-        cancelled = await self._in_store(delete)
-        self._bus.job(JOB_DELETED, job)
-        for dependent in cancelled:
-            self._bus.job(JOB_UPDATED, dependent)
+        self._runner.stop_job(job_id, DELETED)
+        self._deleted([job], await self._in_store(delete))
 
     # --- jobs declared by owners (engine/owners.py) ---------------------------------------------
 
@@ -666,7 +701,7 @@ class Scheduler:
                 default_tz=self.default_tz,
             ),
         )
-        self._deleted(result.deleted)
+        self._deleted(result.deleted, result.cancelled)
         for job in result.created:
             self._bus.job(JOB_CREATED, job)
         for job in result.updated:
@@ -676,16 +711,22 @@ class Scheduler:
 
     async def delete_owned(self, plugin_owner: str, *, owner: str) -> list[Job]:
         self._require_running()
-        deleted = await self._in_store(
-            partial(owners.delete_owned, self.store, plugin_owner, owner=owner)
+        result = await self._in_store(
+            partial(
+                owners.delete_owned, self.store, plugin_owner, owner=owner, now=self.clock.now()
+            )
         )
-        self._deleted(deleted)
-        return deleted
+        self._deleted(result.deleted, result.cancelled)
+        return result.deleted
 
-    def _deleted(self, deleted: Sequence[Job]) -> None:
+    def _deleted(self, deleted: Sequence[Job], cancelled: Sequence[Job]) -> None:
+        """Announce jobs deleted with their runs, and the dependents their deletion cancelled
+        (as ``delete_job`` does)."""
         for job in deleted:
             self._runner.stop_job(job.id, DELETED)
             self._bus.job(JOB_DELETED, job)
+        for dependent in cancelled:
+            self._bus.job(JOB_UPDATED, dependent)
 
     async def list_owned(self, plugin_owner: str, *, owner: str) -> list[Job]:
         return await self._in_store(
@@ -705,16 +746,26 @@ class Scheduler:
 
     async def enable_owner(self, plugin_owner: str, *, owner: str) -> list[Job]:
         self._require_running()
-        resumed = await self._in_store(
-            partial(
-                owners.enable_owner,
-                self.store,
-                plugin_owner,
-                owner=owner,
-                now=self.clock.now(),
-                in_flight=self._runner.held,
+        now = self.clock.now()
+
+        def enable() -> tuple[list[Job], list[datetime]]:
+            retries: list[datetime] = []
+
+            def in_flight(job_id: str) -> int:
+                # A pending retry is a run in flight, as for resume_job.
+                retry_at = retrying.pending_at(self.store, job_id)
+                if retry_at is None:
+                    return self._runner.held(job_id)
+                retries.append(retry_at)
+                return self._runner.held(job_id) + 1
+
+            resumed = owners.enable_owner(
+                self.store, plugin_owner, owner=owner, now=now, in_flight=in_flight
             )
-        )
+            return resumed, retries
+
+        resumed, retries = await self._in_store_unclaimed(None, enable, ahead=False)
+        self._poke(earliest(retries))
         return [self._changed(job) for job in resumed]
 
     async def owner_disabled(self, plugin_owner: str, *, owner: str) -> bool:

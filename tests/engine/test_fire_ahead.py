@@ -4,7 +4,7 @@ been fired (``docs/engine.md``, "Firing ahead")."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -14,7 +14,17 @@ from jupyter_recall.core.model import Job, JobStatus, RunStatus
 from jupyter_recall.engine.executors import CallableExecutor
 from jupyter_recall.engine.scheduler import Scheduler
 from jupyter_recall.store.sqlite import SQLiteStore
-from tests.engine.support import OWNER, T0, Script, eventually, new, running, runs_of, shape
+from tests.engine.support import (
+    OWNER,
+    T0,
+    Events,
+    Script,
+    eventually,
+    new,
+    running,
+    runs_of,
+    shape,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -195,3 +205,49 @@ async def test_runs_fired_ahead_start_at_most_a_millisecond_apart(
         await eventually(lambda: len(script.calls) == 2)
         assert [call.job_id for call in script.calls] == [first.id, second.id]
         assert script.calls[1].run.started_at == DUE + timedelta(milliseconds=1)
+
+
+async def test_a_run_fired_ahead_for_a_job_its_failures_paused_is_undone(
+    db: Path, script: Script, clock: ManualClock
+) -> None:
+    """A manual run fails while the next occurrence waits fired ahead; the failure pauses the
+    job (``pause_after_failures``): the claim is withdrawn and undone, nothing more executes,
+    the job is as if the occurrence had not been fired, and resuming with catch-up fires it."""
+    paused: list[Job] = []
+    updates = Events()
+    async with running(db, script, clock, fire_ahead=AHEAD) as engine:
+        engine.on_paused_for_failures(paused.append)
+        job = await engine.add_job(new("every 10s", "fail", pause_after_failures=1), owner=OWNER)
+        clock.advance(9.7)
+        await claimed(engine, job.id)
+        engine.subscribe(updates, types={"job.updated"})
+        manual = await engine.trigger_job(job.id, owner=OWNER)
+
+        async def undone() -> bool:
+            return [run.id for run in await runs_of(engine, job.id)] == [manual.id]
+
+        await eventually(undone)
+        assert [item.id for item in paused] == [job.id]
+        held = await engine.get_job(job.id, owner=OWNER)
+        assert (held.status, held.next_occurrence, held.next_fire_at, held.run_count) == (
+            JobStatus.PAUSED,
+            DUE,
+            DUE,
+            0,
+        )
+        assert (held.last_run_id, held.last_status) == (manual.id, RunStatus.FAILED)
+        assert held.paused_reason is not None
+        # Its instant passes: only the manual run executed.
+        clock.advance(1)
+        await engine.list_jobs(owner=OWNER)
+        assert [call.run.id for call in script.calls] == [manual.id]
+        # The job's state once undone went out too (a view shows the occurrence still due).
+        await eventually(lambda: _announced(updates, job.id, DUE))
+        await engine.resume_job(job.id, owner=OWNER, catch_up=True)
+        await eventually(lambda: len(script.calls) == 2)
+        assert script.calls[1].run.scheduled_for == DUE
+
+
+def _announced(updates: Events, job_id: str, next_fire_at: datetime) -> bool:
+    last = [event.job for event in updates.seen if event.job is not None and event.job.id == job_id]
+    return bool(last) and last[-1].next_fire_at == next_fire_at

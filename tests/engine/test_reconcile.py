@@ -14,7 +14,7 @@ from jupyter_recall.core.errors import ConflictError, ValidationError
 from jupyter_recall.core.model import JobStatus, RunStatus
 from jupyter_recall.engine.owners import OwnedJob, parse_declaration
 from jupyter_recall.store.sqlite import SQLiteStore
-from tests.engine.support import OWNER, T0, Script, running, runs_of, wait_runs
+from tests.engine.support import OWNER, T0, Events, Script, new, running, runs_of, wait_runs
 
 pytestmark = pytest.mark.anyio
 MINUTE = timedelta(minutes=1)
@@ -175,3 +175,71 @@ async def test_owned_columns_survive_a_reopen(db: Path, script: Script, clock: M
         assert store.get_disabled_owner(OWNER, "r") == [job.id]
     finally:
         store.close()
+
+
+async def test_jobs_deleted_by_reconciling_cancel_the_jobs_waiting_for_them(
+    db: Path, script: Script, clock: ManualClock
+) -> None:
+    """As deleting a job by hand: its dependents are cancelled in the same transaction, with
+    job.deleted then job.updated; a dependent deleted with it is only deleted. A declared job
+    may wait for another job too: its dependency is written as for any job, and it fires."""
+    events = Events()
+    async with running(db, script, clock) as engine:
+        engine.subscribe(events, types={"job.updated", "job.deleted"})
+        a, b = sorted(
+            (await engine.reconcile("r", [spec("a"), spec("b")], owner=OWNER)).created,
+            key=lambda job: job.key,
+        )
+        on_a = await engine.add_job(new(f"after {a.id} succeeds"), owner=OWNER)
+        on_b = await engine.add_job(new(f"after {b.id} fails"), owner=OWNER)
+        declared = spec("c", when=f"after {b.id} finishes")
+        (c,) = (await engine.reconcile("r", [spec("a"), spec("b"), declared], owner=OWNER)).created
+        await engine.trigger_job(b.id, owner=OWNER)
+        await wait_runs(engine, c.id, 1)
+        events.seen.clear()
+
+        result = await engine.reconcile("r", [spec("b"), declared], owner=OWNER)
+        assert [job.id for job in result.deleted] == [a.id]
+        assert [job.id for job in result.cancelled] == [on_a.id]
+        cancelled = await engine.get_job(on_a.id, owner=OWNER)
+        assert cancelled.status is JobStatus.CANCELLED
+        assert cancelled.last_error == f"cancelled: its upstream job {a.id} was deleted"
+        assert engine.store.get_dependency(on_a.id) is None
+        assert _seen(events) == [
+            ("job.deleted", a.id, "active"),
+            ("job.updated", on_a.id, "cancelled"),
+        ]
+        events.seen.clear()
+
+        deleted = await engine.delete_owned("r", owner=OWNER)
+        assert sorted(job.id for job in deleted) == sorted([b.id, c.id])
+        assert (await engine.get_job(on_b.id, owner=OWNER)).status is JobStatus.CANCELLED
+        assert sorted(_seen(events)[:2]) == sorted(
+            [("job.deleted", b.id, "active"), ("job.deleted", c.id, "active")]
+        )
+        assert _seen(events)[2:] == [("job.updated", on_b.id, "cancelled")]
+
+
+def _seen(events: Events) -> list[tuple[str, str, str]]:
+    return [(e.type, e.job.id, e.job.status.value) for e in events.seen if e.job is not None]
+
+
+async def test_a_declaration_waiting_for_an_unknown_job_is_refused_naming_it(
+    db: Path, script: Script, clock: ManualClock
+) -> None:
+    async with running(db, script, clock) as engine:
+        with pytest.raises(ValidationError) as refused:
+            await engine.reconcile(
+                "r", [spec("a"), spec("b", when="after nosuchjob succeeds")], owner=OWNER
+            )
+        assert refused.value.field == "jobs[1].after.job"
+        assert await engine.list_jobs(owner=OWNER) == []
+        # A declared job changed to wait for another one, and back to a time schedule.
+        up = await engine.add_job(new("every 1h"), owner=OWNER)
+        (job,) = (await engine.reconcile("r", [spec("a")], owner=OWNER)).created
+        waiting = spec("a", when=f"after {up.id} succeeds")
+        (changed,) = (await engine.reconcile("r", [waiting], owner=OWNER)).updated
+        assert (changed.id, changed.next_fire_at) == (job.id, None)
+        assert engine.store.get_dependency(job.id) is not None
+        await engine.reconcile("r", [spec("a")], owner=OWNER)
+        assert engine.store.get_dependency(job.id) is None

@@ -5,15 +5,18 @@ attempt in flight, overlap, max_runs and the job's end."""
 from __future__ import annotations
 
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 
 import anyio
 import pytest
 
 from jupyter_recall.core.clock import ManualClock, SystemClock
-from jupyter_recall.core.model import Job, JobStatus, Overlap, Run, RunStatus
+from jupyter_recall.core.model import Job, JobStatus, Overlap, Policies, Run, RunStatus
+from jupyter_recall.core.records import NotificationAction
 from jupyter_recall.core.retries import Retries
 from jupyter_recall.engine.executors import CallableExecutor, OutputSink, RunOutcome
+from jupyter_recall.engine.owners import OwnedJob
 from jupyter_recall.engine.scheduler import Scheduler
 from jupyter_recall.store.urls import open_store
 from tests.engine.support import (
@@ -367,3 +370,88 @@ async def test_on_postgresql_another_engine_fires_the_retry_its_planner_left(
         store_a.close()
         store_b.close()
     assert executed == [("a", 1), ("b", 2)]
+
+
+async def test_resuming_wakes_the_loop_for_a_retry_due_during_the_pause(
+    db: Path, flaky: Flaky, clock: ManualClock
+) -> None:
+    """The clock stands still once the job is resumed, and the loop sleeps towards another
+    job's fire instant an hour ahead (``max_sleep`` an hour too): only the resume's wake-up can
+    fire the retry whose instant passed during the pause."""
+    async with running(db, flaky, clock, max_sleep=3600) as engine:
+        job = await engine.add_job(
+            new("every 1d", "flaky 1", retries=Retries(max=1, backoff=5)), owner=OWNER
+        )
+        clock.advance(86_400)
+        await eventually(lambda: _pending(engine, job.id))
+        await engine.pause_job(job.id, owner=OWNER)
+        await engine.add_job(new("in 1h"), owner=OWNER)
+        clock.advance(10)
+        await engine.list_jobs(owner=OWNER)  # a round trip: the pass after the move is done
+        assert len(flaky.executed(job.id)) == 1
+        await engine.resume_job(job.id, owner=OWNER)
+        runs = await wait_runs(engine, job.id, 2)
+        assert attempts(runs) == [(1, "failed", False), (2, "succeeded", False)]
+        assert runs[1].created_at == T0 + timedelta(days=1, seconds=10)
+
+
+async def test_switching_an_owner_on_wakes_the_loop_for_a_retry_and_keeps_its_job(
+    db: Path, flaky: Flaky, clock: ManualClock
+) -> None:
+    """A declared one-shot job switched off with a retry pending is not over when switched on
+    (the retry is a run in flight), and its retry, due meanwhile, fires at once."""
+    declared = OwnedJob(
+        key="once",
+        when="in 1m",
+        action=NotificationAction("flaky 1"),
+        policies=Policies(retries=Retries(max=1, backoff=5)),
+    )
+    async with running(db, flaky, clock, max_sleep=3600) as engine:
+        (job,) = (await engine.reconcile("ops", [declared], owner=OWNER)).created
+        clock.advance(60)
+        await eventually(lambda: _pending(engine, job.id))
+        await engine.disable_owner("ops", owner=OWNER)
+        await engine.add_job(new("in 1h"), owner=OWNER)
+        clock.advance(10)
+        await engine.list_jobs(owner=OWNER)
+        assert len(flaky.executed(job.id)) == 1
+        (enabled,) = await engine.enable_owner("ops", owner=OWNER)
+        assert enabled.status is JobStatus.ACTIVE
+        runs = await wait_runs(engine, job.id, 2)
+        assert attempts(runs) == [(1, "failed", False), (2, "succeeded", False)]
+        await eventually(lambda: _status(engine, job.id, JobStatus.COMPLETED))
+
+
+async def test_jobs_waiting_for_their_retries_do_not_hold_up_other_due_jobs(
+    db: Path, flaky: Flaky, clock: ManualClock
+) -> None:
+    """A batch's worth of ``buffer_one`` jobs whose due occurrence waits for the retry of the
+    previous one would be read first by every pass (the earliest due); another job due after
+    them must fire on time all the same, the clock standing still."""
+    policies = {"retries": Retries(max=1, backoff=600), "overlap": Overlap.BUFFER_ONE}
+    async with running(db, flaky, clock, batch_size=3) as engine:
+        waiting = [
+            await engine.add_job(new("every 1m", "flaky 1", **policies), owner=OWNER)
+            for _ in range(3)
+        ]
+        clock.advance(60)
+        for job in waiting:
+            await eventually(partial(_pending, engine, job.id))
+        other = await engine.add_job(new("in 90s"), owner=OWNER)
+        clock.advance(60)  # the second occurrences are due; the retries are 540 s away
+        await engine.list_jobs(owner=OWNER)
+        clock.advance(30)
+        await wait_runs(engine, other.id, 1)
+        for job in waiting:
+            held = await engine.get_job(job.id, owner=OWNER)
+            # Looked at again when its retry is due; its occurrence is still the one due.
+            assert (held.next_occurrence, held.next_fire_at) == (
+                T0 + timedelta(minutes=2),
+                T0 + timedelta(minutes=11),
+            )
+            assert len(flaky.executed(job.id)) == 1
+        clock.set(T0 + timedelta(minutes=11))
+        for job in waiting:
+            await eventually(lambda job=job: len(flaky.executed(job.id)) == 3)
+            # The retry of the first occurrence ran before the waiting occurrence.
+            assert [run.attempt for run in flaky.executed(job.id)] == [1, 2, 1]

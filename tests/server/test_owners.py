@@ -109,6 +109,37 @@ async def test_a_due_job_of_a_disabled_owner_does_not_fire(jp_fetch):
     await wait_for(fired)
 
 
+async def test_reconciling_or_removing_an_owner_cancels_the_jobs_waiting_for_its_jobs(jp_fetch):
+    """A declared job deleted by a declaration without it, or with its owner's jobs, cancels
+    the user's jobs that wait for it, as DELETE /jobs/{id} does."""
+    a, b = sorted(
+        (await put(jp_fetch, "pipeline", [declared("a"), declared("b")]))["created"],
+        key=lambda job: job["key"],
+    )
+    notify = {"type": "notification", "message": "next"}
+    on_a, on_b = [
+        await call(
+            jp_fetch,
+            "POST",
+            "api/recall/jobs",
+            {"after": {"job": up["id"]}, "action": notify},
+            expect=201,
+        )
+        for up in (a, b)
+    ]
+    reconciled = await put(jp_fetch, "pipeline", [declared("b")])
+    assert [job["id"] for job in reconciled["deleted"]] == [a["id"]]
+    cancelled = await call(jp_fetch, "GET", f"api/recall/jobs/{on_a['id']}")
+    assert cancelled["status"] == "cancelled"
+    assert cancelled["last_error"] == f"cancelled: its upstream job {a['id']} was deleted"
+    assert (await call(jp_fetch, "GET", f"api/recall/jobs/{on_b['id']}"))["status"] == "active"
+
+    await call(jp_fetch, "DELETE", "api/recall/owners/pipeline/jobs")
+    cancelled = await call(jp_fetch, "GET", f"api/recall/jobs/{on_b['id']}")
+    assert cancelled["status"] == "cancelled"
+    assert b["id"] in cancelled["last_error"]
+
+
 PACKAGE = """
 def declare():
     return "demo-package", [
