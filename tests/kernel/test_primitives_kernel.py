@@ -390,3 +390,51 @@ def test_an_unanswered_kernel_approval_expires_in_the_inbox(kernel, policy_serve
 
     record = policy_server.wait_for(expired, timeout=30)
     assert record["decided_by"] is None
+
+
+def _display_texts(kernel: Kernel, until: str, timeout: float = 30) -> dict[str, list[str]]:
+    """The text of every display shown or updated on IOPub, by display id, until one reads
+    ``until``."""
+    texts: dict[str, list[str]] = {}
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        msg = kernel.client.get_iopub_msg(timeout=timeout)
+        if msg["msg_type"] not in ("display_data", "update_display_data"):
+            continue
+        display_id = msg["content"].get("transient", {}).get("display_id")
+        text = msg["content"]["data"].get("text/plain", "")
+        if display_id is not None:
+            texts.setdefault(display_id, []).append(text)
+            if text.startswith(until):
+                return texts
+    raise AssertionError(f"no display read {until!r} in {timeout} s: {texts}")
+
+
+def test_without_widgets_the_request_is_text_updated_with_its_outcome(kernel):
+    hide = (
+        "import sys\n_saved_widgets = sys.modules.get('ipywidgets')\n"
+        "sys.modules['ipywidgets'] = None\n"
+    )
+    restore = (
+        "sys.modules['ipywidgets'] = _saved_widgets\n"
+        "jupyter_recall.set_tool_policy('filesystem.list', None)"
+    )
+    kernel.ok(
+        hide + "jupyter_recall.set_tool_policy('filesystem.list', 'approve')\n"
+        "tid = jupyter_recall.background_run('filesystem.list', {'path': '.'})"
+    )
+    try:
+        asked = _display_texts(kernel, "[APPROVAL NEEDED] filesystem.list")
+        (display_id,) = [key for key, texts in asked.items() if "[APPROVAL NEEDED]" in texts[-1]]
+        assert "jupyter_recall.approvals.answer(" in asked[display_id][-1]
+        msg_id = kernel.client.execute(
+            "(request,) = jupyter_recall.approvals.pending()\n"
+            "jupyter_recall.approvals.answer(request.request_id, True)\n"
+            "print(json.dumps(jupyter_recall.background_wait(tid, timeout=10)))",
+            store_history=False,
+        )
+        settled = _display_texts(kernel, "[APPROVAL APPROVED] filesystem.list")
+        assert settled[display_id][-1].startswith("[APPROVAL APPROVED] filesystem.list")
+        assert kernel.client.get_shell_msg(timeout=30)["parent_header"]["msg_id"] == msg_id
+    finally:
+        kernel.ok(restore)
