@@ -6,17 +6,17 @@ runs it there.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from typing import Literal
 
-from jupyter_recall.client.documents import ActionDocument, PoliciesDocument
+from jupyter_recall.client.documents import ActionDocument, JobDocument, PoliciesDocument
 from jupyter_recall.client.ids import JOB_ID
+from jupyter_recall.client.records import JobRecord
+from jupyter_recall.client.tool_answers import JobDetails, JobSummary
 from jupyter_recall.client.toolspec import (
     TOOL_NAME_PATTERN,
     ArrayParam,
     NumberParam,
     Param,
-    Result,
     ToolArguments,
     ToolSpec,
 )
@@ -24,16 +24,20 @@ from jupyter_recall.core.escalation import STRATEGIES
 from jupyter_recall.core.limits import NOTIFICATION_PRIORITIES
 
 ACTION_TYPES = ("notification", "llm_prompt", "tool_call")
-JOB_STATUSES = ("active", "paused", "completed", "failed", "cancelled")
+JobStatusName = Literal["active", "paused", "completed", "failed", "cancelled"]
+JOB_STATUSES: tuple[JobStatusName, ...] = ("active", "paused", "completed", "failed", "cancelled")
 
 
-def job_summary(job: Mapping[str, Any]) -> Result:
+def job_summary(job: JobRecord | JobDocument) -> JobSummary:
     """The fields of a job an agent needs, in the seed tools' vocabulary."""
+    if isinstance(job, JobRecord):
+        job = job.to_dict()
+    action = job.get("action")
     return {
         "job_id": job.get("id"),
         "name": job.get("name"),
         "kind": job.get("kind"),
-        "action_type": (job.get("action") or {}).get("type"),
+        "action_type": action.get("type") if action else None,
         "schedule_type": job.get("schedule_kind"),
         "when": job.get("when"),
         "after": job.get("after"),
@@ -46,6 +50,13 @@ def job_summary(job: Mapping[str, Any]) -> Result:
         "last_error": job.get("last_error"),
         "paused_reason": job.get("paused_reason"),
     }
+
+
+def job_details(job: JobRecord | JobDocument) -> JobDetails:
+    """A job's summary with its action and target (``schedule_status``)."""
+    if isinstance(job, JobRecord):
+        job = job.to_dict()
+    return {**job_summary(job), "action": job.get("action"), "target": job.get("target")}
 
 
 # --- jobs -----------------------------------------------------------------------------------------

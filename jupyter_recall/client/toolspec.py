@@ -10,12 +10,33 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypedDict, TypeVar
+from typing import Any, Generic, Literal, NotRequired, TypedDict, TypeVar
 
 from jupyter_recall.core.errors import ValidationError
 
-Result = dict[str, Any]
 T = TypeVar("T")
+
+
+class ToolOk(TypedDict):
+    """The head of every answer of a call that succeeded, ``{"ok": true, "tool": name, ...}``:
+    each tool's answer is a ``TypedDict`` that adds its own fields to these two."""
+
+    ok: Literal[True]
+    tool: str
+
+
+class ToolFailure(TypedDict):
+    """The answer of a call that failed: ``field`` names the argument at fault (or ``None``),
+    ``accepted`` lists the values it takes when there is a fixed set."""
+
+    ok: Literal[False]
+    error: str
+    field: str | None
+    accepted: NotRequired[list[str]]
+
+
+A = TypeVar("A", bound=ToolOk)
+A_co = TypeVar("A_co", bound=ToolOk, covariant=True)
 
 
 class ParamSchema(TypedDict, total=False):
@@ -194,6 +215,10 @@ class ToolArguments:
         """The arguments that have a value, as the caller gave them (or their default)."""
         return {name: value for name, value in self.values.items() if value is not None}
 
+    def succeeded(self) -> ToolOk:
+        """The head of this call's answer (its tool adds its fields after it)."""
+        return {"ok": True, "tool": self.tool}
+
 
 @dataclass(frozen=True)
 class ToolSpec:
@@ -245,19 +270,19 @@ class ToolSpec:
                 values[param.name] = param.check(value)
         return ToolArguments(self.name, values)
 
-    def bound(self, run: Callable[[ToolArguments], Result]) -> Tool:
+    def bound(self, run: Callable[[ToolArguments], A]) -> Tool[A]:
         """This specification run by ``run``."""
         return Tool(self.name, self.description, self.params, run, self.fields)
 
 
 @dataclass(frozen=True)
-class Tool:
-    """A specification with what runs it (in this process)."""
+class Tool(Generic[A_co]):
+    """A specification with what runs it (in this process), answering an ``A_co``."""
 
     name: str
     description: str
     params: tuple[Param, ...]
-    run: Callable[[ToolArguments], Result]
+    run: Callable[[ToolArguments], A_co]
     fields: Mapping[str, str] = field(default_factory=dict)
     """Server field names -> this tool's argument names, for error messages."""
 
@@ -330,7 +355,7 @@ def decode_arguments(arguments: Any) -> Mapping[str, Any]:
     return arguments
 
 
-def failure(error: ValidationError, tool: ToolSpec | Tool | None) -> Result:
+def failure(error: ValidationError, tool: ToolSpec | Tool[ToolOk] | None) -> ToolFailure:
     server_field = error.field
     argument = (tool.fields.get(server_field) if tool else None) or server_field
     if "." in argument and tool is not None and argument not in {p.name for p in tool.params}:
@@ -338,7 +363,7 @@ def failure(error: ValidationError, tool: ToolSpec | Tool | None) -> Result:
     message = str(error)
     if server_field != argument and message.startswith(f"{server_field}: "):
         message = f"{argument}: " + message[len(server_field) + 2 :]
-    result: Result = {"ok": False, "error": message, "field": argument}
+    result: ToolFailure = {"ok": False, "error": message, "field": argument}
     if error.accepted:
         result["accepted"] = list(error.accepted)
     return result

@@ -18,9 +18,10 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
 from jupyter_recall import __version__
-from jupyter_recall.client.toolspec import Result
+from jupyter_recall.client.toolspec import ToolFailure
 from jupyter_recall.core.errors import RecallError
 from jupyter_recall.mcp import resources, tools
+from jupyter_recall.mcp.answers import McpAnswer
 from jupyter_recall.mcp.backend import Backend
 from jupyter_recall.mcp.subscriptions import OutputSubscriptions
 
@@ -48,11 +49,11 @@ def _tool_listing() -> types.ListToolsResult:
     )
 
 
-def _tool_result(result: Result) -> types.CallToolResult:
+def _tool_result(result: McpAnswer | ToolFailure) -> types.CallToolResult:
     return types.CallToolResult(
         content=[types.TextContent(text=json.dumps(result, default=str))],
-        structured_content=result,
-        is_error=not result.get("ok"),
+        structured_content=dict(result),
+        is_error=not result["ok"],
     )
 
 

@@ -11,43 +11,70 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic
 
 from jupyter_recall.client import tool_specs
 from jupyter_recall.client.documents import (
     ActionDocument,
     AfterDocument,
+    DeliveryDocument,
     JobDocument,
     JobPage,
     NewJobDocument,
     NewWatcherDocument,
+    NotificationDocument,
     ParseDocument,
+    RunDocument,
+    RunPage,
     TargetDocument,
     WatcherDocument,
 )
 from jupyter_recall.client.ids import JOB_ID
+from jupyter_recall.client.tool_answers import (
+    DeliveryAnswer,
+    JobAnswer,
+    WatcherAnswer,
+    WatcherHistory,
+    WatcherStopped,
+)
 from jupyter_recall.client.tool_specs import (
     JOB_STATUSES,
+    job_details,
     job_summary,
     notification_action,
     tool_policies,
 )
 from jupyter_recall.client.toolspec import (
+    A_co,
     InputSchema,
     Param,
-    Result,
     ToolArguments,
+    ToolFailure,
     ToolSpec,
     decode_arguments,
     failure,
 )
+from jupyter_recall.core.approvals import ApprovalJSON
 from jupyter_recall.core.documents import output_config_of
 from jupyter_recall.core.errors import ConflictError, NotFoundError, RecallError, ValidationError
 from jupyter_recall.core.escalation import notify_config_of
 from jupyter_recall.core.model import RunStatus
+from jupyter_recall.mcp.answers import (
+    ApprovalAnswer,
+    ApprovalListing,
+    JobPageAnswer,
+    JobStatusAnswer,
+    McpAnswer,
+    NotificationsTaken,
+    ParseAnswer,
+    RunAnswer,
+    RunPageAnswer,
+    WatcherListing,
+)
 from jupyter_recall.mcp.backend import Backend
 
-Run = Callable[[Backend, ToolArguments], Result]
+JobRun = Callable[[Backend, ToolArguments], JobAnswer]
+WatcherRun = Callable[[Backend, ToolArguments], WatcherAnswer | WatcherStopped]
 JOBS = "/api/recall/jobs"
 WATCHERS = "/api/recall/watchers"
 NOTIFICATIONS = "/api/recall/notifications"
@@ -65,9 +92,9 @@ def _spec(
 
 
 @dataclass(frozen=True)
-class McpTool:
+class McpTool(Generic[A_co]):
     spec: ToolSpec
-    run: Run
+    run: Callable[[Backend, ToolArguments], A_co]
 
     @property
     def name(self) -> str:
@@ -90,6 +117,10 @@ def _expect_kind(backend: Backend, when: str, kinds: tuple[str, ...], arg: str, 
     kind = _parsed(backend, when, None)["kind"]
     if kind not in kinds:
         raise ValidationError(arg, f"{when!r} is a schedule of kind {kind!r}: {hint}")
+
+
+def _job_answer(args: ToolArguments, job: JobDocument) -> JobAnswer:
+    return {**args.succeeded(), **job_summary(job)}
 
 
 def _create(backend: Backend, body: NewJobDocument) -> JobDocument:
@@ -131,26 +162,26 @@ def _server_job(body: NewJobDocument, args: ToolArguments) -> NewJobDocument:
     return body
 
 
-def _schedule_once(backend: Backend, args: ToolArguments) -> Result:
+def _schedule_once(backend: Backend, args: ToolArguments) -> JobAnswer:
     when = args.text("when")
     hint = "schedule_once needs a one-time 'when'; use schedule_cron to repeat"
     _expect_kind(backend, when, ONE_TIME, "when", hint)
     body: NewJobDocument = {"when": when, "action": _job_action(args)}
-    return job_summary(_create(backend, _server_job(body, args)))
+    return _job_answer(args, _create(backend, _server_job(body, args)))
 
 
-def _schedule_cron(backend: Backend, args: ToolArguments) -> Result:
+def _schedule_cron(backend: Backend, args: ToolArguments) -> JobAnswer:
     cron = args.text("cron")
     hint = "schedule_cron needs a repeating schedule; use schedule_once for one time"
     _expect_kind(backend, cron, RECURRING, "cron", hint)
     body: NewJobDocument = {"when": cron, "action": _job_action(args)}
-    return job_summary(_create(backend, _server_job(body, args)))
+    return _job_answer(args, _create(backend, _server_job(body, args)))
 
 
-def _schedule_after(backend: Backend, args: ToolArguments) -> Result:
+def _schedule_after(backend: Backend, args: ToolArguments) -> JobAnswer:
     after: AfterDocument = {"job": args.text("after_job"), "on": args.text("on")}
     body: NewJobDocument = {"after": after, "action": _job_action(args)}
-    return job_summary(_create(backend, _server_job(body, args)))
+    return _job_answer(args, _create(backend, _server_job(body, args)))
 
 
 def _kernel_target(args: ToolArguments) -> TargetDocument:
@@ -174,17 +205,17 @@ def _named(body: NewJobDocument, args: ToolArguments) -> NewJobDocument:
     return body
 
 
-def _schedule_code(backend: Backend, args: ToolArguments) -> Result:
+def _schedule_code(backend: Backend, args: ToolArguments) -> JobAnswer:
     action: ActionDocument = {"type": "code", "code": args.text("code")}
     body: NewJobDocument = {
         "when": args.text("when"),
         "action": action,
         "target": _kernel_target(args),
     }
-    return job_summary(_create(backend, _named(body, args)))
+    return _job_answer(args, _create(backend, _named(body, args)))
 
 
-def _schedule_notebook(backend: Backend, args: ToolArguments) -> Result:
+def _schedule_notebook(backend: Backend, args: ToolArguments) -> JobAnswer:
     action: ActionDocument = {
         "type": "notebook",
         "path": args.text("notebook"),
@@ -195,10 +226,10 @@ def _schedule_notebook(backend: Backend, args: ToolArguments) -> Result:
         "kernel_name": args.optional_text("kernel_name") or "python3",
     }
     body: NewJobDocument = {"when": args.text("when"), "action": action, "target": target}
-    return job_summary(_create(backend, _named(body, args)))
+    return _job_answer(args, _create(backend, _named(body, args)))
 
 
-def _notebook_recall(backend: Backend, args: ToolArguments) -> Result:
+def _notebook_recall(backend: Backend, args: ToolArguments) -> JobAnswer:
     action: ActionDocument = {"type": "instruction", "instruction": args.text("instruction")}
     comment, notebook = args.optional_text("comment"), args.text("notebook")
     if comment:
@@ -210,10 +241,10 @@ def _notebook_recall(backend: Backend, args: ToolArguments) -> Result:
         "target": {"type": "kernel", "path": notebook},
         "session": notebook,
     }
-    return job_summary(_create(backend, _named(body, args)))
+    return _job_answer(args, _create(backend, _named(body, args)))
 
 
-def _job_list(backend: Backend, args: ToolArguments) -> Result:
+def _job_list(backend: Backend, args: ToolArguments) -> JobPageAnswer:
     # One page at a time (a store may hold 100,000 jobs); `total` counts every match, from the
     # counts route, so an agent knows whether to ask for the next page.
     query = {"status": args.optional_text("status"), "path": args.optional_text("notebook")}
@@ -221,24 +252,24 @@ def _job_list(backend: Backend, args: ToolArguments) -> Result:
     page: JobPage = backend.request("GET", JOBS, query={**query, **paging})
     counts = backend.request("GET", f"{JOBS}/counts", query=query)
     return {
+        **args.succeeded(),
         "jobs": [job_summary(job) for job in page["jobs"]],
         "total": counts["total"],
         "next_cursor": page.get("next_cursor"),
     }
 
 
-def _schedule_status(backend: Backend, args: ToolArguments) -> Result:
+def _schedule_status(backend: Backend, args: ToolArguments) -> JobStatusAnswer:
     job_id = args.text("job_id")
     job: JobDocument = backend.request("GET", f"{JOBS}/{job_id}")
-    runs = backend.request("GET", f"{JOBS}/{job_id}/runs", query={"limit": 5})["runs"]
-    details = {**job_summary(job), "action": job.get("action"), "target": job.get("target")}
-    return {"job": details, "recent_runs": runs}
+    runs: RunPage = backend.request("GET", f"{JOBS}/{job_id}/runs", query={"limit": 5})
+    return {**args.succeeded(), "job": job_details(job), "recent_runs": runs["runs"]}
 
 
-def _job_action_tool(action: str) -> Run:
-    def run(backend: Backend, args: ToolArguments) -> Result:
+def _job_action_tool(action: str) -> JobRun:
+    def run(backend: Backend, args: ToolArguments) -> JobAnswer:
         job: JobDocument = backend.request("POST", f"{JOBS}/{args.text('job_id')}/{action}")
-        return job_summary(job)
+        return _job_answer(args, job)
 
     return run
 
@@ -246,31 +277,31 @@ def _job_action_tool(action: str) -> Run:
 # --- runs -------------------------------------------------------------------------------------
 
 
-def _run_list(backend: Backend, args: ToolArguments) -> Result:
+def _run_list(backend: Backend, args: ToolArguments) -> RunPageAnswer:
     query = {
         "job_id": args.optional_text("job_id"),
         "status": args.optional_text("status"),
         "limit": args.integer("limit"),
         "cursor": args.optional_text("cursor"),
     }
-    page = backend.request("GET", "/api/recall/runs", query=query)
-    return {"runs": page["runs"], "next_cursor": page.get("next_cursor")}
+    page: RunPage = backend.request("GET", "/api/recall/runs", query=query)
+    return {**args.succeeded(), "runs": page["runs"], "next_cursor": page.get("next_cursor")}
 
 
-def _run_output(backend: Backend, args: ToolArguments) -> Result:
-    run: Result = backend.request("GET", f"/api/recall/runs/{args.text('run_id')}")
-    return run
+def _run_output(backend: Backend, args: ToolArguments) -> RunAnswer:
+    run: RunDocument = backend.request("GET", f"/api/recall/runs/{args.text('run_id')}")
+    return {**args.succeeded(), **run}
 
 
-def _run_stop(backend: Backend, args: ToolArguments) -> Result:
-    run: Result = backend.request("POST", f"/api/recall/runs/{args.text('run_id')}/stop")
-    return run
+def _run_stop(backend: Backend, args: ToolArguments) -> RunAnswer:
+    run: RunDocument = backend.request("POST", f"/api/recall/runs/{args.text('run_id')}/stop")
+    return {**args.succeeded(), **run}
 
 
 # --- watchers and notifications ---------------------------------------------------------------
 
 
-def _watch_start(backend: Backend, args: ToolArguments) -> Result:
+def _watch_start(backend: Backend, args: ToolArguments) -> WatcherAnswer:
     body: NewWatcherDocument = {
         "tool": args.text("name"),
         "params": args.mapping("params") or {},
@@ -284,65 +315,72 @@ def _watch_start(backend: Backend, args: ToolArguments) -> Result:
         body["output_channel"] = channel
     if config is not None:
         body["output_config"] = output_config_of(config)
-    created: Result = backend.request("POST", WATCHERS, body=body)
-    return created
+    created: WatcherDocument = backend.request("POST", WATCHERS, body=body)
+    return {**args.succeeded(), **created}
 
 
-def _watcher_call(method: str, suffix: str = "") -> Run:
-    def run(backend: Backend, args: ToolArguments) -> Result:
+def _watcher_call(method: str, suffix: str = "") -> WatcherRun:
+    def run(backend: Backend, args: ToolArguments) -> WatcherAnswer | WatcherStopped:
         watcher_id = args.text("watcher_id")
         last_n = args.optional_integer("last_n") if "last_n" in args.values else None
         path = f"{WATCHERS}/{watcher_id}{suffix}"
-        answer = backend.request(method, path, query={"last_n": last_n})
-        return dict(answer or {"watcher_id": watcher_id, "status": "stopped"})
+        # A watcher stopped (DELETE) answers no document.
+        answer: WatcherDocument | None = backend.request(method, path, query={"last_n": last_n})
+        if not answer:
+            return {**args.succeeded(), "watcher_id": watcher_id, "status": "stopped"}
+        return {**args.succeeded(), **answer}
 
     return run
 
 
-def _watch_list(backend: Backend, args: ToolArguments) -> Result:
-    found = backend.request("GET", WATCHERS)["watchers"]
-    return {"watchers": found, "total": len(found)}
+def _watch_list(backend: Backend, args: ToolArguments) -> WatcherListing:
+    found: list[WatcherDocument] = backend.request("GET", WATCHERS)["watchers"]
+    return {**args.succeeded(), "watchers": found, "total": len(found)}
 
 
-def _watch_history(backend: Backend, args: ToolArguments) -> Result:
+def _watch_history(backend: Backend, args: ToolArguments) -> WatcherHistory:
     watcher_id = args.text("watcher_id")
     query = {"last_n": args.integer("last_n")}
     watcher: WatcherDocument = backend.request("GET", f"{WATCHERS}/{watcher_id}", query=query)
-    return {"watcher_id": watcher_id, "history": watcher["history"]}
+    return {**args.succeeded(), "watcher_id": watcher_id, "history": watcher["history"]}
 
 
-def _send_notification(backend: Backend, args: ToolArguments) -> Result:
-    delivery: Result = backend.request("POST", NOTIFICATIONS, body=args.given())
-    return delivery
+def _send_notification(backend: Backend, args: ToolArguments) -> DeliveryAnswer:
+    delivery: DeliveryDocument = backend.request("POST", NOTIFICATIONS, body=args.given())
+    return {**args.succeeded(), **delivery}
 
 
-def _take_notifications(backend: Backend, args: ToolArguments) -> Result:
+def _take_notifications(backend: Backend, args: ToolArguments) -> NotificationsTaken:
     body = {"session": args.text("session")}
-    taken: Result = backend.request("POST", f"{NOTIFICATIONS}/take", body=body)
-    return taken
+    taken: list[NotificationDocument] = backend.request("POST", f"{NOTIFICATIONS}/take", body=body)[
+        "notifications"
+    ]
+    return {**args.succeeded(), "notifications": taken}
 
 
-def _approval_list(backend: Backend, args: ToolArguments) -> Result:
+def _approval_list(backend: Backend, args: ToolArguments) -> ApprovalListing:
     status = args.text("status")
     query = {} if status == "all" else {"status": status}
-    found = backend.request("GET", APPROVALS, query=query)["approvals"]
-    return {"approvals": found, "total": len(found)}
+    found: list[ApprovalJSON] = backend.request("GET", APPROVALS, query=query)["approvals"]
+    return {**args.succeeded(), "approvals": found, "total": len(found)}
 
 
-def _approval_get(backend: Backend, args: ToolArguments) -> Result:
-    record: Result = backend.request("GET", f"{APPROVALS}/{args.text('approval_id')}")
-    return record
+def _approval_get(backend: Backend, args: ToolArguments) -> ApprovalAnswer:
+    record: ApprovalJSON = backend.request("GET", f"{APPROVALS}/{args.text('approval_id')}")
+    return {**args.succeeded(), **record}
 
 
-def _approval_decide(backend: Backend, args: ToolArguments) -> Result:
+def _approval_decide(backend: Backend, args: ToolArguments) -> ApprovalAnswer:
     note = args.optional_text("note")
     body = {"decision": args.text("decision"), **({"note": note} if note else {})}
-    record: Result = backend.request("POST", f"{APPROVALS}/{args.text('approval_id')}", body=body)
-    return record
+    path = f"{APPROVALS}/{args.text('approval_id')}"
+    record: ApprovalJSON = backend.request("POST", path, body=body)
+    return {**args.succeeded(), **record}
 
 
-def _parse_when(backend: Backend, args: ToolArguments) -> Result:
-    return dict(_parsed(backend, args.text("when"), args.optional_text("timezone_offset")))
+def _parse_when(backend: Backend, args: ToolArguments) -> ParseAnswer:
+    parsed = _parsed(backend, args.text("when"), args.optional_text("timezone_offset"))
+    return {**args.succeeded(), **parsed}
 
 
 # --- the table --------------------------------------------------------------------------------
@@ -378,188 +416,182 @@ _CODE_FIELDS = {
 }
 
 
-def _shared(spec: ToolSpec, run: Run) -> McpTool:
-    return McpTool(spec, run)
-
-
-def _job_tool(name: str, verb: str, action: str) -> McpTool:
+def _job_tool(name: str, verb: str, action: str) -> McpTool[JobAnswer]:
     return McpTool(_spec(name, verb, (_JOB_ID,)), _job_action_tool(action))
 
 
-MCP_TOOLS: dict[str, McpTool] = {
-    tool.name: tool
-    for tool in (
-        McpTool(
-            _spec(
-                "schedule_code",
-                "Schedule Python code into a notebook's live kernel (notebook) or a fresh kernel "
-                "(kernel_name, the default): its output becomes the run's output.",
-                (
-                    _WHEN,
-                    Param("code", "string", "The code to run.", True),
-                    _NOTEBOOK,
-                    _KERNEL_NAME,
-                    _NAME,
-                    _TZ,
+_TOOLS: tuple[McpTool[McpAnswer], ...] = (
+    McpTool(
+        _spec(
+            "schedule_code",
+            "Schedule Python code into a notebook's live kernel (notebook) or a fresh kernel "
+            "(kernel_name, the default): its output becomes the run's output.",
+            (
+                _WHEN,
+                Param("code", "string", "The code to run.", True),
+                _NOTEBOOK,
+                _KERNEL_NAME,
+                _NAME,
+                _TZ,
+            ),
+            _CODE_FIELDS,
+        ),
+        _schedule_code,
+    ),
+    McpTool(
+        _spec(
+            "schedule_notebook",
+            "Schedule a whole notebook: executed top to bottom in a fresh kernel, with "
+            "parameters injected (papermill style).",
+            (
+                _WHEN,
+                Param("notebook", "string", "The .ipynb path to execute.", True),
+                Param("parameters", "object", "Values injected before the first cell."),
+                _KERNEL_NAME,
+                _NAME,
+                _TZ,
+            ),
+            {"action.path": "notebook", "action.parameters": "parameters", **_CODE_FIELDS},
+        ),
+        _schedule_notebook,
+    ),
+    McpTool(
+        _spec(
+            "notebook_recall",
+            "Leave a self-instruction for the agent of a notebook session: when it fires, "
+            "that kernel's on_recall handler receives it. One pending recall per notebook.",
+            (
+                _WHEN,
+                Param("notebook", "string", "The notebook whose agent is recalled.", True),
+                Param("instruction", "string", "The self-instruction it receives.", True),
+                Param("comment", "string", "Human-readable note: why this recall."),
+                _NAME,
+                _TZ,
+            ),
+            {
+                "action.instruction": "instruction",
+                "action.comment": "comment",
+                "session": "notebook",
+                "target.path": "notebook",
+                "tz": "timezone_offset",
+            },
+        ),
+        _notebook_recall,
+    ),
+    McpTool(tool_specs.SCHEDULE_ONCE, _schedule_once),
+    McpTool(tool_specs.SCHEDULE_CRON, _schedule_cron),
+    McpTool(tool_specs.SCHEDULE_AFTER, _schedule_after),
+    McpTool(
+        _spec(
+            "job_list",
+            "List your jobs, optionally by status or notebook.",
+            (
+                Param("status", "string", "Only jobs with this status.", enum=JOB_STATUSES),
+                Param("notebook", "string", "Only the jobs of this notebook."),
+                Param("limit", "integer", "Page size, at least 1.", minimum=1, default=50),
+                Param("cursor", "string", "The next_cursor of the previous page."),
+            ),
+            {"path": "notebook"},
+        ),
+        _job_list,
+    ),
+    McpTool(tool_specs.SCHEDULE_STATUS, _schedule_status),
+    _job_tool("job_pause", "Pause a job: nothing fires until job_resume.", "pause"),
+    _job_tool("job_resume", "Resume a paused job from now on.", "resume"),
+    _job_tool("job_skip", "Skip the next occurrence of a job.", "skip"),
+    _job_tool("job_run_now", "Run a job now, outside its schedule.", "trigger"),
+    McpTool(tool_specs.SCHEDULE_CANCEL, _job_action_tool("cancel")),
+    McpTool(
+        _spec(
+            "run_list",
+            "The latest runs, newest first: of one job or of all your jobs.",
+            (
+                Param("job_id", "string", "Only this job's runs.", pattern=JOB_ID.pattern),
+                Param(
+                    "status",
+                    "string",
+                    "Only runs with this status.",
+                    enum=tuple(status.value for status in RunStatus),
                 ),
-                _CODE_FIELDS,
+                Param("limit", "integer", "Page size, at least 1.", minimum=1, default=20),
+                Param("cursor", "string", "The next_cursor of the previous page."),
             ),
-            _schedule_code,
         ),
-        McpTool(
-            _spec(
-                "schedule_notebook",
-                "Schedule a whole notebook: executed top to bottom in a fresh kernel, with "
-                "parameters injected (papermill style).",
-                (
-                    _WHEN,
-                    Param("notebook", "string", "The .ipynb path to execute.", True),
-                    Param("parameters", "object", "Values injected before the first cell."),
-                    _KERNEL_NAME,
-                    _NAME,
-                    _TZ,
-                ),
-                {"action.path": "notebook", "action.parameters": "parameters", **_CODE_FIELDS},
-            ),
-            _schedule_notebook,
+        _run_list,
+    ),
+    McpTool(
+        _spec("run_output", "A run with its status, error and output.", (_RUN_ID,)),
+        _run_output,
+    ),
+    McpTool(_spec("run_stop", "Stop a running run.", (_RUN_ID,)), _run_stop),
+    McpTool(tool_specs.WATCH_START, _watch_start),
+    McpTool(tool_specs.WATCH_STOP, _watcher_call("DELETE")),
+    McpTool(tool_specs.WATCH_PAUSE, _watcher_call("POST", "/pause")),
+    McpTool(tool_specs.WATCH_RESUME, _watcher_call("POST", "/resume")),
+    McpTool(tool_specs.WATCH_STATUS, _watcher_call("GET")),
+    McpTool(tool_specs.WATCH_LIST, _watch_list),
+    McpTool(tool_specs.WATCH_HISTORY, _watch_history),
+    McpTool(tool_specs.SEND_NOTIFICATION, _send_notification),
+    McpTool(
+        _spec(
+            "take_notifications",
+            "Take (and remove) the notifications buffered for a notebook session.",
+            (Param("session", "string", "The notebook path or kernel id.", True),),
         ),
-        McpTool(
-            _spec(
-                "notebook_recall",
-                "Leave a self-instruction for the agent of a notebook session: when it fires, "
-                "that kernel's on_recall handler receives it. One pending recall per notebook.",
-                (
-                    _WHEN,
-                    Param("notebook", "string", "The notebook whose agent is recalled.", True),
-                    Param("instruction", "string", "The self-instruction it receives.", True),
-                    Param("comment", "string", "Human-readable note: why this recall."),
-                    _NAME,
-                    _TZ,
-                ),
-                {
-                    "action.instruction": "instruction",
-                    "action.comment": "comment",
-                    "session": "notebook",
-                    "target.path": "notebook",
-                    "tz": "timezone_offset",
-                },
-            ),
-            _notebook_recall,
-        ),
-        _shared(tool_specs.SCHEDULE_ONCE, _schedule_once),
-        _shared(tool_specs.SCHEDULE_CRON, _schedule_cron),
-        _shared(tool_specs.SCHEDULE_AFTER, _schedule_after),
-        McpTool(
-            _spec(
-                "job_list",
-                "List your jobs, optionally by status or notebook.",
-                (
-                    Param("status", "string", "Only jobs with this status.", enum=JOB_STATUSES),
-                    Param("notebook", "string", "Only the jobs of this notebook."),
-                    Param("limit", "integer", "Page size, at least 1.", minimum=1, default=50),
-                    Param("cursor", "string", "The next_cursor of the previous page."),
-                ),
-                {"path": "notebook"},
-            ),
-            _job_list,
-        ),
-        _shared(tool_specs.SCHEDULE_STATUS, _schedule_status),
-        _job_tool("job_pause", "Pause a job: nothing fires until job_resume.", "pause"),
-        _job_tool("job_resume", "Resume a paused job from now on.", "resume"),
-        _job_tool("job_skip", "Skip the next occurrence of a job.", "skip"),
-        _job_tool("job_run_now", "Run a job now, outside its schedule.", "trigger"),
-        _shared(tool_specs.SCHEDULE_CANCEL, _job_action_tool("cancel")),
-        McpTool(
-            _spec(
-                "run_list",
-                "The latest runs, newest first: of one job or of all your jobs.",
-                (
-                    Param("job_id", "string", "Only this job's runs.", pattern=JOB_ID.pattern),
-                    Param(
-                        "status",
-                        "string",
-                        "Only runs with this status.",
-                        enum=tuple(status.value for status in RunStatus),
-                    ),
-                    Param("limit", "integer", "Page size, at least 1.", minimum=1, default=20),
-                    Param("cursor", "string", "The next_cursor of the previous page."),
-                ),
-            ),
-            _run_list,
-        ),
-        McpTool(
-            _spec("run_output", "A run with its status, error and output.", (_RUN_ID,)),
-            _run_output,
-        ),
-        McpTool(_spec("run_stop", "Stop a running run.", (_RUN_ID,)), _run_stop),
-        _shared(tool_specs.WATCH_START, _watch_start),
-        _shared(tool_specs.WATCH_STOP, _watcher_call("DELETE")),
-        _shared(tool_specs.WATCH_PAUSE, _watcher_call("POST", "/pause")),
-        _shared(tool_specs.WATCH_RESUME, _watcher_call("POST", "/resume")),
-        _shared(tool_specs.WATCH_STATUS, _watcher_call("GET")),
-        _shared(tool_specs.WATCH_LIST, _watch_list),
-        _shared(tool_specs.WATCH_HISTORY, _watch_history),
-        _shared(tool_specs.SEND_NOTIFICATION, _send_notification),
-        McpTool(
-            _spec(
-                "take_notifications",
-                "Take (and remove) the notifications buffered for a notebook session.",
-                (Param("session", "string", "The notebook path or kernel id.", True),),
-            ),
-            _take_notifications,
-        ),
-        McpTool(
-            _spec(
-                "approval_list",
-                "The approvals inbox: tool calls under an 'approve' policy, newest first.",
-                (
-                    Param(
-                        "status",
-                        "string",
-                        "Only records with this status ('all': every one).",
-                        enum=APPROVAL_STATUSES,
-                        default="pending",
-                    ),
+        _take_notifications,
+    ),
+    McpTool(
+        _spec(
+            "approval_list",
+            "The approvals inbox: tool calls under an 'approve' policy, newest first.",
+            (
+                Param(
+                    "status",
+                    "string",
+                    "Only records with this status ('all': every one).",
+                    enum=APPROVAL_STATUSES,
+                    default="pending",
                 ),
             ),
-            _approval_list,
         ),
-        McpTool(
-            _spec(
-                "approval_get",
-                "One approval record: the call, who asked, its status.",
-                (_APPROVAL_ID,),
+        _approval_list,
+    ),
+    McpTool(
+        _spec(
+            "approval_get",
+            "One approval record: the call, who asked, its status.",
+            (_APPROVAL_ID,),
+        ),
+        _approval_get,
+    ),
+    McpTool(
+        _spec(
+            "approval_decide",
+            "Approve or deny a pending tool call; the first decision wins.",
+            (
+                _APPROVAL_ID,
+                Param("decision", "string", "The decision.", True, enum=("approve", "deny")),
+                Param("note", "string", "Why (kept with the record)."),
             ),
-            _approval_get,
         ),
-        McpTool(
-            _spec(
-                "approval_decide",
-                "Approve or deny a pending tool call; the first decision wins.",
-                (
-                    _APPROVAL_ID,
-                    Param("decision", "string", "The decision.", True, enum=("approve", "deny")),
-                    Param("note", "string", "Why (kept with the record)."),
-                ),
-            ),
-            _approval_decide,
+        _approval_decide,
+    ),
+    McpTool(
+        _spec(
+            "parse_when",
+            "Check a time expression: its kind, canonical form, description and next fire "
+            "times, without scheduling anything.",
+            (_WHEN, _TZ),
+            {"tz": "timezone_offset"},
         ),
-        McpTool(
-            _spec(
-                "parse_when",
-                "Check a time expression: its kind, canonical form, description and next fire "
-                "times, without scheduling anything.",
-                (_WHEN, _TZ),
-                {"tz": "timezone_offset"},
-            ),
-            _parse_when,
-        ),
-    )
-}
+        _parse_when,
+    ),
+)
+MCP_TOOLS: dict[str, McpTool[McpAnswer]] = {tool.name: tool for tool in _TOOLS}
 SHARED_NAMES = tuple(name for name, tool in MCP_TOOLS.items() if tool.spec in tool_specs.SHARED)
 
 
-def _refusal(error: RecallError, tool: McpTool) -> Result:
+def _refusal(error: RecallError, tool: McpTool[McpAnswer]) -> ToolFailure:
     if isinstance(error, ValidationError):
         return failure(error, tool.spec)
     ids = [param.name for param in tool.spec.params if param.name in ID_PARAMS]
@@ -568,7 +600,7 @@ def _refusal(error: RecallError, tool: McpTool) -> Result:
     return {"ok": False, "error": str(error), "field": field}
 
 
-def call(backend: Backend, name: str, arguments: Any) -> Result:
+def call(backend: Backend, name: str, arguments: Any) -> McpAnswer | ToolFailure:
     """Run one tool call: ``{"ok": true, "tool", ...}`` or ``{"ok": false, "error", "field"}``,
     as ``jupyter_recall.agent.dispatch`` answers."""
     tool = MCP_TOOLS.get(name)
@@ -576,7 +608,6 @@ def call(backend: Backend, name: str, arguments: Any) -> Result:
         unknown = ValidationError("name", f"unknown tool {name!r}", accepted=tuple(MCP_TOOLS))
         return failure(unknown, None)
     try:
-        result = tool.run(backend, tool.spec.arguments(decode_arguments(arguments)))
+        return tool.run(backend, tool.spec.arguments(decode_arguments(arguments)))
     except RecallError as error:
         return _refusal(error, tool)
-    return {"ok": True, "tool": name, **result}

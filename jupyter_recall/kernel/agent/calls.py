@@ -8,7 +8,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from jupyter_recall.client.toolspec import (
     TOOL_NAME_PATTERN,
@@ -16,28 +17,48 @@ from jupyter_recall.client.toolspec import (
     NumberParam,
     Param,
     ParamSchema,
-    Result,
     Tool,
     ToolArguments,
 )
 from jupyter_recall.core.errors import NotFoundError, ValidationError
+from jupyter_recall.kernel.agent.answers import (
+    CallAnswer,
+    ParallelAnswer,
+    TaskAnswer,
+    TaskListing,
+    TaskResultAnswer,
+    TaskShown,
+    TasksWaitedAnswer,
+    TaskWaitedAnswer,
+)
 from jupyter_recall.kernel.calls import primitives
 from jupyter_recall.tools.background import MAX_WAIT, STATUSES, TaskSummary
 from jupyter_recall.tools.parallel import MAX_ACTIONS
 
-
-def _plain(value: Any) -> Any:
-    """JSON-safe: a user tool may return anything; the agent gets JSON."""
-    return json.loads(json.dumps(value, default=repr))
+T = TypeVar("T")
 
 
-def _summary(task: TaskSummary) -> Result:
-    # ``tool`` in a dispatch answer names the agent tool; the task's tool is ``tool_name``.
-    shown = {key: value for key, value in task.items() if key != "tool"}
-    return dict(_plain({"tool_name": task["tool"], **shown}))
+def _plain(value: T) -> T:
+    """JSON-safe: a user tool may return anything; the agent gets JSON (what JSON cannot hold
+    becomes its ``repr``, the shape stays)."""
+    plain: T = json.loads(json.dumps(value, default=repr))
+    return plain
 
 
-def _task(call: Any, task_id: str, *args: Any) -> Any:
+def _shown(task: TaskSummary) -> TaskShown:
+    shown: TaskShown = {
+        "tool_name": task["tool"],
+        "task_id": task["task_id"],
+        "params": task["params"],
+        "status": task["status"],
+        "started_at": task["started_at"],
+        "finished_at": task["finished_at"],
+        "elapsed": task["elapsed"],
+    }
+    return _plain(shown)
+
+
+def _task(call: Callable[..., T], task_id: str, *args: Any) -> T:
     try:
         return call(task_id, *args)
     except NotFoundError:
@@ -46,47 +67,56 @@ def _task(call: Any, task_id: str, *args: Any) -> Any:
         ) from None
 
 
-def _run_parallel(args: ToolArguments) -> Result:
+def _run_parallel(args: ToolArguments) -> ParallelAnswer:
     results = primitives.run_parallel(args.items("actions"), limits=args.mapping("limits"))
     succeeded = sum(1 for result in results if result.get("success"))
     return {
+        **args.succeeded(),
         "results": _plain(results),
         "succeeded": succeeded,
         "failed": len(results) - succeeded,
     }
 
 
-def _background_run(args: ToolArguments) -> Result:
+def _answer(args: ToolArguments, task: TaskSummary) -> TaskAnswer:
+    return {**args.succeeded(), **_shown(task)}
+
+
+def _background_run(args: ToolArguments) -> TaskAnswer:
     task_id = primitives.background_run(args.text("name"), args.mapping("params"))
-    return _summary(primitives.background_status(task_id))
+    return _answer(args, primitives.background_status(task_id))
 
 
-def _background_status(args: ToolArguments) -> Result:
-    return _summary(_task(primitives.background_status, args.text("task_id")))
+def _background_status(args: ToolArguments) -> TaskAnswer:
+    return _answer(args, _task(primitives.background_status, args.text("task_id")))
 
 
-def _background_result(args: ToolArguments) -> Result:
-    return _summary(_task(primitives.background_result, args.text("task_id")))
+def _background_result(args: ToolArguments) -> TaskResultAnswer:
+    task = _task(primitives.background_result, args.text("task_id"))
+    return {**_answer(args, task), "result": _plain(task["result"])}
 
 
-def _background_cancel(args: ToolArguments) -> Result:
-    return _summary(_task(primitives.background_cancel, args.text("task_id")))
+def _background_cancel(args: ToolArguments) -> TaskAnswer:
+    return _answer(args, _task(primitives.background_cancel, args.text("task_id")))
 
 
-def _background_list(args: ToolArguments) -> Result:
+def _background_list(args: ToolArguments) -> TaskListing:
     tasks = primitives.background_list(args.optional_text("status"))
-    return {"tasks": [_summary(task) for task in tasks], "total": len(tasks)}
+    return {**args.succeeded(), "tasks": [_shown(task) for task in tasks], "total": len(tasks)}
 
 
-def _background_wait(args: ToolArguments) -> Result:
+def _background_wait(args: ToolArguments) -> TaskWaitedAnswer | TasksWaitedAnswer:
     task_id, timeout = args.optional_text("task_id"), args.number("timeout")
     if task_id is None:
         waited = primitives.background_wait(None, timeout)
         return {
-            "tasks": [_summary(task) for task in waited["tasks"]],
+            **args.succeeded(),
+            "tasks": [_shown(task) for task in waited["tasks"]],
             "timed_out": waited["timed_out"],
         }
-    return _summary(_task(primitives.background_wait, task_id, timeout))
+    task = _task(primitives.background_wait, task_id, timeout)
+    result = _plain(task["result"])
+    return {**_answer(args, task), "result": result, "timed_out": task["timed_out"]}
 
 
 _TASK_ID = Param("task_id", "string", "The id background_run returned.", True)
@@ -99,7 +129,7 @@ _ACTION_ITEMS: ParamSchema = {
     "required": ["name"],
 }
 
-PRIMITIVE_TOOLS: tuple[Tool, ...] = (
+PRIMITIVE_TOOLS: tuple[Tool[CallAnswer], ...] = (
     Tool(
         "run_parallel",
         f"Run 1 to {MAX_ACTIONS} tool calls (filesystem.read|write|list, http.get|post|download, "

@@ -14,7 +14,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from jupyter_recall.client.documents import ActionDocument, AfterDocument
+from jupyter_recall.client.documents import (
+    ActionDocument,
+    AfterDocument,
+    JobDocument,
+    RunDocument,
+)
+from jupyter_recall.client.records import JobRecord
 from jupyter_recall.client.tool_specs import (
     JOB_STATUSES,
     SCHEDULE_AFTER,
@@ -23,6 +29,8 @@ from jupyter_recall.client.tool_specs import (
     SCHEDULE_ONCE,
     SCHEDULE_STATUS,
     WHEN_HELP,
+    JobStatusName,
+    job_details,
     job_summary,
     notification_action,
     tool_policies,
@@ -31,13 +39,27 @@ from jupyter_recall.client.toolspec import (
     AnthropicSpec,
     OpenAISpec,
     Param,
-    Result,
     Tool,
     ToolArguments,
+    ToolFailure,
     decode_arguments,
     failure,
 )
 from jupyter_recall.core.errors import NotFoundError, RecallError, ValidationError
+from jupyter_recall.kernel.agent.answers import (
+    AfterScheduled,
+    AgentAnswer,
+    CronScheduled,
+    JobCancelled,
+    JobListing,
+    JobScheduled,
+    JobStatusAnswer,
+    RecallAnswer,
+    RecallScheduled,
+    RecallSummary,
+    Remembered,
+    RunSummary,
+)
 from jupyter_recall.kernel.agent.calls import PRIMITIVE_TOOLS
 from jupyter_recall.kernel.agent.watchers import WATCH_TOOLS
 from jupyter_recall.kernel.connection import client as _client
@@ -81,19 +103,21 @@ def _clip_name(text: str | None) -> str | None:
     return line if len(line) <= NAME_LENGTH else line[: NAME_LENGTH - 1] + "…"
 
 
-def _call_type(job: Mapping[str, Any]) -> str:
+def _call_type(job: JobDocument) -> str:
     kind = job.get("schedule_kind")
     return "recurring" if kind in RECURRING else str(kind)
 
 
-def _recall_status(job: Mapping[str, Any]) -> str:
+def _recall_status(job: JobDocument) -> str:
     if job.get("pending"):
         return "pending"
     return "cancelled" if job.get("status") == "cancelled" else "fired"
 
 
-def recall_summary(job: Mapping[str, Any]) -> Result:
-    action = job.get("action") or {}
+def recall_summary(job: JobRecord | JobDocument) -> RecallSummary:
+    if isinstance(job, JobRecord):
+        job = job.to_dict()
+    action = job.get("action") or ActionDocument(type="")
     return {
         "recall_id": job.get("id"),
         "call_type": _call_type(job),
@@ -164,7 +188,7 @@ def recall_when(call_type: str, when: str | None, interval: int | None, tz: str 
     return _recurring_when(when, interval, tz)
 
 
-def _schedule_recall(args: ToolArguments) -> Result:
+def _schedule_recall(args: ToolArguments) -> RecallScheduled:
     tz = args.optional_text("timezone_offset")
     call_type, interval = args.text("call_type"), args.optional_integer("interval_seconds")
     when = recall_when(call_type, args.optional_text("when"), interval, tz)
@@ -177,6 +201,7 @@ def _schedule_recall(args: ToolArguments) -> Result:
         tz=tz,
     )
     return {
+        **args.succeeded(),
         **recall_summary(job),
         "call_type": call_type,
         "interval_seconds": interval,
@@ -184,13 +209,14 @@ def _schedule_recall(args: ToolArguments) -> Result:
     }
 
 
-def _manage_recall(args: ToolArguments) -> Result:
+def _manage_recall(args: ToolArguments) -> RecallAnswer:
     session = _session(args.optional_text("session_id"))
     verb = args.text("action")
     if verb == "list":
         recalls = api.jobs(kind="recall", session=session)
         pending = next((recall_summary(j) for j in recalls if j.get("pending")), None)
         return {
+            **args.succeeded(),
             "session": session,
             "pending": pending,
             "recalls": [recall_summary(j) for j in recalls],
@@ -200,9 +226,9 @@ def _manage_recall(args: ToolArguments) -> Result:
         raise ValidationError("action", f"no pending recall in session {session!r} to {verb}")
     if verb == "cancel":
         found.cancel()
-        return {"session": session, "cancelled": found.id}
+        return {**args.succeeded(), "session": session, "cancelled": found.id}
     found.skip()
-    return {"session": session, "skipped": found.id, **recall_summary(found)}
+    return {**args.succeeded(), "session": session, "skipped": found.id, **recall_summary(found)}
 
 
 # --- scheduled jobs ---------------------------------------------------------------------------
@@ -265,8 +291,9 @@ def _options(args: ToolArguments) -> Mapping[str, object]:
     return {key: value for key, value in given if value is not None}
 
 
-def _scheduled(job: api.Job, args: ToolArguments) -> Result:
+def _scheduled(job: api.Job, args: ToolArguments) -> JobScheduled:
     return {
+        **args.succeeded(),
         **job_summary(job),
         "run_at": job.get("next_fire_at"),
         "action_type": args.text("action_type"),
@@ -278,18 +305,18 @@ def _scheduled(job: api.Job, args: ToolArguments) -> Result:
 
 def _schedule_job(
     when: str | None, action: ActionDocument, args: ToolArguments, after: AfterDocument | None
-) -> Result:
+) -> JobScheduled:
     return _scheduled(_create(when, action, args.optional_text("label"), args, after=after), args)
 
 
-def _schedule_once(args: ToolArguments) -> Result:
+def _schedule_once(args: ToolArguments) -> JobScheduled:
     when, action = args.text("when"), _action(args)
     hint = "schedule_once needs a one-time 'when'; use schedule_cron to repeat"
     _expect_kind(when, ONE_TIME, "when", hint, None)
     return _schedule_job(when, action, args, None)
 
 
-def _schedule_cron(args: ToolArguments) -> Result:
+def _schedule_cron(args: ToolArguments) -> CronScheduled:
     cron, action = args.text("cron"), _action(args)
     hint = "schedule_cron needs a repeating schedule; use schedule_once for one time"
     _expect_kind(cron, RECURRING, "cron", hint, None)
@@ -297,25 +324,40 @@ def _schedule_cron(args: ToolArguments) -> Result:
     return {**result, "cron": cron, "max_runs": args.integer("max_runs")}
 
 
-def _schedule_after(args: ToolArguments) -> Result:
+def _schedule_after(args: ToolArguments) -> AfterScheduled:
     after: AfterDocument = {"job": args.text("after_job"), "on": args.text("on")}
     return {**_schedule_job(None, _action(args), args, after), "max_runs": args.integer("max_runs")}
 
 
-def _schedule_cancel(args: ToolArguments) -> Result:
+def _schedule_cancel(args: ToolArguments) -> JobCancelled:
     job = api.Job({"id": args.text("job_id")}).cancel()
-    return {"cancelled": job.id, **job_summary(job)}
+    return {**args.succeeded(), "cancelled": job.id, **job_summary(job)}
 
 
-def _schedule_list(args: ToolArguments) -> Result:
+def _schedule_list(args: ToolArguments) -> JobListing:
     found = api.jobs(status=args.optional_text("status"), session=_session())
-    counts: dict[str, int] = {}
+    # Spelled out: mypy takes no ``**`` into a TypedDict with keys that may be left out.
+    listing: JobListing = {
+        "ok": True,
+        "tool": args.tool,
+        "jobs": [job_summary(job) for job in found],
+        "total": len(found),
+    }
+    # Each status in the order its first job comes (the server's listing order).
     for job in found:
-        counts[str(job.get("status"))] = counts.get(str(job.get("status")), 0) + 1
-    return {"jobs": [job_summary(job) for job in found], "total": len(found), **counts}
+        status = _job_status(job.status)
+        listing[status] = listing.get(status, 0) + 1
+    return listing
 
 
-def _run_summary(run: Mapping[str, Any]) -> Result:
+def _job_status(status: str | None) -> JobStatusName:
+    for name in JOB_STATUSES:
+        if name == status:
+            return name
+    raise RecallError(f"the server answered a job with an unknown status {status!r}")
+
+
+def _run_summary(run: RunDocument) -> RunSummary:
     output = str(run.get("output") or "")
     return {
         "run_id": run.get("id"),
@@ -327,14 +369,14 @@ def _run_summary(run: Mapping[str, Any]) -> Result:
     }
 
 
-def _schedule_status(args: ToolArguments) -> Result:
+def _schedule_status(args: ToolArguments) -> JobStatusAnswer:
     job = api.job(args.text("job_id"))
     runs = job.runs()[: api.RECENT_RUNS]
-    details = {**job_summary(job), "action": job.get("action"), "target": job.get("target")}
-    return {"job": details, "recent_runs": [_run_summary(run) for run in runs]}
+    recent = [_run_summary(run) for run in runs]
+    return {**args.succeeded(), "job": job_details(job), "recent_runs": recent}
 
 
-def _remember(args: ToolArguments) -> Result:
+def _remember(args: ToolArguments) -> Remembered:
     what, verb = args.text("what"), args.text("action")
     action: ActionDocument
     if verb == "llm_prompt":
@@ -342,116 +384,114 @@ def _remember(args: ToolArguments) -> Result:
     else:
         action = {"type": "notification", "message": what, "title": "Reminder"}
     job = _create(args.text("when"), action, what)
-    return {**job_summary(job), "what": what, "action": verb}
+    return {**args.succeeded(), **job_summary(job), "what": what, "action": verb}
 
 
 # --- the tools --------------------------------------------------------------------------------
 
-TOOLS: dict[str, Tool] = {
-    tool.name: tool
-    for tool in (
-        Tool(
-            "schedule_recall",
-            "Schedule a headless callback for this session: at the given time you wake up, "
-            "read the self-instruction you left and continue the task with your tools. Only "
-            "one pending recall per session: cancel it (manage_recall) before scheduling "
-            "another, or chain them (a recall that is running may schedule the next one). "
-            "Write additional_context_message as a todo for yourself that names tools, files "
-            "or URLs, e.g. 'Read /tmp/build.log; if it has errors, report the last 50 lines.'",
-            (
-                Param(
-                    "call_type",
-                    "string",
-                    "'once' (one delayed action), 'recurring' (periodic, needs "
-                    "interval_seconds or a repeating 'when') or 'immediate' (hand off now).",
-                    True,
-                    enum=CALL_TYPES,
-                ),
-                Param(
-                    "when",
-                    "string",
-                    "For once: when to fire. " + WHEN_HELP + " For recurring without "
-                    "interval_seconds: a repeating schedule such as 'every day at 09:00'.",
-                ),
-                Param(
-                    "timezone_offset",
-                    "string",
-                    "±HH:MM (or a zone name like 'Europe/Paris') for absolute times; default: "
-                    "the server's zone.",
-                ),
-                Param(
-                    "interval_seconds",
-                    "integer",
-                    "For recurring: repeat every this many seconds (the first run is one "
-                    "interval from now).",
-                    minimum=1,
-                ),
-                Param("internal_comment", "string", "Human-readable note: why this recall."),
-                Param(
-                    "additional_context_message",
-                    "string",
-                    "The self-instruction you will receive when it fires.",
-                    True,
-                ),
+_TOOLS: tuple[Tool[AgentAnswer], ...] = (
+    Tool(
+        "schedule_recall",
+        "Schedule a headless callback for this session: at the given time you wake up, "
+        "read the self-instruction you left and continue the task with your tools. Only "
+        "one pending recall per session: cancel it (manage_recall) before scheduling "
+        "another, or chain them (a recall that is running may schedule the next one). "
+        "Write additional_context_message as a todo for yourself that names tools, files "
+        "or URLs, e.g. 'Read /tmp/build.log; if it has errors, report the last 50 lines.'",
+        (
+            Param(
+                "call_type",
+                "string",
+                "'once' (one delayed action), 'recurring' (periodic, needs "
+                "interval_seconds or a repeating 'when') or 'immediate' (hand off now).",
+                True,
+                enum=CALL_TYPES,
             ),
-            _schedule_recall,
-            {
-                "tz": "timezone_offset",
-                "action.instruction": "additional_context_message",
-                "action.comment": "internal_comment",
-                "name": "internal_comment",
-            },
-        ),
-        Tool(
-            "manage_recall",
-            "Manage this session's recall: 'cancel' cancels the pending recall (do this before "
-            "scheduling a new one; a recall may cancel itself from its own run), 'skip' moves "
-            "a recurring recall to its next occurrence (never earlier than now), 'list' shows "
-            "all recalls of the session (pending, fired, cancelled).",
-            (
-                Param("action", "string", "cancel, skip or list.", True, enum=MANAGE_ACTIONS),
-                Param("session_id", "string", "Target session (default: the current one)."),
+            Param(
+                "when",
+                "string",
+                "For once: when to fire. " + WHEN_HELP + " For recurring without "
+                "interval_seconds: a repeating schedule such as 'every day at 09:00'.",
             ),
-            _manage_recall,
-        ),
-        SCHEDULE_ONCE.bound(_schedule_once),
-        SCHEDULE_CRON.bound(_schedule_cron),
-        SCHEDULE_AFTER.bound(_schedule_after),
-        SCHEDULE_CANCEL.bound(_schedule_cancel),
-        Tool(
-            "schedule_list",
-            "List the scheduled jobs of this session, optionally only those with a status.",
-            (Param("status", "string", "Only jobs with this status.", enum=JOB_STATUSES),),
-            _schedule_list,
-        ),
-        SCHEDULE_STATUS.bound(_schedule_status),
-        Tool(
-            "remember",
-            "'Remind me to X at Y': schedule a reminder (one-time or repeating). When it fires "
-            "the message comes back to you as a notification (or as a self-instruction with "
-            "action='llm_prompt').",
-            (
-                Param("what", "string", "What to remember / what to do.", True),
-                Param(
-                    "when",
-                    "string",
-                    "When, in natural language or cron ('tomorrow at 9am', 'every day at "
-                    "18:00', 'in 2 hours').",
-                    True,
-                ),
-                Param(
-                    "action",
-                    "string",
-                    "'notification' (default) or 'llm_prompt' (handed to your on_recall handler).",
-                    enum=REMEMBER_ACTIONS,
-                    default="notification",
-                ),
+            Param(
+                "timezone_offset",
+                "string",
+                "±HH:MM (or a zone name like 'Europe/Paris') for absolute times; default: "
+                "the server's zone.",
             ),
-            _remember,
-            {"action.message": "what", "action.instruction": "what", "name": "what"},
+            Param(
+                "interval_seconds",
+                "integer",
+                "For recurring: repeat every this many seconds (the first run is one "
+                "interval from now).",
+                minimum=1,
+            ),
+            Param("internal_comment", "string", "Human-readable note: why this recall."),
+            Param(
+                "additional_context_message",
+                "string",
+                "The self-instruction you will receive when it fires.",
+                True,
+            ),
         ),
-    )
-}
+        _schedule_recall,
+        {
+            "tz": "timezone_offset",
+            "action.instruction": "additional_context_message",
+            "action.comment": "internal_comment",
+            "name": "internal_comment",
+        },
+    ),
+    Tool(
+        "manage_recall",
+        "Manage this session's recall: 'cancel' cancels the pending recall (do this before "
+        "scheduling a new one; a recall may cancel itself from its own run), 'skip' moves "
+        "a recurring recall to its next occurrence (never earlier than now), 'list' shows "
+        "all recalls of the session (pending, fired, cancelled).",
+        (
+            Param("action", "string", "cancel, skip or list.", True, enum=MANAGE_ACTIONS),
+            Param("session_id", "string", "Target session (default: the current one)."),
+        ),
+        _manage_recall,
+    ),
+    SCHEDULE_ONCE.bound(_schedule_once),
+    SCHEDULE_CRON.bound(_schedule_cron),
+    SCHEDULE_AFTER.bound(_schedule_after),
+    SCHEDULE_CANCEL.bound(_schedule_cancel),
+    Tool(
+        "schedule_list",
+        "List the scheduled jobs of this session, optionally only those with a status.",
+        (Param("status", "string", "Only jobs with this status.", enum=JOB_STATUSES),),
+        _schedule_list,
+    ),
+    SCHEDULE_STATUS.bound(_schedule_status),
+    Tool(
+        "remember",
+        "'Remind me to X at Y': schedule a reminder (one-time or repeating). When it fires "
+        "the message comes back to you as a notification (or as a self-instruction with "
+        "action='llm_prompt').",
+        (
+            Param("what", "string", "What to remember / what to do.", True),
+            Param(
+                "when",
+                "string",
+                "When, in natural language or cron ('tomorrow at 9am', 'every day at "
+                "18:00', 'in 2 hours').",
+                True,
+            ),
+            Param(
+                "action",
+                "string",
+                "'notification' (default) or 'llm_prompt' (handed to your on_recall handler).",
+                enum=REMEMBER_ACTIONS,
+                default="notification",
+            ),
+        ),
+        _remember,
+        {"action.message": "what", "action.instruction": "what", "name": "what"},
+    ),
+)
+TOOLS: dict[str, Tool[AgentAnswer]] = {tool.name: tool for tool in _TOOLS}
 TOOL_NAMES = tuple(TOOLS)
 
 
@@ -470,7 +510,9 @@ def tool_specs(
     return [TOOLS[name].spec(style) for name in chosen]
 
 
-def dispatch(name: str, arguments: Mapping[str, Any] | str | None = None) -> Result:
+def dispatch(
+    name: str, arguments: Mapping[str, Any] | str | None = None
+) -> AgentAnswer | ToolFailure:
     """Run one tool call. Never raises: errors come back as ``{"ok": false, "error", "field"}``
     (``field`` names the argument at fault, ``accepted`` lists valid values when known)."""
     tool = TOOLS.get(name) if isinstance(name, str) else None
@@ -478,7 +520,7 @@ def dispatch(name: str, arguments: Mapping[str, Any] | str | None = None) -> Res
         unknown = ValidationError("name", f"unknown tool {name!r}", accepted=TOOL_NAMES)
         return failure(unknown, None)
     try:
-        result = tool.run(tool.arguments(decode_arguments(arguments)))
+        return tool.run(tool.arguments(decode_arguments(arguments)))
     except ValidationError as error:
         return failure(error, tool)
     except NotFoundError as error:
@@ -493,7 +535,6 @@ def dispatch(name: str, arguments: Mapping[str, Any] | str | None = None) -> Res
             "error": f"internal error in {name}: {type(error).__name__}: {error}",
             "field": None,
         }
-    return {"ok": True, "tool": name, **result}
 
 
 # --- tool calls at once and in the background (kernel/agent/calls.py) -----------------------------

@@ -8,9 +8,16 @@ so that ``agent.tool_specs`` and ``agent.dispatch`` serve them with the rest.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, TypeVar
 
+from jupyter_recall.client.records import WatcherRecord
+from jupyter_recall.client.tool_answers import (
+    DeliveryAnswer,
+    WatcherAnswer,
+    WatcherHistory,
+    WatcherStopped,
+)
 from jupyter_recall.client.tool_specs import (
     SEND_NOTIFICATION,
     WATCH_HISTORY,
@@ -21,33 +28,45 @@ from jupyter_recall.client.tool_specs import (
     WATCH_STATUS,
     WATCH_STOP,
 )
-from jupyter_recall.client.toolspec import Result, Tool, ToolArguments
+from jupyter_recall.client.toolspec import Tool, ToolArguments
 from jupyter_recall.core.errors import NotFoundError, ValidationError
+from jupyter_recall.kernel.agent.answers import (
+    WatchAnswer,
+    WatcherListing,
+    WatcherStarted,
+    WatcherSummary,
+    WatcherSummaryAnswer,
+)
 from jupyter_recall.kernel.connection.send import send_notification
 from jupyter_recall.kernel.watchers import watch
 
 T = TypeVar("T")
 
-SUMMARY_FIELDS = (
-    "watcher_id",
-    "tool_name",
-    "label",
-    "status",
-    "interval",
-    "notify_when",
-    "checks",
-    "notifications",
-    "last_check_at",
-    "next_check_at",
-)
+
+def _plain(value: T) -> T:
+    """JSON-safe, what JSON cannot hold as its ``str`` (the shape stays)."""
+    plain: T = json.loads(json.dumps(value, default=str))
+    return plain
 
 
-def _plain(value: Any) -> Any:
-    return json.loads(json.dumps(value, default=str))
+def _summary(watcher: WatcherRecord) -> WatcherSummary:
+    document = watcher.to_dict()
+    return {
+        "watcher_id": document.get("watcher_id"),
+        "tool_name": document.get("tool_name"),
+        "label": document.get("label"),
+        "status": document.get("status"),
+        "interval": document.get("interval"),
+        "notify_when": document.get("notify_when"),
+        "checks": document.get("checks"),
+        "notifications": document.get("notifications"),
+        "last_check_at": document.get("last_check_at"),
+        "next_check_at": document.get("next_check_at"),
+    }
 
 
-def _summary(watcher: Mapping[str, Any]) -> Result:
-    return {key: watcher.get(key) for key in SUMMARY_FIELDS}
+def _summary_answer(args: ToolArguments, watcher: WatcherRecord) -> WatcherSummaryAnswer:
+    return {**args.succeeded(), **_summary(watcher)}
 
 
 def _known(call: Callable[..., T], watcher_id: str, *args: Any) -> T:
@@ -57,7 +76,7 @@ def _known(call: Callable[..., T], watcher_id: str, *args: Any) -> T:
         raise ValidationError("watcher_id", f"no watcher {watcher_id!r} (see watch_list)") from None
 
 
-def _watch_start(args: ToolArguments) -> Result:
+def _watch_start(args: ToolArguments) -> WatcherStarted:
     created = watch.watch_start(
         args.text("name"),
         args.mapping("params"),
@@ -68,44 +87,45 @@ def _watch_start(args: ToolArguments) -> Result:
         output_channel=args.optional_text("output_channel"),
         output_config=args.mapping("output_config"),
     )
-    return {**_summary(created), "hint": created.get("hint")}
+    return {**_summary_answer(args, created), "hint": created.to_dict().get("hint")}
 
 
-def _watch_stop(args: ToolArguments) -> Result:
+def _watch_stop(args: ToolArguments) -> WatcherStopped:
     watcher_id = args.text("watcher_id")
     _known(watch.watch_stop, watcher_id)
-    return {"watcher_id": watcher_id, "status": "stopped"}
+    return {**args.succeeded(), "watcher_id": watcher_id, "status": "stopped"}
 
 
-def _watch_pause(args: ToolArguments) -> Result:
-    return _summary(_known(watch.watch_pause, args.text("watcher_id")))
+def _watch_pause(args: ToolArguments) -> WatcherSummaryAnswer:
+    return _summary_answer(args, _known(watch.watch_pause, args.text("watcher_id")))
 
 
-def _watch_resume(args: ToolArguments) -> Result:
-    return _summary(_known(watch.watch_resume, args.text("watcher_id")))
+def _watch_resume(args: ToolArguments) -> WatcherSummaryAnswer:
+    return _summary_answer(args, _known(watch.watch_resume, args.text("watcher_id")))
 
 
-def _watch_status(args: ToolArguments) -> Result:
+def _watch_status(args: ToolArguments) -> WatcherAnswer:
     current = _known(watch.watch_status, args.text("watcher_id"))
-    return dict(_plain(current.to_dict()))
+    return {**args.succeeded(), **_plain(current.to_dict())}
 
 
-def _watch_list(args: ToolArguments) -> Result:
+def _watch_list(args: ToolArguments) -> WatcherListing:
     found = watch.watch_list()
     return {
+        **args.succeeded(),
         "watchers": [_summary(w) for w in found],
         "total": len(found),
         "running": sum(1 for w in found if w.get("status") == "running"),
     }
 
 
-def _watch_history(args: ToolArguments) -> Result:
+def _watch_history(args: ToolArguments) -> WatcherHistory:
     watcher_id = args.text("watcher_id")
     history = _known(watch.watch_history, watcher_id, args.integer("last_n"))
-    return {"watcher_id": watcher_id, "history": _plain(history)}
+    return {**args.succeeded(), "watcher_id": watcher_id, "history": _plain(history)}
 
 
-def _send_notification(args: ToolArguments) -> Result:
+def _send_notification(args: ToolArguments) -> DeliveryAnswer:
     delivery = send_notification(
         args.text("channel"),
         args.text("message"),
@@ -115,10 +135,10 @@ def _send_notification(args: ToolArguments) -> Result:
         structured_data=args.mapping("structured_data"),
         output_config=args.mapping("output_config"),
     )
-    return dict(_plain(delivery))
+    return {**args.succeeded(), **_plain(delivery)}
 
 
-WATCH_TOOLS: tuple[Tool, ...] = (
+WATCH_TOOLS: tuple[Tool[WatchAnswer], ...] = (
     WATCH_START.bound(_watch_start),
     WATCH_STOP.bound(_watch_stop),
     WATCH_PAUSE.bound(_watch_pause),

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
-from jupyter_recall.client.toolspec import Param, Result, Tool, ToolArguments
+from jupyter_recall.client.toolspec import Param, Tool, ToolArguments, ToolOk
 from jupyter_recall.core.errors import RecallError, ValidationError
 from jupyter_recall.kernel.jobs import api, recall
 
@@ -179,13 +179,26 @@ def register_magic(ipython: Any) -> None:
     ipython.register_magic_function(no_var_expand(heartbeat_magic), "line", "heartbeat")
 
 
-def _tool_start(args: ToolArguments) -> Result:
+class HeartbeatStarted(ToolOk):
+    """The answer of the agent tool ``heartbeat_start``: the heartbeat's job."""
+
+    job_id: str
+    name: str
+    description: str
+
+
+def _tool_start(args: ToolArguments) -> HeartbeatStarted:
     every, path = args.optional_text("every"), args.optional_text("path")
     job = start(every or DEFAULT_EVERY, path or DEFAULT_FILE)
-    return {"job_id": job["id"], "name": job["name"], "description": job["description"]}
+    return {
+        **args.succeeded(),
+        "job_id": job["id"],
+        "name": job["name"],
+        "description": job["description"],
+    }
 
 
-def heartbeat_tools() -> tuple[Any, ...]:
+def heartbeat_tools() -> tuple[Tool[HeartbeatStarted], ...]:
     """The agent tool ``heartbeat_start`` (``kernel/agent/tools.py`` serves it with the others)."""
 
     return (
