@@ -14,7 +14,7 @@ import re
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 import anyio
 import zmq
@@ -30,6 +30,23 @@ log = logging.getLogger(__name__)
 Message = dict[str, Any]
 Envelope = tuple[str, Message]
 """(channel name, deserialized message)."""
+
+
+class ErrorContent(TypedDict, total=False):
+    """An error as the messaging protocol (an ``error`` message, a failed ``execute_reply``)
+    and nbformat's error outputs name it; read with defaults: a kernel may leave any out."""
+
+    ename: str
+    evalue: str
+    traceback: list[str]
+
+
+class ExecuteReply(ErrorContent, total=False):
+    """The content of an ``execute_reply``: ``status`` is ok, error or aborted."""
+
+    status: str
+    execution_count: int
+
 
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
 
@@ -233,14 +250,14 @@ def render_output(msg: Message) -> str:
     return ""
 
 
-def error_text(content: Message) -> str:
+def error_text(content: ErrorContent) -> str:
     traceback = [strip_ansi(line) for line in content.get("traceback", [])]
     if traceback:
         return "\n".join(traceback)
     return f"{content.get('ename', 'Error')}: {content.get('evalue', '')}"
 
 
-def error_summary(content: Message) -> str:
+def error_summary(content: ErrorContent) -> str:
     """The last meaningful line of an error: IPython ends its tracebacks with 'Name: value'."""
     lines = [line for line in error_text(content).splitlines() if line.strip()]
     if lines:
@@ -255,7 +272,7 @@ class Execution:
     msg_id: str
     started: bool = False
     """The kernel published ``busy`` for it: it is executing, not queued."""
-    reply: Message | None = None
+    reply: ExecuteReply | None = None
     idle: bool = False
 
     @property
@@ -346,7 +363,8 @@ async def collect(
 def _apply(where: str, msg: Message, execution: Execution, output: OutputSink, label: str) -> None:
     msg_type = msg["header"]["msg_type"]
     if where == "shell" and msg_type == "execute_reply":
-        execution.reply = dict(msg["content"])
+        reply: ExecuteReply = msg["content"]
+        execution.reply = reply.copy()
     elif where == "iopub" and msg_type == "status":
         state = msg["content"].get("execution_state")
         execution.started = execution.started or state == "busy"

@@ -24,7 +24,7 @@ from jupyter_recall.core.model import Run
 from jupyter_recall.engine.executors import OutputSink, RunOutcome
 from jupyter_recall.server.executors.context import ServerManagers
 from jupyter_recall.server.executors.fresh import FreshKernels
-from jupyter_recall.server.executors.iopub import error_summary, strip_ansi
+from jupyter_recall.server.executors.iopub import ErrorContent, error_summary, strip_ansi
 from jupyter_recall.server.executors.payloads import (
     HeadlessTarget,
     NotebookAction,
@@ -185,8 +185,9 @@ async def _execute_cells(
         client.stop_channels()
 
 
-def _error_of(cell: NotebookNode, failure: CellExecutionError) -> dict[str, Any]:
+def _error_of(cell: NotebookNode, failure: CellExecutionError) -> ErrorContent:
     for out in cell.get("outputs", []):
         if out.get("output_type") == "error":
-            return dict(out)
+            error: ErrorContent = out
+            return error
     return {"ename": failure.ename, "evalue": failure.evalue, "traceback": []}
