@@ -21,7 +21,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Coroutine, Mapping
 from typing import Any, TypedDict, TypeVar, overload
 
 from jupyter_recall.core.errors import RecallError
@@ -47,6 +47,7 @@ from jupyter_recall.tools.background import (
     TasksWaited,
     TaskWaited,
     TaskWithResult,
+    ToolCall,
     notification_text,
 )
 from jupyter_recall.tools.loop import LoopThread
@@ -335,9 +336,7 @@ def run_parallel(actions: Any, *, limits: Mapping[str, int] | None = None) -> li
 # --- background tasks -------------------------------------------------------------------------
 
 
-def _limited(
-    runner: ToolRunner,
-) -> Callable[[str, dict[str, Any]], Coroutine[Any, Any, ToolResult]]:
+def _limited(runner: ToolRunner) -> ToolCall:
     """Background calls take a slot of their module's limit, like run_parallel's calls."""
 
     async def call(name: str, params: dict[str, Any]) -> ToolResult:
