@@ -115,6 +115,13 @@ def test_add_retries(app):
     alone = app("add", "in 1h", "x = 1", "--retry-backoff", "5")
     assert alone.code == 2
     assert "--retry-backoff needs --retries" in alone.err
+    # No wait before a retry, as REST's {"backoff": 0} and the %schedule magic.
+    at_once = app("add", "in 1h", "x = 1", "--retries", "1", "--retry-backoff", "0", "--json")
+    assert at_once.code == 0, at_once.err
+    assert at_once.json()["policies"]["retries"]["backoff"] == 0
+    negative = app("add", "in 1h", "x = 1", "--retries", "1", "--retry-backoff=-1")
+    assert negative.code == 2
+    assert "policies.retries.backoff" in negative.err
 
 
 def test_a_run_shows_its_attempt_and_pending_retry():

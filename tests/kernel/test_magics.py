@@ -69,6 +69,10 @@ def test_options(nb, server):
         "on": ["failed", "timed_out", "interrupted"],
     }
     server.delete_all_jobs()
+    # No wait before a retry, as REST's {"backoff": 0}.
+    nb.ok("%schedule --retries 1 --retry-backoff 0 in 1h: print(1)")
+    assert only_job(server)["policies"]["retries"]["backoff"] == 0
+    server.delete_all_jobs()
     nb.ok("%schedule --exclusive --on-missing-kernel skip in 1h: print(2)")
     job = only_job(server)
     assert job["options"] == {"exclusive": True, "on_missing_kernel": "skip"}
@@ -160,6 +164,11 @@ def test_parse_error_shows_accepted_forms_and_schedules_nothing(nb, server):
         ("%schedule --tz Mars/Olympus in 5m: print(1)", "tz"),
         ("%schedule --retry-backoff 5 in 5m: print(1)", "--retry-backoff: needs --retries N"),
         ("%schedule --retries 500 in 5m: print(1)", "policies.retries.max"),
+        # The server's bound (ten years), as for REST.
+        (
+            "%schedule --retries 1 --retry-backoff 400000000 in 5m: print(1)",
+            "policies.retries.backoff",
+        ),
         ("%schedule cancel", "needs a job id"),
         ("%schedule cancel 000000000000", "job '000000000000' not found"),
         ("%schedule status no/such", "not a job id"),

@@ -62,6 +62,11 @@ def test_options_anywhere_before_the_separator():
     }
 
 
+def test_a_retry_backoff_may_be_zero_as_in_rest():
+    writ = parse_writ("--retries 3 --retry-backoff 0 in 5m: f()", None, SCHEDULE_OPTIONS, "code")
+    assert writ.options == {"retries": 3, "retry_backoff": 0.0}
+
+
 def test_negative_offset_is_a_value():
     writ = parse_writ("--tz -05:00 tomorrow at 9am: f()", None, RECALL_OPTIONS, "instruction")
     assert writ.options == {"tz": "-05:00"}
@@ -89,7 +94,8 @@ def test_cell_body_is_the_code():
         ("--timeout 0 in 5m: f()", None, "--timeout", "above 0"),
         ("--timeout soon in 5m: f()", None, "--timeout", "number of seconds"),
         ("--retries two in 5m: f()", None, "--retries", "positive integer"),
-        ("--retry-backoff 0 in 5m: f()", None, "--retry-backoff", "above 0"),
+        ("--retry-backoff -1 in 5m: f()", None, "--retry-backoff", "0 or more"),
+        ("--retry-backoff soon in 5m: f()", None, "--retry-backoff", "number of seconds"),
         ("in 5m --name: f()", None, "--name", "needs a value"),
         ("--headless=yes in 5m: f()", None, "--headless", "takes no value"),
         (": f()", None, "when", "missing"),

@@ -38,10 +38,13 @@ class Option:
     takes_value: bool = True
     integer: bool = False
     seconds: bool = False
+    zero: bool = False
+    """With ``seconds``: 0 is a value too (a retry's backoff, as REST's ``backoff: 0``; a
+    time limit must be above 0)."""
 
     def convert(self, value: str) -> OptionValue:
         if self.seconds:
-            return _seconds(self.flag, value)
+            return _seconds(self.flag, value, zero=self.zero)
         if not self.integer:
             return value
         if not re.fullmatch(r"[0-9]+", value):
@@ -49,9 +52,10 @@ class Option:
         return int(value)
 
 
-def _seconds(flag: str, value: str) -> float:
-    if not re.fullmatch(r"[0-9]+(\.[0-9]+)?", value) or float(value) == 0:
-        raise ValidationError(flag, f"must be a number of seconds above 0, got {value!r}")
+def _seconds(flag: str, value: str, *, zero: bool) -> float:
+    if not re.fullmatch(r"[0-9]+(\.[0-9]+)?", value) or (float(value) == 0 and not zero):
+        bound = "0 or more" if zero else "above 0"
+        raise ValidationError(flag, f"must be a number of seconds {bound}, got {value!r}")
     return float(value)
 
 
@@ -64,7 +68,7 @@ SCHEDULE_OPTIONS = (
     Option("--max-runs", "max_runs", integer=True),
     Option("--timeout", "timeout", seconds=True),
     Option("--retries", "retries", integer=True),
-    Option("--retry-backoff", "retry_backoff", seconds=True),
+    Option("--retry-backoff", "retry_backoff", seconds=True, zero=True),
     Option("--on-missing-kernel", "on_missing_kernel"),
     Option("--pause-after-failures", "pause_after_failures", integer=True),
     Option("--keep-runs", "keep_runs", integer=True),
