@@ -8,6 +8,8 @@ import signal
 import time
 from datetime import datetime
 
+import pytest
+
 from tests.server import test_live_jobs
 from tests.server.live_server import LiveServer
 from tests.server.rest import call
@@ -116,6 +118,36 @@ async def test_a_bare_count_is_max_with_the_defaults(jp_fetch):
         jp_fetch, "PATCH", f"api/recall/jobs/{job['id']}", {"policies": {"retries": None}}
     )
     assert cleared["policies"]["retries"] is None
+
+
+@pytest.fixture
+def long_sleep(recall_config):
+    """The engine re-reads the clock only every 10 minutes while nothing is due."""
+    recall_config["max_sleep"] = 600.0
+    return recall_config
+
+
+async def test_resuming_fires_a_retry_due_during_the_pause_at_once(long_sleep, jp_fetch):
+    """The loop sleeps towards another job an hour ahead (at most ``max_sleep``, 10 minutes):
+    the retry whose instant passed during the pause fires because resuming wakes the loop."""
+    notify = {"type": "notification", "message": "later"}
+    await call(jp_fetch, "POST", "api/recall/jobs", {"when": "in 1h", "action": notify}, expect=201)
+    body = {
+        "when": "now",
+        "action": {"type": "tool", "name": "filesystem.read", "params": {"path": "gone.txt"}},
+        "policies": {"retries": {"max": 1, "backoff": 5}},
+    }
+    job = await call(jp_fetch, "POST", "api/recall/jobs", body, expect=201)
+    (first,) = await runs_when(jp_fetch, job["id"], lambda runs: runs and runs[0]["retry_at"])
+    await call(jp_fetch, "POST", f"api/recall/jobs/{job['id']}/pause")
+    retry_at = datetime.fromisoformat(first["retry_at"])
+    await asyncio.sleep(max(0.0, (retry_at - datetime.now(retry_at.tzinfo)).total_seconds()) + 1)
+    runs = (await call(jp_fetch, "GET", f"api/recall/jobs/{job['id']}/runs"))["runs"]
+    assert [run["attempt"] for run in runs] == [1]
+    await call(jp_fetch, "POST", f"api/recall/jobs/{job['id']}/resume")
+    # Well before the loop's next pass on its own (10 minutes), on a loaded machine too.
+    runs = await runs_when(jp_fetch, job["id"], all_final(2), timeout=60)
+    assert [(run["attempt"], run["status"]) for run in runs] == [(1, "failed"), (2, "failed")]
 
 
 def test_a_retry_pending_when_the_server_crashes_fires_once_after_the_restart(tmp_path):
