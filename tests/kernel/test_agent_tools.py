@@ -20,6 +20,8 @@ def ok(nb: Kernel, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     result = call(nb, name, arguments)
     assert result["ok"] is True, result
     assert result["tool"] == name
+    # Every answer starts with its head, whatever the tool adds after it.
+    assert list(result)[:2] == ["ok", "tool"], result
     return result
 
 

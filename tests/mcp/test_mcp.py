@@ -38,6 +38,8 @@ async def call(session: ClientSession, name: str, arguments: dict[str, Any]) -> 
 async def ok(session: ClientSession, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     answer = await call(session, name, arguments)
     assert answer["ok"], answer
+    # Every answer starts with its head, whatever the tool adds after it.
+    assert list(answer)[:2] == ["ok", "tool"], answer
     return answer
 
 

@@ -117,7 +117,7 @@ def _recall_status(job: JobDocument) -> str:
 def recall_summary(job: JobRecord | JobDocument) -> RecallSummary:
     if isinstance(job, JobRecord):
         job = job.to_dict()
-    action = job.get("action") or ActionDocument(type="")
+    action = job.get("action")
     return {
         "recall_id": job.get("id"),
         "call_type": _call_type(job),
@@ -126,8 +126,8 @@ def recall_summary(job: JobRecord | JobDocument) -> RecallSummary:
         "when": job.get("when"),
         "schedule": job.get("description"),
         "trigger_at": job.get("next_fire_at"),
-        "additional_context_message": action.get("instruction"),
-        "internal_comment": action.get("comment"),
+        "additional_context_message": action.get("instruction") if action else None,
+        "internal_comment": action.get("comment") if action else None,
         "run_count": job.get("run_count"),
         "last_status": job.get("last_status"),
         "last_error": job.get("last_error"),
