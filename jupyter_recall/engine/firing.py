@@ -233,8 +233,9 @@ def _put_off(job: Job, until: datetime, now: datetime) -> bool:
     """Put off ``job``, whose due occurrence waits for the retry of its previous one, until
     ``until`` (the retry's instant): its ``next_fire_at`` moves there, its occurrence stays.
     Left due, a batch's worth of such jobs would be all that every pass reads (the earliest
-    due first) and would hold up the jobs due after them. Whether the job changed."""
-    if job.next_fire_at == until:
+    due first) and would hold up the jobs due after them. Whether the job changed: a job read
+    ahead of its instant (``ahead``) that the retry precedes is left as it is."""
+    if job.next_fire_at is not None and job.next_fire_at >= until:
         return False
     job.next_fire_at = until
     job.updated_at = now

@@ -455,3 +455,29 @@ async def test_jobs_waiting_for_their_retries_do_not_hold_up_other_due_jobs(
             await eventually(lambda job=job: len(flaky.executed(job.id)) == 3)
             # The retry of the first occurrence ran before the waiting occurrence.
             assert [run.attempt for run in flaky.executed(job.id)] == [1, 2, 1]
+
+
+async def test_a_job_read_ahead_of_its_instant_is_not_moved_earlier_by_its_retry(
+    db: Path, flaky: Flaky, clock: ManualClock
+) -> None:
+    """The retry is due 0.1 s before the next occurrence of a ``buffer_one`` job, within the
+    fire-ahead reach of a pass: the occurrence still fires at its instant, after the retry."""
+    retries = Retries(max=1, backoff=59.9)
+    async with running(db, flaky, clock) as engine:
+        job = await engine.add_job(
+            new("every 1m", "flaky 1", retries=retries, overlap=Overlap.BUFFER_ONE), owner=OWNER
+        )
+        clock.advance(60)
+        await eventually(partial(_pending, engine, job.id))
+        for at in (119.875, 119.95, 119.99):
+            clock.set(T0 + timedelta(seconds=at))
+            await engine.list_jobs(owner=OWNER)
+            # Never put off to an instant before its own.
+            read = await engine.get_job(job.id, owner=OWNER)
+            assert read.next_fire_at == T0 + timedelta(minutes=2)
+        await eventually(lambda: len(flaky.executed(job.id)) == 2)
+        clock.set(T0 + timedelta(minutes=2))
+        await eventually(lambda: len(flaky.executed(job.id)) == 3)
+        third = flaky.executed(job.id)[2]
+        assert (third.scheduled_for, third.attempt) == (T0 + timedelta(minutes=2), 1)
+        assert third.started_at == T0 + timedelta(minutes=2)
