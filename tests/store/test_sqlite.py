@@ -265,7 +265,35 @@ def test_run_now_runs_the_call_on_the_calling_thread(store: SQLiteStore) -> None
     job = make_job()
     assert store.run_now(lambda: store.insert_jobs([job])) is None
     assert store.run_now(lambda: store.get_job(job.id, owner=None)).id == job.id
-    assert busy_timeout_ms(store) == 10_000  # restored after each call
+    assert busy_timeout_ms(store) == 0  # left so for the next inline call
+    assert store.count_jobs(owner=None) == 1
+    assert busy_timeout_ms(store) == 10_000  # set back by the first other call
+
+
+def test_a_call_after_run_now_waits_for_another_connection_again(db_path: Path) -> None:
+    holder, store = SQLiteStore(db_path), SQLiteStore(db_path, busy_timeout=30.0)
+    store.run_now(lambda: store.insert_jobs([make_job()]))
+    holding, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with holder.atomic():
+            holder.insert_jobs([make_job()])
+            holding.set()
+            release.wait(30)
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    try:
+        assert holding.wait(30)
+        threading.Timer(0.3, release.set).start()
+        store.insert_jobs([make_job()])  # waits for the holder's commit, as before run_now
+        assert release.is_set()
+        assert store.count_jobs(owner=None) == 3
+    finally:
+        release.set()
+        thread.join()
+        holder.close()
+        store.close()
 
 
 def test_run_now_refuses_at_once_while_another_connection_writes(db_path: Path) -> None:
@@ -277,8 +305,8 @@ def test_run_now_refuses_at_once_while_another_connection_writes(db_path: Path) 
             with pytest.raises(StoreBusy, match="locked"):
                 store.run_now(lambda: store.insert_jobs([make_job()]))
             assert time.monotonic() - started < 10  # not the 30 s busy timeout
-        assert busy_timeout_ms(store) == 30_000
         assert store.count_jobs(owner=None) == 1  # nothing of the refused call was written
+        assert busy_timeout_ms(store) == 30_000
         store.run_now(lambda: store.insert_jobs([make_job()]))
         assert store.count_jobs(owner=None) == 2
     finally:
@@ -311,7 +339,7 @@ def test_run_now_lets_other_errors_through(store: SQLiteStore) -> None:
     store.insert_jobs([job])
     with pytest.raises(ConflictError):
         store.run_now(lambda: store.insert_jobs([job]))
-    assert busy_timeout_ms(store) == 10_000
+    assert store.count_jobs(owner=None) == 1
 
 
 def test_a_closed_store_reports_a_store_error(store: SQLiteStore) -> None:
