@@ -6,6 +6,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import FrozenInstanceError
 from datetime import datetime
 from pathlib import Path
@@ -270,9 +271,9 @@ def test_run_now_runs_the_call_on_the_calling_thread(store: SQLiteStore) -> None
     assert busy_timeout_ms(store) == 10_000  # set back by the first other call
 
 
-def test_a_call_after_run_now_waits_for_another_connection_again(db_path: Path) -> None:
-    holder, store = SQLiteStore(db_path), SQLiteStore(db_path, busy_timeout=30.0)
-    store.run_now(lambda: store.insert_jobs([make_job()]))
+@contextmanager
+def write_lock_held(holder: SQLiteStore) -> Iterator[threading.Event]:
+    """``holder`` keeps a write transaction open in a thread until the event yielded is set."""
     holding, release = threading.Event(), threading.Event()
 
     def hold() -> None:
@@ -285,53 +286,41 @@ def test_a_call_after_run_now_waits_for_another_connection_again(db_path: Path) 
     thread.start()
     try:
         assert holding.wait(30)
+        yield release
+    finally:
+        release.set()
+        thread.join()
+
+
+def test_a_call_after_run_now_waits_for_another_connection_again(
+    store: SQLiteStore, open_sqlite: Callable[[], SQLiteStore]
+) -> None:
+    store.run_now(lambda: store.insert_jobs([make_job()]))
+    with write_lock_held(open_sqlite()) as release:
         threading.Timer(0.3, release.set).start()
         store.insert_jobs([make_job()])  # waits for the holder's commit, as before run_now
         assert release.is_set()
-        assert store.count_jobs(owner=None) == 3
-    finally:
-        release.set()
-        thread.join()
-        holder.close()
-        store.close()
+    assert store.count_jobs(owner=None) == 3
 
 
-def test_run_now_refuses_at_once_while_another_connection_writes(db_path: Path) -> None:
-    holder, store = SQLiteStore(db_path), SQLiteStore(db_path, busy_timeout=30.0)
-    try:
-        with holder.atomic():
-            holder.insert_jobs([make_job()])
-            started = time.monotonic()
-            with pytest.raises(StoreBusy, match="locked"):
-                store.run_now(lambda: store.insert_jobs([make_job()]))
-            assert time.monotonic() - started < 10  # not the 30 s busy timeout
-        assert store.count_jobs(owner=None) == 1  # nothing of the refused call was written
-        assert busy_timeout_ms(store) == 30_000
-        store.run_now(lambda: store.insert_jobs([make_job()]))
-        assert store.count_jobs(owner=None) == 2
-    finally:
-        holder.close()
-        store.close()
+def test_run_now_refuses_at_once_while_another_connection_writes(
+    store: SQLiteStore, open_sqlite: Callable[[], SQLiteStore]
+) -> None:
+    with write_lock_held(open_sqlite()):
+        started = time.monotonic()
+        with pytest.raises(StoreBusy, match="locked"):
+            store.run_now(lambda: store.insert_jobs([make_job()]))
+        assert time.monotonic() - started < 5  # not the 10 s busy timeout
+    assert store.count_jobs(owner=None) == 1  # the holder's: nothing of the refused call
+    assert busy_timeout_ms(store) == 10_000
+    store.run_now(lambda: store.insert_jobs([make_job()]))
+    assert store.count_jobs(owner=None) == 2
 
 
 def test_run_now_refuses_while_another_thread_holds_the_store(store: SQLiteStore) -> None:
-    holding, release = threading.Event(), threading.Event()
-
-    def hold() -> None:
-        with store.atomic():
-            holding.set()
-            release.wait(30)
-
-    thread = threading.Thread(target=hold)
-    thread.start()
-    try:
-        assert holding.wait(30)
-        with pytest.raises(StoreBusy, match="another thread"):
-            store.run_now(lambda: store.count_jobs(owner=None))
-    finally:
-        release.set()
-        thread.join()
-    assert store.run_now(lambda: store.count_jobs(owner=None)) == 0
+    with write_lock_held(store), pytest.raises(StoreBusy, match="another thread"):
+        store.run_now(lambda: store.count_jobs(owner=None))
+    assert store.run_now(lambda: store.count_jobs(owner=None)) == 1
 
 
 def test_run_now_lets_other_errors_through(store: SQLiteStore) -> None:
