@@ -217,31 +217,41 @@ def test_the_declared_indexes_exist(store: SQLiteStore) -> None:
 # --- locking -----------------------------------------------------------------------------------
 
 
-def test_a_writer_waits_for_another_connection_within_the_busy_timeout(
-    db_path: Path,
-) -> None:
-    holder, waiter = SQLiteStore(db_path), SQLiteStore(db_path, busy_timeout=5.0)
-    holding = threading.Event()
+@contextmanager
+def write_lock_held(holder: SQLiteStore) -> Iterator[threading.Event]:
+    """``holder`` keeps a write transaction open in a thread until the event yielded is set."""
+    holding, release = threading.Event(), threading.Event()
 
     def hold() -> None:
         with holder.atomic():
             holder.insert_jobs([make_job()])
             holding.set()
-            time.sleep(0.3)
+            release.wait(30)
 
     thread = threading.Thread(target=hold)
     thread.start()
-    holding.wait()
-    started = time.monotonic()
-    waiter.insert_jobs([make_job()])
-    waited = time.monotonic() - started
-    thread.join()
     try:
-        assert waited >= 0.1
-        assert waiter.count_jobs(owner=None) == 2
+        assert holding.wait(30)
+        yield release
     finally:
-        holder.close()
-        waiter.close()
+        release.set()
+        thread.join()
+
+
+@pytest.mark.parametrize("after_run_now", [False, True])
+def test_a_writer_waits_for_another_connection_within_the_busy_timeout(
+    store: SQLiteStore, open_sqlite: Callable[[], SQLiteStore], after_run_now: bool
+) -> None:
+    """Also right after ``run_now``, which left the connection's busy timeout at 0."""
+    if after_run_now:
+        store.run_now(lambda: store.insert_jobs([make_job()]))
+    with write_lock_held(open_sqlite()) as release:
+        threading.Timer(0.3, release.set).start()
+        started = time.monotonic()
+        store.insert_jobs([make_job()])  # waits for the holder's commit
+        waited = time.monotonic() - started
+    assert waited >= 0.1
+    assert store.count_jobs(owner=None) == 2 + after_run_now
 
 
 def test_a_lock_held_past_the_busy_timeout_is_a_store_error(db_path: Path) -> None:
@@ -269,38 +279,6 @@ def test_run_now_runs_the_call_on_the_calling_thread(store: SQLiteStore) -> None
     assert busy_timeout_ms(store) == 0  # left so for the next inline call
     assert store.count_jobs(owner=None) == 1
     assert busy_timeout_ms(store) == 10_000  # set back by the first other call
-
-
-@contextmanager
-def write_lock_held(holder: SQLiteStore) -> Iterator[threading.Event]:
-    """``holder`` keeps a write transaction open in a thread until the event yielded is set."""
-    holding, release = threading.Event(), threading.Event()
-
-    def hold() -> None:
-        with holder.atomic():
-            holder.insert_jobs([make_job()])
-            holding.set()
-            release.wait(30)
-
-    thread = threading.Thread(target=hold)
-    thread.start()
-    try:
-        assert holding.wait(30)
-        yield release
-    finally:
-        release.set()
-        thread.join()
-
-
-def test_a_call_after_run_now_waits_for_another_connection_again(
-    store: SQLiteStore, open_sqlite: Callable[[], SQLiteStore]
-) -> None:
-    store.run_now(lambda: store.insert_jobs([make_job()]))
-    with write_lock_held(open_sqlite()) as release:
-        threading.Timer(0.3, release.set).start()
-        store.insert_jobs([make_job()])  # waits for the holder's commit, as before run_now
-        assert release.is_set()
-    assert store.count_jobs(owner=None) == 3
 
 
 def test_run_now_refuses_at_once_while_another_connection_writes(
