@@ -4,8 +4,10 @@ inline when the thread is idle and the store can run it at once, else it is queu
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -227,17 +229,16 @@ async def test_a_creation_while_another_connection_writes_waits_off_the_loop(
 ) -> None:
     """The scheduler's one-job creation runs inline on SQLite; while another process's
     connection holds the write lock, it is queued to the store thread, which waits within the
-    busy timeout, and the event loop goes on meanwhile."""
+    busy timeout (10 s), and the event loop goes on meanwhile: never held for that long."""
     async with running(db, script, clock) as engine:
         first = await engine.add_job(new("in 1 hour"), owner=OWNER)
         holder = sqlite3.connect(db, isolation_level=None)
         holder.execute("BEGIN IMMEDIATE")
-        ticks = 0
+        ticks: list[float] = []
 
         async def tick() -> None:
-            nonlocal ticks
             while True:
-                ticks += 1
+                ticks.append(time.monotonic())
                 await anyio.sleep(0.01)
 
         async with anyio.create_task_group() as tasks:
@@ -251,12 +252,13 @@ async def test_a_creation_while_another_connection_writes_waits_off_the_loop(
 
             tasks.start_soon(create)
             await creating.wait()
-            await anyio.sleep(0.3)
-            assert created == []  # waiting for the lock, in the thread
-            assert ticks >= 5  # ... while the loop runs
+            ticked = len(ticks)
+            await eventually(lambda: len(ticks) >= ticked + 5, timeout=30)  # the loop runs ...
+            assert created == []  # ... while the creation waits for the lock, in the thread
             holder.execute("COMMIT")
             await eventually(lambda: bool(created), timeout=30)
             tasks.cancel_scope.cancel()
         holder.close()
+        assert max(after - before for before, after in itertools.pairwise(ticks)) < 5
         listed = await engine.list_jobs(owner=OWNER)
         assert {job.id for job in listed} == {first.id, created[0].id}
