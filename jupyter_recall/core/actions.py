@@ -98,6 +98,15 @@ def allowed_actions(job: Job) -> frozenset[JobAction]:
     return frozenset(action for action in JobAction if refusal(job, action) is None)
 
 
+_BY_NAME = tuple(sorted((action.value, action) for action in JobAction))
+
+
+def allowed_action_names(job: Job) -> list[str]:
+    """The names of ``allowed_actions(job)``, sorted: as job documents list them (built for
+    every job answered, so without the set)."""
+    return [name for name, action in _BY_NAME if refusal(job, action) is None]
+
+
 def require(job: Job, action: JobAction) -> None:
     """Raise ``ConflictError`` (a 409) with the reason when ``job``'s state refuses ``action``."""
     reason = refusal(job, action)

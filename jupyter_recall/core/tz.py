@@ -77,6 +77,17 @@ def lookup_tz(text: str) -> tuple[str, tzinfo]:
     return _resolve(text)
 
 
+@lru_cache(maxsize=512)
+def is_zone(text: str) -> bool:
+    """Whether ``lookup_tz`` takes ``text``; remembered, failures too (a phrase's last word is
+    tried as a zone, and ``lookup_tz`` remembers only the zones it finds)."""
+    try:
+        _resolve(text)
+    except ValidationError:
+        return False
+    return True
+
+
 def normalize_tz(text: str) -> str:
     """The canonical spelling of a zone text: the IANA key, ``UTC`` or ``±HH:MM``."""
     if not isinstance(text, str):

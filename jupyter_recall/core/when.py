@@ -27,7 +27,7 @@ from jupyter_recall.core.triggers.interval import IntervalTrigger
 from jupyter_recall.core.triggers.once import OnceTrigger
 from jupyter_recall.core.triggers.wallclock import instant_to_wall, local_instant, wall_to_instant
 from jupyter_recall.core.triggers.weeks import WeeksTrigger, monday_of
-from jupyter_recall.core.tz import lookup_tz
+from jupyter_recall.core.tz import is_zone, lookup_tz
 from jupyter_recall.core.when_words import (
     AT,
     DURATION,
@@ -222,9 +222,7 @@ def _split_zone(stripped: str) -> tuple[str, str | None]:
     head, space, last = stripped.rpartition(" ")
     if not space or not head.strip() or _ZONE_WORD.fullmatch(last) is None:
         return stripped, None
-    try:
-        lookup_tz(last)
-    except ValidationError:
+    if not is_zone(last):
         return stripped, None
     return head.rstrip(), last
 

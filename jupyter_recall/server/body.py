@@ -36,8 +36,17 @@ def decode_body(raw: bytes) -> dict[str, Any]:
     value = _parse(text)
     if not isinstance(value, dict):
         raise ValidationError(BODY, f"must be a JSON object, got {json_type(value)}")
-    _check_tree(value)
+    if _may_break_bounds(text):
+        _check_tree(value)
     return value
+
+
+def _may_break_bounds(text: str) -> bool:
+    """Whether walking the decoded document could find what ``_check_tree`` refuses: a lone
+    surrogate comes only from a ``\\u`` escape (UTF-8 text holds none), and a container
+    deeper than ``MAX_DEPTH`` needs more than ``MAX_DEPTH`` brackets. Most bodies have
+    neither, and the walk cost as much as decoding them."""
+    return "\\u" in text or text.count("{") + text.count("[") > MAX_DEPTH
 
 
 def json_type(value: object) -> str:
@@ -57,12 +66,9 @@ def json_type(value: object) -> str:
 
 def _parse(text: str) -> Any:
     try:
-        return json.loads(
-            text,
-            parse_constant=_refuse_constant,
-            parse_int=_bounded_int,
-            parse_float=_finite_float,
-        )
+        if text.startswith("\ufeff"):  # as json.loads says it
+            raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+        return _DECODER.decode(text)
     except json.JSONDecodeError as error:
         raise ValidationError(BODY, f"is not valid JSON: {error}") from None
     except RecursionError:
@@ -90,6 +96,12 @@ def _finite_float(text: str) -> float:
     if not math.isfinite(number):
         raise ValidationError(BODY, f"the number {text[:30]} is too large to be finite")
     return number
+
+
+_DECODER = json.JSONDecoder(
+    parse_constant=_refuse_constant, parse_int=_bounded_int, parse_float=_finite_float
+)
+"""Made once: ``json.loads`` with hooks makes a decoder, and its scanner, on every call."""
 
 
 def _check_tree(document: dict[str, Any]) -> None:

@@ -99,8 +99,7 @@ class RecallHandler(ExtensionHandlerMixin, APIHandler):
 
     def send_json(self, document: Any, status: int = 200) -> None:
         self.set_status(status)
-        self.set_header("Content-Type", "application/json")
-        self.finish(json.dumps(document))
+        self.finish(json.dumps(document))  # APIHandler.finish says it is application/json
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         exc_info = kwargs.get("exc_info")
@@ -186,9 +185,9 @@ class JobsHandler(RecallHandler):
             jobs = await self.scheduler.add_jobs(news, owner=self.owner)
             self.send_json({"jobs": [created_job_json(job) for job in jobs]}, status=201)
             return
-        new = new_job_from_json(body)
-        await authorize_jobs(self, self.owner, [shape_of(new)])
-        job = await self.scheduler.add_job(new, owner=self.owner)
+        new, owner = new_job_from_json(body), self.owner
+        await authorize_jobs(self, owner, [shape_of(new)])
+        job = await self.scheduler.add_job(new, owner=owner)
         self.send_json(created_job_json(job), status=201)
 
 

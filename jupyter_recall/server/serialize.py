@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, NotRequired, TypedDict
 
-from jupyter_recall.core.actions import allowed_actions
+from jupyter_recall.core.actions import allowed_action_names
 from jupyter_recall.core.dependency import After
 from jupyter_recall.core.errors import ConflictError, ValidationError
 from jupyter_recall.core.limits import TEXT_LIMITS
@@ -25,7 +25,7 @@ from jupyter_recall.core.records import (
     check_fits,
     target_from_json,
 )
-from jupyter_recall.engine.jobs import JobChanges
+from jupyter_recall.engine.jobs import DEFAULT_POLICIES, JobChanges
 from jupyter_recall.engine.scheduler import NewJob
 from jupyter_recall.server.body import json_type
 
@@ -109,10 +109,17 @@ class RunJSON(TypedDict):
 
 
 def job_to_json(job: Job) -> JobJSON:
+    # A new job's instants are shared (created and updated at once, fired when it occurs):
+    # written once.
+    created_at = iso(job.created_at)
+    updated_at = created_at if job.updated_at is job.created_at else iso(job.updated_at)
+    next_occurrence = iso(job.next_occurrence)
+    fires = job.next_fire_at
+    next_fire_at = next_occurrence if fires is job.next_occurrence else iso(fires)
     return {
         "id": job.id,
         "name": job.name,
-        "kind": job.kind.value,
+        "kind": job.kind._value_,
         "owner": job.owner,
         "when": job.when,
         "after": _after_json(job),
@@ -120,28 +127,28 @@ def job_to_json(job: Job) -> JobJSON:
         "schedule_kind": job.schedule.kind,
         "description": job.schedule.describe(),
         "tz": job.schedule.tz,
-        "status": job.status.value,
+        "status": job.status._value_,
         "pending": job.is_pending,
         "action": job.action.to_json(),
         "target": job.target.to_json(),
         "session": job.session,
         "policies": job.policies.to_dict(),
         "options": job.options.to_json(),
-        "next_fire_at": iso(job.next_fire_at),
-        "next_occurrence": iso(job.next_occurrence),
-        "created_at": iso(job.created_at),
-        "updated_at": iso(job.updated_at),
+        "next_fire_at": next_fire_at,
+        "next_occurrence": next_occurrence,
+        "created_at": created_at,
+        "updated_at": updated_at,
         "run_count": job.run_count,
         "failure_count": job.failure_count,
         "last_run_at": iso(job.last_run_at),
         "last_run_id": job.last_run_id,
-        "last_status": job.last_status.value if job.last_status else None,
+        "last_status": job.last_status._value_ if job.last_status else None,
         "last_error": job.last_error,
         "plugin_owner": job.plugin_owner,
         "key": job.key,
         "failure_streak": job.failure_streak,
         "paused_reason": job.paused_reason,
-        "allowed_actions": sorted(action.value for action in allowed_actions(job)),
+        "allowed_actions": allowed_action_names(job),
     }
 
 
@@ -247,7 +254,7 @@ def new_job_from_json(body: Mapping[str, Any]) -> NewJob:
         kind=kind,
         tz=_optional_str(body, "tz"),
         session=session,
-        policies=_policies(body) or Policies(),
+        policies=_policies(body) or DEFAULT_POLICIES,
         options=_options(body),
     )
 

@@ -7,7 +7,13 @@ from datetime import datetime, timezone
 
 import pytest
 
-from jupyter_recall.core.actions import JobAction, allowed_actions, refusal, require
+from jupyter_recall.core.actions import (
+    JobAction,
+    allowed_action_names,
+    allowed_actions,
+    refusal,
+    require,
+)
 from jupyter_recall.core.errors import ConflictError
 from jupyter_recall.core.model import Job, JobKind, JobStatus
 from jupyter_recall.core.records import SERVER_TARGET, NotificationAction
@@ -58,6 +64,7 @@ def names(found: frozenset[JobAction]) -> list[str]:
 )
 def test_allowed_actions_by_state(made: Job, expected: list[str]) -> None:
     assert names(allowed_actions(made)) == expected
+    assert allowed_action_names(made) == expected  # what job documents list
 
 
 def test_refusals_name_the_job_and_the_reason() -> None:

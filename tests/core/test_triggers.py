@@ -15,7 +15,7 @@ from jupyter_recall.core.triggers.interval import IntervalTrigger
 from jupyter_recall.core.triggers.once import OnceTrigger
 from jupyter_recall.core.triggers.wallclock import local_instant, wall_to_instant
 from jupyter_recall.core.triggers.weeks import WeeksTrigger
-from jupyter_recall.core.tz import lookup_tz, normalize_tz, resolve_tz
+from jupyter_recall.core.tz import is_zone, lookup_tz, normalize_tz, resolve_tz
 
 UTC = timezone.utc
 
@@ -216,6 +216,7 @@ def test_time_zone_forms(text, name, offset_at_june):
     zone = resolve_tz(text)
     assert datetime(2026, 6, 1, 12, tzinfo=zone).utcoffset() == offset_at_june
     assert lookup_tz(text) == (name, zone)
+    assert is_zone(text)
 
 
 def test_zone_lookups_are_cached():
@@ -240,6 +241,9 @@ def test_zone_lookups_are_cached():
     ],
 )
 def test_bad_time_zones_name_the_field_and_the_accepted_forms(text):
+    if text is not None:
+        assert not is_zone(text)  # remembered: asked twice, the same answer
+        assert not is_zone(text)
     with pytest.raises(ValidationError) as caught:
         resolve_tz(text)
     assert caught.value.field == "tz"

@@ -44,12 +44,21 @@ def test_a_good_body_comes_back_as_it_was_sent():
         (b'{"\\udfff": 1}', "\udfff", "surrogate"),
         (b'{"a": [{"b": ["\\udbff"]}]}', "a[0].b[0]", "surrogate"),
         (b"[" * 5000 + b"]" * 5000, "body", "nested too deeply"),
+        (b"\xef\xbb\xbf{}", "body", "Unexpected UTF-8 BOM"),
     ],
 )
 def test_bad_bodies_name_where(raw, field, says):
     error = refused(raw)
     assert error.field == field
     assert says in error.message
+
+
+def test_escapes_and_many_shallow_brackets_are_walked_and_accepted():
+    # Either one makes decode_body walk the document (a body without both is not walked).
+    escaped = {"a": "café 𝄞", "b": [[]] * (MAX_DEPTH + 5)}
+    raw = json.dumps(escaped).encode()
+    assert b"\\u" in raw
+    assert decode_body(raw) == escaped
 
 
 def test_depth_counts_objects_and_arrays():
