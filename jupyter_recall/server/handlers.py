@@ -26,6 +26,7 @@ from jupyter_recall.core.payloads import check_text
 from jupyter_recall.core.records import Target
 from jupyter_recall.core.when import parse_when
 from jupyter_recall.engine.scheduler import Scheduler
+from jupyter_recall.server.answer_text import answer_text
 from jupyter_recall.server.authorization import authorize_jobs, changed_shape, shape_of
 from jupyter_recall.server.body import decode_body, json_type
 from jupyter_recall.server.errors import error_body, status_for
@@ -99,7 +100,7 @@ class RecallHandler(ExtensionHandlerMixin, APIHandler):
 
     def send_json(self, document: Any, status: int = 200) -> None:
         self.set_status(status)
-        self.finish(json.dumps(document))  # APIHandler.finish says it is application/json
+        self.finish(answer_text(document))  # APIHandler.finish says it is application/json
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         exc_info = kwargs.get("exc_info")
