@@ -32,6 +32,8 @@ from jupyter_recall.core.model import (
     RunTrigger,
 )
 from jupyter_recall.core.records import (
+    NO_OPTIONS,
+    SERVER_TARGET,
     Action,
     JobOptions,
     Target,
@@ -290,7 +292,7 @@ def job_rows(jobs: Sequence[Job]) -> list[JobRow]:
     policies...) are encoded once per call, remembered by identity: the jobs hold them, so no
     other object takes their ids during the call.
     """
-    texts: dict[int, str] = {}
+    texts = dict(_SHARED_TEXTS)
     try:
         return [_job_row(job, texts) for job in jobs]
     except TypeError:
@@ -325,6 +327,14 @@ def _target_text(target: Target) -> str:
 
 def _options_text(options: JobOptions) -> str:
     return encode_payload(options.to_json(), "options")
+
+
+_SHARED_TEXTS = {
+    id(SERVER_TARGET): _target_text(SERVER_TARGET),
+    id(NO_OPTIONS): _options_text(NO_OPTIONS),
+}
+"""The texts of the records every job without a target or options holds, made once: they live
+as long as the process, so no other object takes their ids."""
 
 
 def _job_row(job: Job, texts: dict[int, str]) -> JobRow:

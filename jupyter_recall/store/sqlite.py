@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from datetime import datetime
 from functools import lru_cache
-from itertools import repeat
+from itertools import compress, islice, repeat
 from operator import is_not, itemgetter
 from typing import Any, TypeVar
 
@@ -171,7 +171,8 @@ def _insert_statement(
     cost more in garbage collection than making them.
     """
     if len(rows) == 1:  # one REST creation: the columns kept read off the row at once
-        kept = tuple(index for index, value in enumerate(rows[0]) if value is not None or not index)
+        row = rows[0]
+        kept = (0, *compress(range(1, len(row)), map(is_not, islice(row, 1, None), repeat(None))))
     else:
         kept = (  # the id is never NULL, which keeps a parameter in each row
             0,
