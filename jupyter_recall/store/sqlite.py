@@ -419,34 +419,23 @@ class SQLiteStore(
         if not jobs:
             return
         sql, rows = _insert_statement("jobs", JobRow._fields, codec.job_rows(jobs))
-        if len(jobs) == 1 and self._insert_in_transaction(jobs, sql, rows):
-            return
         with self._transaction_held():
             try:
-                # SQLite takes back the one statement that fails, so one row needs no savepoint
-                # (its failure still becomes a StoreError here, to be named as a conflict).
-                with self.atomic() if len(jobs) > 1 else self._errors():
-                    self._conn.executemany(sql, rows)
+                if len(jobs) > 1:
+                    with self.atomic():
+                        self._conn.executemany(sql, rows)
+                else:
+                    # SQLite takes back the one statement that fails: one row needs no savepoint.
+                    self._execute_one(sql, rows)
             except StoreError as exc:
                 raise self._job_conflict(jobs, exc, inserting=True) from None
 
-    def _insert_in_transaction(
-        self, jobs: Sequence[Job], sql: str, rows: Iterable[tuple[Any, ...]]
-    ) -> bool:
-        """One job inserted in the transaction open on this thread (a creation's), with one
-        context instead of the general path's four (a REST creation's hot path); False when
-        none is open."""
-        with self._errors():
-            if not self._depth:
-                return False
-            try:
-                try:
-                    self._conn.execute(sql, next(iter(rows)))
-                except sqlite3.Error as exc:
-                    raise self._failure(exc) from exc
-            except StoreError as exc:
-                raise self._job_conflict(jobs, exc, inserting=True) from None
-        return True
+    def _execute_one(self, sql: str, rows: Iterable[tuple[Any, ...]]) -> None:
+        """The statement of one row; its failure a ``StoreError``, for the caller to name."""
+        try:
+            self._conn.execute(sql, next(iter(rows)))
+        except sqlite3.Error as exc:
+            raise self._failure(exc) from exc
 
     def update_jobs(self, jobs: Sequence[Job]) -> None:
         if not jobs:
