@@ -597,18 +597,12 @@ class Scheduler:
         and handled by the job's catch-up policy."""
         self._require_running()
         await self._guard(job_id, owner, "resumed")
-        held, now = self._runner.held(job_id), self.clock.now()
+        now = self.clock.now()
 
         def resume() -> tuple[Job, datetime | None]:
-            # A pending retry is a run in flight: a one-shot job resumed with one is not over.
-            retry_at = retrying.pending_at(self.store, job_id)
+            in_flight, retry_at = self._in_flight(job_id)
             job = jobs.resume_job(
-                self.store,
-                job_id,
-                owner=owner,
-                now=now,
-                catch_up=catch_up,
-                in_flight=held + (retry_at is not None),
+                self.store, job_id, owner=owner, now=now, catch_up=catch_up, in_flight=in_flight
             )
             return job, retry_at
 
@@ -620,6 +614,13 @@ class Scheduler:
         # job's retry was pending, must not wait for its next pass (max_sleep) to fire it.
         self._poke(retry_at)
         return self._changed(job)
+
+    def _in_flight(self, job_id: str) -> tuple[int, datetime | None]:
+        """For a job resumed (in the store thread): its runs in flight, a pending retry counted
+        among them (a one-shot job resumed with one is not over), and that retry's instant,
+        which the firing loop must be woken for."""
+        retry_at = retrying.pending_at(self.store, job_id)
+        return self._runner.held(job_id) + (retry_at is not None), retry_at
 
     async def skip_job(self, job_id: str, *, owner: str) -> Job:
         """Skip the next occurrence of a recurring job (recorded as a ``skipped`` run)."""
@@ -752,12 +753,10 @@ class Scheduler:
             retries: list[datetime] = []
 
             def in_flight(job_id: str) -> int:
-                # A pending retry is a run in flight, as for resume_job.
-                retry_at = retrying.pending_at(self.store, job_id)
-                if retry_at is None:
-                    return self._runner.held(job_id)
-                retries.append(retry_at)
-                return self._runner.held(job_id) + 1
+                count, retry_at = self._in_flight(job_id)
+                if retry_at is not None:
+                    retries.append(retry_at)
+                return count
 
             resumed = owners.enable_owner(
                 self.store, plugin_owner, owner=owner, now=now, in_flight=in_flight
