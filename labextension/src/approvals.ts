@@ -7,6 +7,7 @@ import { ISignal, Signal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
 
 import { RecallApi } from './api';
+import { Arrivals } from './arrivals';
 import {
   applyApproval,
   approvalOf,
@@ -43,25 +44,20 @@ export class ApprovalsModel {
   error = '';
 
   async refresh(): Promise<void> {
-    // Events keep flowing while the listing is on its way; the listing predates them.
-    const arrived: IApproval[] = [];
-    this._arrivals.add(arrived);
     try {
-      const answer = await this.api.request<{ approvals: IApproval[] }>('GET', 'approvals');
+      const { answer, arrived } = await this._arrivals.during(() =>
+        this.api.request<{ approvals: IApproval[] }>('GET', 'approvals')
+      );
       this._records = withArrivals(answer.approvals, arrived);
       this.error = '';
     } catch (error) {
       this.error = String((error as Error).message ?? error);
-    } finally {
-      this._arrivals.delete(arrived);
     }
     this._changed.emit();
   }
 
   apply(record: IApproval): void {
-    for (const arrived of this._arrivals) {
-      arrived.push(record);
-    }
+    this._arrivals.record(record);
     this._records = applyApproval(this._records, record);
     this._changed.emit();
   }
@@ -79,7 +75,7 @@ export class ApprovalsModel {
   }
 
   private _records: IApproval[] = [];
-  private _arrivals = new Set<IApproval[]>();
+  private _arrivals = new Arrivals<IApproval>();
   private _changed = new Signal<this, void>(this);
 }
 

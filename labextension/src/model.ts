@@ -3,6 +3,7 @@ import { ISignal, Signal } from '@lumino/signaling';
 
 import { ACTION_ROUTES, actionLabel, JobAction } from './actions';
 import { RecallApi } from './api';
+import { Arrivals } from './arrivals';
 import { FINISHED, finishedCount, IJobCounts, listingQuery, statusCounts } from './pages';
 import { DEFAULT_SETTINGS, IRecallSettings } from './settings';
 import {
@@ -98,12 +99,13 @@ export class RecallModel {
    * with 100,000 jobs as with 10; `loadMore` reads the next.
    */
   async refresh(): Promise<void> {
-    // Fetch first, then merge into the state as it is now: events may land meanwhile.
-    const arrived: IChangeEvent[] = [];
-    this._arrivals.add(arrived);
     try {
+      // Fetch first, then merge into the state as it is now: events may land meanwhile.
       const query = listingQuery(this.filter);
-      const [page, watchers] = await Promise.all([this.api.jobsPage(query), this.api.watchers()]);
+      const { answer, arrived } = await this._arrivals.during(() =>
+        Promise.all([this.api.jobsPage(query), this.api.watchers()])
+      );
+      const [page, watchers] = answer;
       // The pending recalls the banner read for its notebook stay, in the page or not.
       const recalls = Object.values(this.state.jobs).filter(
         job => job.kind === 'recall' && job.pending
@@ -121,8 +123,6 @@ export class RecallModel {
       this.error = '';
     } catch (error) {
       this.error = this.trans.__('Could not load jobs: %1', (error as Error).message);
-    } finally {
-      this._arrivals.delete(arrived);
     }
     this._changed.emit();
     await Promise.all(Object.keys(this.state.watchers).map(id => this._fetchWatcher(id)));
@@ -196,9 +196,7 @@ export class RecallModel {
   }
 
   apply(event: IChangeEvent): void {
-    for (const arrived of this._arrivals) {
-      arrived.push(event);
-    }
+    this._arrivals.record(event);
     if (COUNTED_EVENTS.has(event.type)) {
       // A burst of changes asks for the counts once.
       clearTimeout(this._countsTimer);
@@ -344,6 +342,6 @@ export class RecallModel {
   private _refetchTimer: ReturnType<typeof setTimeout> | undefined = undefined;
   private _countsTimer: ReturnType<typeof setTimeout> | undefined = undefined;
   private _countsAsked = 0;
-  private _arrivals = new Set<IChangeEvent[]>();
+  private _arrivals = new Arrivals<IChangeEvent>();
   private _fetching = new Set<string>();
 }
