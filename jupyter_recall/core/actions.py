@@ -99,12 +99,16 @@ def allowed_actions(job: Job) -> frozenset[JobAction]:
 
 
 _BY_NAME = tuple(sorted((action.value, action) for action in JobAction))
+_CHECKS_BY_NAME = tuple((name, _CHECKS[action]) for name, action in _BY_NAME)
 
 
 def allowed_action_names(job: Job) -> list[str]:
     """The names of ``allowed_actions(job)``, sorted: as job documents list them (built for
-    every job answered, so without the set)."""
-    return [name for name, action in _BY_NAME if refusal(job, action) is None]
+    every job answered, so without the set, and for a job not ended, straight from the checks
+    ``refusal`` would ask: a third of the work)."""
+    if job.status.is_terminal:
+        return [name for name, action in _BY_NAME if refusal(job, action) is None]
+    return [name for name, check in _CHECKS_BY_NAME if check(job) is None]
 
 
 def require(job: Job, action: JobAction) -> None:

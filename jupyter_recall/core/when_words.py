@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import time
+from functools import lru_cache
 
 UNIT_SECONDS: dict[str, int] = {
     name: seconds
@@ -132,8 +133,10 @@ class Duration:
     seconds: int
 
 
+@lru_cache(maxsize=256)
 def read_duration(text: str) -> Duration:
-    """The duration written in ``text``, which matched ``DURATION``."""
+    """The duration written in ``text``, which matched ``DURATION``; remembered, as programs
+    write the same few ("in 5 minutes") again and again."""
     months = seconds = 0
     for part in _PART_RE.finditer(text):
         if part["half"]:
