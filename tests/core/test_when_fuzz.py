@@ -15,7 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jupyter_recall.core.errors import ParseError
-from jupyter_recall.core.when import parse_when
+from jupyter_recall.core.tz import lookup_tz
+from jupyter_recall.core.when import ScheduleSpec, _read_whole, _relative_seconds, parse_when
 from jupyter_recall.core.when_words import EXAMPLES, VOCABULARY
 
 UTC = timezone.utc
@@ -116,3 +117,40 @@ def test_the_fuzz_reaches_the_new_phrases():
         parse_when(example, now=now - timedelta(hours=2), tz="UTC").kind for example in EXAMPLES
     }
     assert kinds == {"once", "immediate", "interval", "cron"}
+
+
+RELATIVE_TEXTS = st.builds(
+    lambda lead, count, unit, tail: f"{lead}{count} {unit}{tail}",
+    st.sampled_from(["in ", "dans ", "", "  In  ", "IN "]),
+    st.integers(0, 10**12).map(str) | st.sampled_from(["a", "an", "une", "half an", "1.5"]),
+    st.sampled_from(["minutes", "hours", "days", "weeks", "months", "s", "h", "heures", "hour"]),
+    st.sampled_from(["", " from now", " UTC", " Europe/Paris", " and 30 minutes", " ago"]),
+)
+
+
+def _reading(read):
+    try:
+        return read()
+    except ParseError as error:
+        return ("ParseError", str(error))
+
+
+@SETTINGS
+@given(text=TEXTS | RELATIVE_TEXTS, now=NOWS, tz=ZONES)
+def test_the_shortcut_for_relative_times_reads_as_the_whole_reading(text, now, tz):
+    """``parse_when`` answers relative times of seconds from a reading remembered per text;
+    for every text, it answers what the whole reading (``_read_whole``) does."""
+    name, zone = lookup_tz(tz)
+    whole = _reading(lambda: _read_whole(text, now, name, zone))
+    assert _reading(lambda: parse_when(text, now=now, tz=tz)) == whole
+    if _relative_seconds(text) is not None and isinstance(whole, ScheduleSpec):
+        assert whole.kind == "once", text  # the shortcut was taken (past year 9999: not)
+
+
+def test_the_shortcut_is_taken_for_plain_relative_times():
+    now = datetime(2026, 5, 10, 8, tzinfo=UTC)
+    for text in ("in 5 minutes", "in 1 day", "dans 2 heures", "90s", "10 minutes from now"):
+        assert _relative_seconds(text) is not None, text
+        assert parse_when(text, now=now, tz="UTC") == _read_whole(text, now, "UTC", UTC)
+    for text in ("in 1 month", "in 5 minutes UTC", "2026-06-01", "after abc succeeds", "now"):
+        assert _relative_seconds(text) is None, text
