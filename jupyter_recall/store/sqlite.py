@@ -236,25 +236,24 @@ class _Held:
             self._store._lock.release()
 
 
-class _Atomic:
+class _Atomic(_Held):
     """``SQLiteStore.atomic()``: the lock held (``_Held``) and a transaction, BEGIN IMMEDIATE
     ... COMMIT (ROLLBACK when the block fails), or inside one a savepoint; ``held``: inside a
     transaction, none of its own (``_transaction_held``)."""
 
-    __slots__ = ("_held", "_lock", "_savepoint", "_store")
+    __slots__ = ("_held", "_savepoint")
 
     def __init__(self, store: SQLiteStore, *, held: bool) -> None:
         self._store = store
         self._held = held
-        self._lock = _Held(store)
         self._savepoint: str | None = None
 
     def __enter__(self) -> None:
-        self._lock.__enter__()
+        _Held.__enter__(self)
         try:
             self._begin()
         except BaseException as exc:
-            self._lock.__exit__(type(exc), exc, exc.__traceback__)
+            _Held.__exit__(self, type(exc), exc, exc.__traceback__)
             raise
 
     def _begin(self) -> None:
@@ -275,9 +274,9 @@ class _Atomic:
         try:
             self._end(exc)
         except BaseException as error:
-            self._lock.__exit__(type(error), error, error.__traceback__)
+            _Held.__exit__(self, type(error), error, error.__traceback__)
             raise
-        self._lock.__exit__(kind, exc, tb)
+        _Held.__exit__(self, kind, exc, tb)
 
     def _end(self, exc: BaseException | None) -> None:
         store, name = self._store, self._savepoint
