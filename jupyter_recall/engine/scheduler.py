@@ -15,7 +15,7 @@ except through the injected ``Clock``. The firing model is described in ``docs/e
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from contextlib import AsyncExitStack
 from datetime import datetime, timedelta
 from functools import partial
@@ -275,10 +275,11 @@ class Scheduler:
         if self._stack is None:
             raise RuntimeError("the Scheduler is not running: use it as `async with scheduler:`")
 
-    async def _in_store(self, func: Callable[[], T], *, small: bool = False) -> T:
+    def _in_store(self, func: Callable[[], T], *, small: bool = False) -> Awaitable[T]:
         """Run ``func`` in the store thread; the event loop never waits on SQLite, but for a
-        ``small`` call (one row, by its key) that can run at once (``engine/store_thread``)."""
-        return await self._store_thread.run(func, small=small)
+        ``small`` call (one row, by its key) that can run at once (``engine/store_thread``).
+        The store thread's own awaitable, not one more coroutine around it."""
+        return self._store_thread.run(func, small=small)
 
     # --- events -----------------------------------------------------------------------------
 
