@@ -197,8 +197,8 @@ class Policies:
     def to_dict(self) -> PoliciesJSON:
         return {
             "catchup_window": self.catchup_window,
-            "coalesce": self.coalesce.value,
-            "overlap": self.overlap.value,
+            "coalesce": self.coalesce._value_,  # a plain attribute: .value is a property
+            "overlap": self.overlap._value_,
             "max_runs": self.max_runs,
             "end_at": self.end_at.isoformat() if self.end_at else None,
             "jitter": self.jitter,

@@ -89,6 +89,9 @@ class ScheduleSpec:
 
     def describe(self) -> str:
         """Human words for UI cards, e.g. ``every day at 09:00 (Europe/Paris)``."""
+        trigger = self.trigger
+        if type(trigger) is OnceTrigger:  # most jobs: asked first
+            return "immediately" if self.kind == "immediate" else self._describe_once(trigger.at)
         if isinstance(self.trigger, IntervalTrigger):
             return f"every {_describe_seconds(self.trigger.seconds)}"
         if isinstance(self.trigger, CronTrigger):
@@ -101,6 +104,9 @@ class ScheduleSpec:
             return "immediately"
         fire = self.first_fire_time()
         assert fire is not None
+        return self._describe_once(fire)
+
+    def _describe_once(self, fire: datetime) -> str:
         local = fire.astimezone(resolve_tz(self.tz))
         stamp = local.strftime("%Y-%m-%d %H:%M:%S" if local.second else "%Y-%m-%d %H:%M")
         return f"once at {stamp} ({self.tz})"
