@@ -1,6 +1,6 @@
 """The Scheduler: the firing loop, the public API over jobs and runs, and the engine's lease.
 
-The loop sleeps until ``fire_ahead`` seconds before the earliest ``next_fire_at`` or a wake-up
+The loop sleeps until half ``fire_ahead`` before the earliest ``next_fire_at`` or a wake-up
 (a new or changed job), never on a fixed poll, and re-reads the clock at least every
 ``max_sleep`` seconds to notice jumps of the wall clock. Each pass fires one batch of due jobs
 in one transaction (``firing.fire_due``), those due within ``fire_ahead`` included, and hands
@@ -399,10 +399,15 @@ class Scheduler:
             self._poke(fire_at)
 
     def _poke(self, fire_at: datetime | None) -> None:
-        """Wake the loop if ``fire_at`` needs a pass earlier than the one it sleeps towards."""
+        """Wake the loop if ``fire_at`` needs a pass earlier than the one it sleeps towards.
+
+        The loop itself sleeps until half the fire-ahead window before the earliest job
+        (``firing.fire_due``): a job due then or later needs no earlier pass. Asked with the
+        whole window, every job created at the instant of the earliest (a batch of "every day
+        at 9:00", of "tomorrow", of one cron line) woke the loop for a pass of its own."""
         if fire_at is None:
             return
-        pass_at = fire_at - self._ahead
+        pass_at = fire_at - self._ahead / 2
         if self._planning or self._sleeping_until is None or pass_at < self._sleeping_until:
             self._wake.set()
 

@@ -161,6 +161,48 @@ async def test_a_new_earlier_job_wakes_the_sleeping_loop(db: Path) -> None:
     assert fired[0] < 0.05
 
 
+async def test_jobs_due_with_the_earliest_need_no_pass_of_their_own(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch of jobs due at one instant ("every day at 9:00", "tomorrow", one cron line) is
+    fired by the pass the loop sleeps towards: creating them wakes it for no pass of their own
+    (each cost a whole pass, and the creation its inline store call, before this was fixed);
+    a job due earlier still wakes it."""
+    fired: list[str] = []
+
+    async def record(job: Job, run: Run, output: OutputSink) -> None:
+        fired.append(job.name)
+
+    store = SQLiteStore(db)
+    engine = Scheduler(store, CallableExecutor(record), clock=SystemClock(), max_sleep=600)
+    passes = 0
+    fire_once = engine._fire_once
+
+    async def counted() -> object:
+        nonlocal passes
+        passes += 1
+        return await fire_once()
+
+    monkeypatch.setattr(engine, "_fire_once", counted)
+    async with engine:
+        at = (datetime.now(UTC) + timedelta(hours=1)).isoformat()
+        await engine.add_job(NewJob(when=at, action=NotificationAction("x")), owner=OWNER)
+        await eventually(lambda: engine._sleeping_until is not None and not engine._planning)
+        before = passes
+        for index in range(20):
+            new = NewJob(when=at, name=f"same-{index}", action=NotificationAction("x"))
+            await engine.add_job(new, owner=OWNER)
+            await anyio.sleep(0.02)  # as requests come: the loop may run between them
+        await anyio.sleep(0.3)
+        assert passes == before
+        soon = (datetime.now(UTC) + timedelta(seconds=0.3)).isoformat()
+        new = NewJob(when=soon, name="soon", action=NotificationAction("y"))
+        await engine.add_job(new, owner=OWNER)
+        await eventually(lambda: fired == ["soon"], timeout=10)
+    store.close()
+    assert passes > before
+
+
 class JumpingClock(SystemClock):
     """The system clock plus an offset that a test can change: a jump of the wall clock that
     no one tells the engine about."""
