@@ -223,7 +223,8 @@ class _Held:
         try:
             store._wait_for_locks(True)
         except BaseException as exc:
-            self.__exit__(type(exc), exc, exc.__traceback__)
+            # _Held's own exit, not an _Atomic's: no transaction was begun to end.
+            _Held.__exit__(self, type(exc), exc, exc.__traceback__)
             raise
 
     def __exit__(

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from jupyter_recall.core.errors import ConflictError, StoreBusy, StoreError, ValidationError
-from jupyter_recall.core.model import JobKind
+from jupyter_recall.core.model import Job, JobKind
 from jupyter_recall.core.records import HeadlessTarget, JobOptions, NotificationAction, ToolAction
 from jupyter_recall.store import codec
 from jupyter_recall.store.base import JOB_STATE_FIELDS
@@ -307,6 +307,54 @@ def test_run_now_lets_other_errors_through(store: SQLiteStore) -> None:
     with pytest.raises(ConflictError):
         store.run_now(lambda: store.insert_jobs([job]))
     assert store.count_jobs(owner=None) == 1
+
+
+def test_transactions_end_as_they_began_whatever_fails(
+    store: SQLiteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``atomic()``: a failing block rolls back (its savepoint only, when nested) and reports a
+    ``StoreError``; a failure before the transaction began (setting the busy timeout back after
+    a ``run_now`` call) leaves nothing to end: the store stays usable from another thread."""
+    first, second, third = make_job(), make_job(), make_job()
+
+    def insert_then(job: Job, fail: Callable[[], object]) -> None:
+        with store.atomic():
+            store.insert_jobs([job])
+            fail()
+
+    def boom() -> None:
+        raise ValueError("boom")
+
+    with store.atomic():
+        store.insert_jobs([first])
+        with pytest.raises(StoreError):
+            insert_then(second, lambda: store._conn.execute("SELECT nothing FROM jobs"))
+    assert {job.id for job in store.list_jobs(owner=None)} == {first.id}
+    with pytest.raises(ValueError, match="boom"):
+        insert_then(third, boom)
+    assert store.count_jobs(owner=None) == 1
+
+    def refuse(waits: bool) -> None:
+        raise sqlite3.OperationalError("disk I/O error")
+
+    store.run_now(lambda: store.count_jobs(owner=None))  # leaves the busy timeout at 0
+    monkeypatch.setattr(store, "_wait_for_locks", refuse)
+    with pytest.raises(StoreError, match="disk I/O error"), store.atomic():
+        pytest.fail("the block of a transaction that could not begin ran")
+    store._waits = True
+    with store.atomic():  # nested, it must not end the transaction it is in
+        store.insert_jobs([third])
+        store._waits = False  # as if a run_now call had just left it so
+        with pytest.raises(StoreError, match="disk I/O error"), store.atomic():
+            pytest.fail("the block of a transaction that could not begin ran")
+        assert store._depth == 1
+    monkeypatch.undo()
+    assert store._depth == 0
+    counted: list[int] = []
+    worker = threading.Thread(target=lambda: counted.append(store.count_jobs(owner=None)))
+    worker.start()
+    worker.join(timeout=10)
+    assert counted == [2]  # the lock was let go; the outer transaction committed
 
 
 def test_a_closed_store_reports_a_store_error(store: SQLiteStore) -> None:
