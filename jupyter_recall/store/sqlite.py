@@ -476,17 +476,12 @@ class SQLiteStore(
                     with self.atomic():
                         self._conn.executemany(sql, rows)
                 else:
-                    # SQLite takes back the one statement that fails: one row needs no savepoint.
-                    self._execute_one(sql, rows)
+                    # SQLite takes back the one statement that fails: one row needs no savepoint
+                    # (its failure still becomes a StoreError here, to be named as a conflict).
+                    with self._errors():
+                        self._conn.execute(sql, next(iter(rows)))
             except StoreError as exc:
                 raise self._job_conflict(jobs, exc, inserting=True) from None
-
-    def _execute_one(self, sql: str, rows: Iterable[tuple[Any, ...]]) -> None:
-        """The statement of one row; its failure a ``StoreError``, for the caller to name."""
-        try:
-            self._conn.execute(sql, next(iter(rows)))
-        except sqlite3.Error as exc:
-            raise self._failure(exc) from exc
 
     def update_jobs(self, jobs: Sequence[Job]) -> None:
         if not jobs:
