@@ -92,14 +92,15 @@ class ScheduleSpec:
         trigger = self.trigger
         if type(trigger) is OnceTrigger:  # most jobs: asked first
             return "immediately" if self.kind == "immediate" else self._describe_once(trigger.at)
-        if isinstance(self.trigger, IntervalTrigger):
-            return f"every {_describe_seconds(self.trigger.seconds)}"
-        if isinstance(self.trigger, CronTrigger):
-            return f"{_describe_cron(self.trigger.expression)} ({self.tz})"
-        if isinstance(self.trigger, WeeksTrigger):
-            return f"{_describe_weeks(self.trigger)} ({self.tz})"
-        if isinstance(self.trigger, AfterTrigger):
-            return self.trigger.after.text
+        if isinstance(trigger, IntervalTrigger):
+            return f"every {_describe_seconds(trigger.seconds)}"
+        if isinstance(trigger, CronTrigger):
+            return f"{_describe_cron(trigger.expression)} ({self.tz})"
+        if isinstance(trigger, WeeksTrigger):
+            return f"{_describe_weeks(trigger)} ({self.tz})"
+        if isinstance(trigger, AfterTrigger):
+            return trigger.after.text
+        # Another implementation of the Trigger protocol: described by its first fire time.
         if self.kind == "immediate":
             return "immediately"
         fire = self.first_fire_time()
