@@ -213,13 +213,18 @@ def _read_whole(text: str, now: datetime, name: str, zone: tzinfo) -> ScheduleSp
         iso = _parse_iso(stripped, ctx)
         if iso is not None:
             return iso
-        return _parse_words(" ".join(stripped.lower().split()), ctx)
+        return _parse_words(_normal(stripped), ctx)
     except OverflowError:
         reason = "the time is outside the supported range (years 1 to 9999)"
         raise _Context(text, now, name, zone).fail(reason) from None
 
 
 _ZONE_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_+/-]*|[+-]\d{2}(?::?\d{2})?")
+
+
+def _normal(stripped: str) -> str:
+    """The text the rules match: lower case, spaces collapsed (both readings use it)."""
+    return " ".join(stripped.lower().split())
 
 
 def _split_zone(stripped: str) -> tuple[str, str | None]:
@@ -512,7 +517,7 @@ def _relative_seconds(text: str) -> int | None:
         return None  # the ISO forms, a dependency
     if _split_zone(stripped)[1] is not None:
         return None  # a zone written, which a relative time refuses
-    normal = " ".join(stripped.lower().split())
+    normal = _normal(stripped)
     if not normal or len(normal) > MAX_TEXT_LENGTH:
         return None
     match = next(filter(None, (pattern.fullmatch(normal) for pattern, _ in _RULES)), None)
