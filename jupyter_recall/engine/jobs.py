@@ -12,6 +12,7 @@ from datetime import datetime
 from jupyter_recall.core.actions import JobAction, require
 from jupyter_recall.core.errors import ConflictError, ValidationError
 from jupyter_recall.core.model import (
+    DEFAULT_POLICIES,
     Job,
     JobKind,
     JobStatus,
@@ -42,7 +43,6 @@ from jupyter_recall.engine import dependencies
 from jupyter_recall.store.base import Store
 
 NAME_LENGTH = 60
-DEFAULT_POLICIES = Policies()
 
 
 @dataclass(frozen=True, slots=True)

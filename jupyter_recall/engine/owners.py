@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from jupyter_recall.core.errors import ConflictError, NotFoundError, ValidationError
-from jupyter_recall.core.model import Job, JobStatus, Policies
+from jupyter_recall.core.model import DEFAULT_POLICIES, Job, JobStatus, Policies
 from jupyter_recall.core.payloads import check_policy_bounds, check_short_texts, within
 from jupyter_recall.core.policy import exhausted_status, schedule_next
 from jupyter_recall.core.records import (
@@ -33,7 +33,7 @@ from jupyter_recall.core.records import (
     target_from_json,
 )
 from jupyter_recall.engine import dependencies, jobs
-from jupyter_recall.engine.jobs import DEFAULT_POLICIES, NewJob, build_job
+from jupyter_recall.engine.jobs import NewJob, build_job
 from jupyter_recall.store.base import JobFilter, Store
 
 OWNER_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")

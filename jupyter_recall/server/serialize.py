@@ -10,7 +10,7 @@ from jupyter_recall.core.actions import allowed_action_names
 from jupyter_recall.core.dependency import After
 from jupyter_recall.core.errors import ConflictError, ValidationError
 from jupyter_recall.core.limits import TEXT_LIMITS
-from jupyter_recall.core.model import Job, JobKind, Policies, PoliciesJSON, Run
+from jupyter_recall.core.model import DEFAULT_POLICIES, Job, JobKind, Policies, PoliciesJSON, Run
 from jupyter_recall.core.payloads import check_policy_bounds, check_text, within
 from jupyter_recall.core.records import (
     NO_OPTIONS,
@@ -25,7 +25,7 @@ from jupyter_recall.core.records import (
     check_fits,
     target_from_json,
 )
-from jupyter_recall.engine.jobs import DEFAULT_POLICIES, JobChanges
+from jupyter_recall.engine.jobs import JobChanges
 from jupyter_recall.engine.scheduler import NewJob
 from jupyter_recall.server.body import json_type
 
@@ -233,7 +233,7 @@ def new_job_from_json(body: Mapping[str, Any]) -> NewJob:
     target = _target(body)
     check_fits(action, target)
     kind = JobKind.parse(body.get("kind", "job"), "kind")
-    if kind.value not in USER_KINDS:
+    if kind not in USER_KINDS:  # str members equal their values
         raise ValidationError("kind", f"cannot create {kind.value!r} here", accepted=USER_KINDS)
     if kind is JobKind.RECALL and not isinstance(action, InstructionAction):
         raise ValidationError(

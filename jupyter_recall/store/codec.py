@@ -22,6 +22,7 @@ from typing import Any, Generic, TypeVar, cast
 
 from jupyter_recall.core.errors import StoreError, ValidationError
 from jupyter_recall.core.model import (
+    DEFAULT_POLICIES,
     PAYLOAD_VERSION,
     Job,
     JobKind,
@@ -332,9 +333,10 @@ def _options_text(options: JobOptions) -> str:
 _SHARED_TEXTS = {
     id(SERVER_TARGET): _target_text(SERVER_TARGET),
     id(NO_OPTIONS): _options_text(NO_OPTIONS),
+    id(DEFAULT_POLICIES): _encode_policies(DEFAULT_POLICIES),
 }
-"""The texts of the records every job without a target or options holds, made once: they live
-as long as the process, so no other object takes their ids."""
+"""The texts of the records every job without a target, options or policies holds, made once:
+they live as long as the process, so no other object takes their ids."""
 
 
 def _job_row(job: Job, texts: dict[int, str]) -> JobRow:
