@@ -10,8 +10,9 @@ typed records, the events, building the answer. Its rate beside the status route
 ratio no creation route on this server, this store and this machine can pass.
 
 The row and the answer are those of a real job, made once when the extension loads; each
-request writes the row under a new id, with NULL written in the statement where the row has
-None, as the store writes it (``store/sqlite.py``).
+request writes the row under a new id and with its instants moved to the request's time (as a
+new job's are: in the indexes on them, each new row goes after the others), with NULL written
+in the statement where the row has None, as the store writes it (``store/sqlite.py``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import time
 from datetime import UTC, datetime
 from typing import Any
 
@@ -40,6 +42,10 @@ from jupyter_recall.store.urls import open_store
 PATH = "/api/recall-bench/floor"
 DB_ENV = "RECALL_BENCH_FLOOR_DB"
 """The environment variable naming the floor's SQLite file (``rest.py`` sets it)."""
+_NOW = ("created_at", "updated_at")
+_DUE = ("next_occurrence", "next_fire_at")
+DUE_IN_US = 86_400_000_000
+"""The row's occurrence, a day after its creation (``in 1 day``), in microseconds."""
 
 
 class _FloorStore:
@@ -61,14 +67,24 @@ class _FloorStore:
         kept = [index for index, value in enumerate(row) if value is not None]
         values = ", ".join("?" if index in kept else "NULL" for index in range(len(row)))
         self._sql = f"INSERT INTO jobs ({', '.join(JobRow._fields)}) VALUES ({values})"
-        self._rest = tuple(row[index] for index in kept[1:])  # kept[0] is the id
+        self._values = [row[index] for index in kept]
+        names = [JobRow._fields[index] for index in kept]
+        self._now_at = [names.index(name) for name in _NOW]
+        self._due_at = [names.index(name) for name in _DUE]
         self.answer: dict[str, Any] = dict(created_job_json(job))
 
     def insert(self) -> str:
         job_id = new_id()
+        values = self._values.copy()
+        values[0] = job_id  # the id is the first column
+        now = time.time_ns() // 1000
+        for index in self._now_at:
+            values[index] = now
+        for index in self._due_at:
+            values[index] = now + DUE_IN_US
         self._conn.execute("BEGIN IMMEDIATE")
         try:
-            self._conn.execute(self._sql, (job_id, *self._rest))
+            self._conn.execute(self._sql, values)
         except BaseException:
             self._conn.execute("ROLLBACK")
             raise
