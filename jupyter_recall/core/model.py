@@ -30,9 +30,8 @@ class _Choice(str, Enum):
 
     @classmethod
     def parse(cls, value: object, field_name: str) -> Any:
-        # Looked up by value first: calling the class goes through EnumType.__call__ and
-        # Enum.__new__ in Python, which costs ten times as much (a job answered or decoded
-        # parses two or three of these).
+        # Looked up by value first: calling the class runs EnumType.__call__ and Enum.__new__
+        # in Python, about ten times the cost of the lookup (every REST creation parses one).
         if isinstance(value, str):
             member = cls._value2member_map_.get(value)
             if member is not None:
