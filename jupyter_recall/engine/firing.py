@@ -160,6 +160,13 @@ def _plan_job(
     return _Planned(job, plan, rows, flight, at, JobState.of(job))
 
 
+def pass_for(fire_at: datetime, ahead: timedelta) -> datetime:
+    """The instant of the pass that fires a job due at ``fire_at``: half the window before it.
+    Passes come every half ``ahead`` under a stream of jobs (each fires the next half window's),
+    not once per job: a job is fired between ahead/2 and ahead early."""
+    return fire_at - ahead / 2
+
+
 def fire_due(
     store: Store,
     *,
@@ -214,14 +221,12 @@ def fire_due(
         result.retried
     ) >= batch_size
     if not result.full_batch:
-        # Passes come every half ``ahead`` under a stream of jobs (each fires the next half
-        # window's), not once per job: a job is fired between ahead/2 and ahead early.
         later = store.next_fire_at(after=now + reach, owner=owner)
         retry = store.next_retry_at(owner=owner)
         result.next_pass_at = min(
             [
                 *deferred,
-                *([] if later is None else [later - reach / 2]),
+                *([] if later is None else [pass_for(later, reach)]),
                 *([] if retry is None else [max(retry, now + RECHECK)]),
             ],
             default=None,

@@ -401,13 +401,13 @@ class Scheduler:
     def _poke(self, fire_at: datetime | None) -> None:
         """Wake the loop if ``fire_at`` needs a pass earlier than the one it sleeps towards.
 
-        The loop itself sleeps until half the fire-ahead window before the earliest job
-        (``firing.fire_due``): a job due then or later needs no earlier pass. Asked with the
-        whole window, every job created at the instant of the earliest (a batch of "every day
-        at 9:00", of "tomorrow", of one cron line) woke the loop for a pass of its own."""
+        The loop itself sleeps until the pass of the earliest job (``firing.pass_for``): a job
+        due then or later needs no earlier pass. Asked with the whole window, every job created
+        at the instant of the earliest (a batch of "every day at 9:00", of "tomorrow", of one
+        cron line) woke the loop for a pass of its own."""
         if fire_at is None:
             return
-        pass_at = fire_at - self._ahead / 2
+        pass_at = firing.pass_for(fire_at, self._ahead)
         if self._planning or self._sleeping_until is None or pass_at < self._sleeping_until:
             self._wake.set()
 
