@@ -90,8 +90,10 @@ class ScheduleSpec:
     def describe(self) -> str:
         """Human words for UI cards, e.g. ``every day at 09:00 (Europe/Paris)``."""
         trigger = self.trigger
-        if type(trigger) is OnceTrigger:  # most jobs: asked first
-            return "immediately" if self.kind == "immediate" else self._describe_once(trigger.at)
+        if self.kind == "immediate":
+            return "immediately"
+        if type(trigger) is OnceTrigger:  # most jobs: asked before the other triggers
+            return self._describe_once(trigger.at)
         if isinstance(trigger, IntervalTrigger):
             return f"every {_describe_seconds(trigger.seconds)}"
         if isinstance(trigger, CronTrigger):
@@ -101,8 +103,6 @@ class ScheduleSpec:
         if isinstance(trigger, AfterTrigger):
             return trigger.after.text
         # Another implementation of the Trigger protocol: described by its first fire time.
-        if self.kind == "immediate":
-            return "immediately"
         fire = self.first_fire_time()
         assert fire is not None
         return self._describe_once(fire)
