@@ -12,7 +12,8 @@ ratio no creation route on this server, this store and this machine can pass.
 The row and the answer are those of a real job, made once when the extension loads; each
 request writes the row under a new id and with its instants moved to the request's time (as a
 new job's are: in the indexes on them, each new row goes after the others), with NULL written
-in the statement where the row has None, as the store writes it (``store/sqlite.py``).
+in the statement where the row has None: the store's own statement (``store/sqlite.py``
+``_insert_statement``).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from jupyter_recall.engine.jobs import NewJob, build_job
 from jupyter_recall.server.handlers import created_job_json
 from jupyter_recall.store import codec
 from jupyter_recall.store.rows import JobRow
+from jupyter_recall.store.sqlite import _insert_statement
 from jupyter_recall.store.sqlite_checkpoint import BACKSTOP_PAGES, Checkpointer
 from jupyter_recall.store.urls import open_store
 
@@ -64,11 +66,10 @@ class _FloorStore:
             default_tz="UTC",
         )
         row = codec.job_rows([job])[0]
-        kept = [index for index, value in enumerate(row) if value is not None]
-        values = ", ".join("?" if index in kept else "NULL" for index in range(len(row)))
-        self._sql = f"INSERT INTO jobs ({', '.join(JobRow._fields)}) VALUES ({values})"
-        self._values = [row[index] for index in kept]
-        names = [JobRow._fields[index] for index in kept]
+        self._sql, values = _insert_statement("jobs", JobRow._fields, [row])
+        (self._values,) = [list(value) for value in values]
+        # Where each instant is among the values bound (the None columns are not).
+        names = [name for name, value in zip(JobRow._fields, row, strict=True) if value is not None]
         self._now_at = [names.index(name) for name in _NOW]
         self._due_at = [names.index(name) for name in _DUE]
         self.answer: dict[str, Any] = dict(created_job_json(job))
