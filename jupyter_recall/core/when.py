@@ -213,7 +213,7 @@ def _read_whole(text: str, now: datetime, name: str, zone: tzinfo) -> ScheduleSp
         iso = _parse_iso(stripped, ctx)
         if iso is not None:
             return iso
-        return _parse_words(_normal(stripped), ctx)
+        return _parse_words(_normal(stripped), ctx, _remembered_matches)
     except OverflowError:
         reason = "the time is outside the supported range (years 1 to 9999)"
         raise _Context(text, now, name, zone).fail(reason) from None
@@ -312,16 +312,30 @@ def _parse_iso(stripped: str, ctx: _Context) -> ScheduleSpec | None:
 Handler = Callable[["re.Match[str]", _Context], ScheduleSpec]
 
 
-def _parse_words(normal: str, ctx: _Context) -> ScheduleSpec:
+Matches = tuple[tuple[Handler, "re.Match[str]"], ...]
+
+
+def _rule_matches(normal: str) -> Matches:
+    """Every rule ``normal`` matches, in order, with its match: the part of reading a text that
+    depends on neither the instant nor the zone."""
+    found = ((handler, pattern.fullmatch(normal)) for pattern, handler in _RULES)
+    return tuple((handler, match) for handler, match in found if match is not None)
+
+
+_remembered_matches = lru_cache(maxsize=512)(_rule_matches)
+"""``_rule_matches`` remembered per text, for the texts submitted: programs write the same few
+again and again. (Not for the candidates a "did you mean" tries: they would push those out.)"""
+
+
+def _parse_words(
+    normal: str, ctx: _Context, matches_of: Callable[[str], Matches] = _rule_matches
+) -> ScheduleSpec:
     if not normal:
         raise ctx.fail("the text is empty")
     if len(normal) > MAX_TEXT_LENGTH:
         raise ctx.fail(f"the text is longer than {MAX_TEXT_LENGTH} characters")
     first_error: ParseError | None = None
-    for pattern, handler in _RULES:
-        match = pattern.fullmatch(normal)
-        if match is None:
-            continue
+    for handler, match in matches_of(normal):
         if ctx.zone_written and handler in _ZONELESS:
             raise ctx.fail(
                 f"a zone ({ctx.zone_written!r}) goes after a time or a date; after a relative "
@@ -520,10 +534,10 @@ def _relative_seconds(text: str) -> int | None:
     normal = _normal(stripped)
     if not normal or len(normal) > MAX_TEXT_LENGTH:
         return None
-    match = next(filter(None, (pattern.fullmatch(normal) for pattern, _ in _RULES)), None)
-    if match is None or match.re is not _RELATIVE_RULE:
+    matches = _remembered_matches(normal)
+    if not matches or matches[0][0] is not _relative:
         return None
-    duration = read_duration(match["duration"])
+    duration = read_duration(matches[0][1]["duration"])
     if duration.months or _relative_refusal(duration) is not None:
         return None
     return duration.seconds
@@ -644,8 +658,6 @@ _RULES: tuple[tuple[re.Pattern[str], Handler], ...] = tuple(
         (r"[0-9*][0-9*/,-]*(?: [0-9a-z*/,?#-]+){4}", _cron),
     )
 )
-
-_RELATIVE_RULE = next(pattern for pattern, handler in _RULES if handler is _relative)
 
 # Forms after which a written zone means nothing ("in 30m UTC"): refused rather than ignored.
 _ZONELESS: frozenset[Handler] = frozenset(

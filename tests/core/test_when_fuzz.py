@@ -9,11 +9,13 @@ to the same canonical form and the same fire times.
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
+from unittest.mock import patch
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from jupyter_recall.core import when
 from jupyter_recall.core.errors import ParseError
 from jupyter_recall.core.tz import lookup_tz
 from jupyter_recall.core.when import ScheduleSpec, _read_whole, _relative_seconds, parse_when
@@ -145,6 +147,21 @@ def test_the_shortcut_for_relative_times_reads_as_the_whole_reading(text, now, t
     assert _reading(lambda: parse_when(text, now=now, tz=tz)) == whole
     if _relative_seconds(text) is not None and isinstance(whole, ScheduleSpec):
         assert whole.kind == "once", text  # the shortcut was taken (past year 9999: not)
+
+
+@SETTINGS
+@given(text=TEXTS | RELATIVE_TEXTS, first=NOWS, now=NOWS, tz=ZONES)
+def test_a_text_read_again_reads_as_without_anything_remembered(text, first, now, tz):
+    """What is remembered per text (the rules it matches, a relative time's seconds) depends
+    on neither the instant nor the zone: a text read once, then at another instant in another
+    zone, reads as the rules read it when nothing is remembered and no shortcut is taken."""
+    _reading(lambda: parse_when(text, now=first, tz="UTC"))
+    again = _reading(lambda: parse_when(text, now=now, tz=tz))
+    with (
+        patch.object(when, "_remembered_matches", when._rule_matches),
+        patch.object(when, "_relative_once", lambda *args: None),
+    ):
+        assert again == _reading(lambda: parse_when(text, now=now, tz=tz)), text
 
 
 def test_the_shortcut_is_taken_for_plain_relative_times():
