@@ -419,12 +419,18 @@ def test_without_widgets_the_request_is_text_updated_with_its_outcome(kernel):
         "sys.modules['ipywidgets'] = _saved_widgets\n"
         "jupyter_recall.set_tool_policy('filesystem.list', None)"
     )
-    kernel.ok(
+    # Sent without waiting, so IOPub is read here from the start: the background thread can
+    # show its request before the cell goes idle, and a waiting execute would swallow it.
+    started = kernel.client.execute(
         hide + "jupyter_recall.set_tool_policy('filesystem.list', 'approve')\n"
-        "tid = jupyter_recall.background_run('filesystem.list', {'path': '.'})"
+        "tid = jupyter_recall.background_run('filesystem.list', {'path': '.'})",
+        store_history=False,
     )
     try:
         asked = _display_texts(kernel, "[APPROVAL NEEDED] filesystem.list")
+        reply = kernel.client.get_shell_msg(timeout=30)
+        assert reply["parent_header"]["msg_id"] == started
+        assert reply["content"]["status"] == "ok", reply["content"]
         (display_id,) = [key for key, texts in asked.items() if "[APPROVAL NEEDED]" in texts[-1]]
         assert "jupyter_recall.approvals.answer(" in asked[display_id][-1]
         msg_id = kernel.client.execute(
