@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import time
 import urllib.parse
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +23,9 @@ import pytest
 from jupyter_client.blocking import BlockingKernelClient
 
 from tests.server.live_server import LiveServer
+
+ELSEWHERE_KEPT = 2000
+"""IOPub messages of other requests a kernel's ``run`` keeps for ``Kernel.iopub``."""
 
 HEARTBEAT_PATIENCE = 10.0
 """Seconds a test's kernel client waits for a heartbeat before it calls the kernel dead."""
@@ -66,6 +71,18 @@ class Execution:
     def text(self) -> str:
         return self.stdout + self.stderr
 
+    def record(self, msg: dict[str, Any]) -> None:
+        kind, content = msg["msg_type"], msg["content"]
+        if kind == "stream":
+            if content["name"] == "stdout":
+                self.stdout += content["text"]
+            else:
+                self.stderr += content["text"]
+        elif kind in ("display_data", "execute_result"):
+            self.displays.append(content["data"])
+        elif kind == "error":
+            self.error = "\n".join(content["traceback"])
+
 
 class Kernel:
     """A notebook session on the server, driven like a frontend would, over ZMQ."""
@@ -90,26 +107,44 @@ class Kernel:
         self.client.hb_channel.time_to_dead = HEARTBEAT_PATIENCE
         self.client.start_channels()
         self.client.wait_for_ready(timeout=60)
+        self.elsewhere: deque[dict[str, Any]] = deque(maxlen=ELSEWHERE_KEPT)
 
     def run(self, code: str, timeout: float = 30.0) -> Execution:
+        """Run a cell and wait for its end; what other requests published meanwhile (a
+        background task's display, a widget's update from a listener thread) is kept in
+        ``elsewhere`` for ``iopub``, not dropped as ``execute_interactive`` drops it."""
         result = Execution()
-
-        def hook(msg: dict[str, Any]) -> None:
-            kind, content = msg["msg_type"], msg["content"]
-            if kind == "stream":
-                if content["name"] == "stdout":
-                    result.stdout += content["text"]
-                else:
-                    result.stderr += content["text"]
-            elif kind in ("display_data", "execute_result"):
-                result.displays.append(content["data"])
-            elif kind == "error":
-                result.error = "\n".join(content["traceback"])
-
-        self.client.execute_interactive(
-            code, output_hook=hook, timeout=timeout, allow_stdin=False, store_history=False
-        )
+        msg_id = self.client.execute(code, store_history=False, allow_stdin=False)
+        deadline = time.monotonic() + timeout
+        while True:
+            msg = self._next_iopub(deadline)
+            if msg["parent_header"].get("msg_id") != msg_id:
+                self.elsewhere.append(msg)
+                continue
+            result.record(msg)
+            if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+                break
+        self._await_reply(msg_id, deadline)
         return result
+
+    def _await_reply(self, msg_id: str, deadline: float) -> None:
+        while True:
+            reply = self.client.get_shell_msg(timeout=max(deadline - time.monotonic(), 1.0))
+            if reply["parent_header"].get("msg_id") == msg_id:
+                return
+            # Else the reply to a request sent without waiting, left unread by its sender.
+
+    def _next_iopub(self, deadline: float) -> dict[str, Any]:
+        try:
+            return dict(self.client.get_iopub_msg(timeout=max(deadline - time.monotonic(), 0)))
+        except queue.Empty:
+            raise TimeoutError("no output from the kernel in time") from None
+
+    def iopub(self, timeout: float) -> dict[str, Any]:
+        """The next IOPub message: first those a ``run`` set aside, then the kernel's."""
+        if self.elsewhere:
+            return self.elsewhere.popleft()
+        return dict(self.client.get_iopub_msg(timeout=timeout))
 
     def ok(self, code: str, timeout: float = 30.0) -> Execution:
         result = self.run(code, timeout)
