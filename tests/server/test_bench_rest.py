@@ -30,7 +30,7 @@ def test_rest_bench_measures_job_creation_beside_the_status_route() -> None:
 @pytest.mark.slow
 def test_rest_bench_measures_the_floor_route_beside_them() -> None:
     result = run_bench("rest.py", "--requests", "30", "--rounds", "2", "--floor")
-    for figure in ("floor_per_s", "floor_ratio"):
+    for figure in ("floor_per_s", "floor_ratio", "create_to_floor_ratio"):
         assert isinstance(result[figure], float)
         assert result[figure] > 0
     assert isinstance(result["server_cpu_us_per_floor"], int)
