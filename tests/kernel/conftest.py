@@ -129,7 +129,10 @@ class Kernel:
 
     def _await_reply(self, msg_id: str, deadline: float) -> None:
         while True:
-            reply = self.client.get_shell_msg(timeout=max(deadline - time.monotonic(), 1.0))
+            try:
+                reply = self.client.get_shell_msg(timeout=max(deadline - time.monotonic(), 1.0))
+            except queue.Empty:
+                raise TimeoutError("no reply from the kernel in time") from None
             if reply["parent_header"].get("msg_id") == msg_id:
                 return
             # Else the reply to a request sent without waiting, left unread by its sender.
