@@ -169,8 +169,10 @@ def test_updates_are_sent_from_the_listener_thread_while_a_cell_runs(nb, server,
         if mine and msg["msg_type"] == "stream" and "busy" in msg["content"]["text"]:
             busy_seen = True
             server.request("POST", f"/api/recall/jobs/{job['id']}/trigger")
-        elif busy_seen and msg["msg_type"] == "comm_msg" and "while the kernel is busy" in (
-            json.dumps(msg["content"])
+        elif (
+            busy_seen
+            and msg["msg_type"] == "comm_msg"
+            and "while the kernel is busy" in (json.dumps(msg["content"]))
         ):
             streamed = True
             release.touch()
