@@ -13,8 +13,14 @@ from traitlets import Unicode
 
 from jupyter_recall.cli import render
 from jupyter_recall.cli.base import EXIT_OK, RecallCommand, with_aliases
+from jupyter_recall.cli.commands import each_id
+from jupyter_recall.client.remote import api_path
+from jupyter_recall.core import approvals
+from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.core.text import clip, text_table
 
+STATUSES = (*approvals.STATUSES, "all")
+"""What ``--status`` accepts: the server's statuses, and ``all`` (no filter)."""
 COLUMNS = ("id", "status", "call", "asked by", "asked", "decided by")
 CALL_WIDTH = 50
 
@@ -49,6 +55,8 @@ class ApprovalsCommand(RecallCommand):
 
     def run(self) -> int:
         self.positional(0)
+        if self.status not in STATUSES:
+            raise ValidationError("--status", f"unknown status {self.status!r}", accepted=STATUSES)
         query = {} if self.status == "all" else {"status": self.status}
         records = self.request("GET", "/api/recall/approvals", query=query)["approvals"]
         if self.json_output:
@@ -69,13 +77,15 @@ class DecisionCommand(RecallCommand):
         body: dict[str, str] = {"decision": self.decision}
         if self.note:
             body["note"] = self.note
-        for approval_id in self.positional(1, -1):
-            record = self.request("POST", f"/api/recall/approvals/{approval_id}", body=body)
+
+        def decide(approval_id: str) -> None:
+            record = self.request("POST", api_path("approvals", approval_id), body=body)
             if self.json_output:
                 self.print_json(record)
             else:
                 print(f"{record['id']} {record['status']}: {record['summary']}")
-        return EXIT_OK
+
+        return each_id(self, self.positional(1, -1), decide)
 
 
 class ApproveCommand(DecisionCommand):

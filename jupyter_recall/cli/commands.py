@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
 from typing import Any, ClassVar
 
@@ -15,6 +16,8 @@ from jupyter_recall.cli.base import (
     EXIT_FAILED,
     EXIT_OK,
     RecallCommand,
+    exit_code_of,
+    message_of,
     with_aliases,
     with_flags,
 )
@@ -29,10 +32,12 @@ from jupyter_recall.client.documents import (
     RunDocument,
     TargetDocument,
 )
+from jupyter_recall.client.remote import api_path
 from jupyter_recall.core.dependency import After
 from jupyter_recall.core.errors import (
     NotFoundError,
     RecallConnectionError,
+    RecallError,
     UsageError,
     ValidationError,
 )
@@ -90,6 +95,7 @@ class ListCommand(RecallCommand):
 
     def run(self) -> int:
         self.positional(0)
+        check_limit(self.limit)
         status = self.status or (None if self.all_jobs else ACTIVE_STATUSES)
         query = {
             "status": status,
@@ -102,7 +108,8 @@ class ListCommand(RecallCommand):
         # in, the notebook it executes): those jobs are picked here, from every page.
         limit = 0 if self.path else self.limit
         jobs: list[JobDocument]
-        jobs, more = read_pages(self.client.pages, "/api/recall/jobs", "jobs", query, limit)
+        with named_options(LIST_OPTIONS):
+            jobs, more = read_pages(self.client.listing, "/api/recall/jobs", "jobs", query, limit)
         if self.path:
             jobs = [job for job in jobs if self.path in notebooks_of(job)]
             jobs, more = jobs[: self.limit or None], bool(self.limit) and len(jobs) > self.limit
@@ -115,22 +122,58 @@ class ListCommand(RecallCommand):
         return EXIT_OK
 
 
+LIST_OPTIONS = {
+    "q": "--search",
+    "status": "--status",
+    "kind": "--kind",
+    "sort": "--sort",
+    "order": "--order",
+}
+"""The query fields of ``GET /api/recall/jobs`` and the options of ``list`` that set them."""
+RUNS_OPTIONS = {"job_id": "--job", "status": "--status", "since": "--since"}
+"""The same for ``GET /api/recall/runs`` and ``runs``."""
+
+
+def check_limit(limit: int) -> None:
+    if limit < 0:
+        raise ValidationError(
+            "--limit", f"must be 0 (all) or a whole number above 0 (as many), got {limit}"
+        )
+
+
+@contextmanager
+def named_options(options: Mapping[str, str]) -> Iterator[None]:
+    """A refusal of a query field the server names (``q: ...``) names the option that set it
+    (``--search: ...``): the user typed the option, not the REST field."""
+    try:
+        yield
+    except ValidationError as error:
+        option = options.get(error.field)
+        text = str(error)
+        if option is None or not text.startswith(f"{error.field}:"):
+            raise
+        renamed = ValidationError(option, error.message, accepted=error.accepted)
+        renamed.args = (option + text[len(error.field) :],)
+        raise renamed from None
+
+
 def read_pages(
-    pages: Callable[..., Iterator[list[Any]]],
+    listing: Callable[..., Iterator[tuple[list[Any], bool]]],
     path: str,
     key: str,
     query: Mapping[str, str | None],
     limit: int,
 ) -> tuple[list[Any], bool]:
     """The first ``limit`` items of a listing (all of them for 0), read page by page, and
-    whether there are more. ``pages`` is ``Client.pages``; the items are the listing's
+    whether there are more. ``listing`` is ``Client.listing``; the items are the listing's
     documents as decoded (the callers type them)."""
     size = min(limit, PAGE_SIZE) if limit else PAGE_SIZE
     items: list[Any] = []
-    for page in pages(path, key, query={**query, "limit": str(size)}):
+    for page, has_next in listing(path, key, query={**query, "limit": str(size)}):
         items += page
         if limit and len(items) >= limit:
-            return items[:limit], len(items) > limit or len(page) == size
+            # "More" is the server's to say (its next_cursor): a full last page may be all.
+            return items[:limit], len(items) > limit or has_next
     return items, False
 
 
@@ -150,12 +193,12 @@ class ShowCommand(RecallCommand):
 
     def run(self) -> int:
         (job_id,) = self.positional(1)
-        job = self.request("GET", f"/api/recall/jobs/{job_id}")
+        job = self.request("GET", api_path("jobs", job_id))
         if self.json_output:
             self.print_json(job)
             return EXIT_OK
         runs = self.request(
-            "GET", f"/api/recall/jobs/{job_id}/runs", query={"limit": str(RECENT_RUNS)}
+            "GET", api_path("jobs", job_id, "runs"), query={"limit": str(RECENT_RUNS)}
         )["runs"]
         print(render.job_detail(job, runs))
         return EXIT_OK
@@ -276,6 +319,11 @@ jupyter recall add --after 3f9c2a1b7d0e:failed --notify "the nightly build faile
         if self.tz:
             body["tz"] = self.tz
         if self.on_missing_kernel:
+            if not self.notebook:
+                raise UsageError(
+                    "--on-missing-kernel says what to do when the notebook of --notebook has "
+                    "no kernel: give --notebook PATH with it"
+                )
             body["options"] = {"on_missing_kernel": self.on_missing_kernel}
         policies = self._policies()
         if policies:
@@ -337,7 +385,7 @@ jupyter recall add --after 3f9c2a1b7d0e:failed --notify "the nightly build faile
             raise UsageError(f"usage: {self.name} {self.usage}")
         if self.notebook and self.headless:
             raise UsageError("--notebook and --headless exclude each other: choose one target")
-        code = sys.stdin.read() if args[1] == "-" else args[1]
+        code = read_stdin_code() if args[1] == "-" else args[1]
         target: TargetDocument
         if self.notebook:
             target = {"type": "kernel", "path": self.notebook}
@@ -348,6 +396,36 @@ jupyter recall add --after 3f9c2a1b7d0e:failed --notify "the nightly build faile
         return {"type": "code", "code": code}, target
 
 
+def read_stdin_code() -> str:
+    """ACTION ``-``: the code on standard input, which must be UTF-8 (Python source is)."""
+    data = sys.stdin.buffer.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValidationError(
+            "ACTION",
+            f"standard input is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset "
+            f"{exc.start}); save the code as UTF-8",
+        ) from None
+
+
+def each_id(command: RecallCommand, ids: list[str], act: Callable[[str], None]) -> int:
+    """``act`` on every id, even after one fails: each failure is a line on stderr, and the
+    exit code is the failures' (1 when they differ). No server stops it at once."""
+    codes = set()
+    for ident in ids:
+        try:
+            act(ident)
+        except RecallConnectionError:
+            raise
+        except RecallError as error:
+            print(f"{command.name}: error: {ident}: {message_of(error)}", file=sys.stderr)
+            codes.add(exit_code_of(error))
+    if not codes:
+        return EXIT_OK
+    return codes.pop() if len(codes) == 1 else EXIT_FAILED
+
+
 class JobActionCommand(RecallCommand):
     """``cancel``, ``pause``, ``resume``, ``skip``, ``trigger``: one POST per job id."""
 
@@ -355,15 +433,16 @@ class JobActionCommand(RecallCommand):
     usage = "ID [ID ...]"
 
     def run(self) -> int:
-        for job_id in self.positional(1, -1):
-            result = self.request(
-                "POST", f"/api/recall/jobs/{job_id}/{self.action}", body=self.action_body()
-            )
-            if self.json_output:
-                self.print_json(result)
-            else:
-                print(self.summary(result))
-        return EXIT_OK
+        return each_id(self, self.positional(1, -1), self.act_on)
+
+    def act_on(self, job_id: str) -> None:
+        result = self.request(
+            "POST", api_path("jobs", job_id, self.action), body=self.action_body()
+        )
+        if self.json_output:
+            self.print_json(result)
+        else:
+            print(self.summary(result))
 
     def action_body(self) -> dict[str, bool] | None:
         return None
@@ -425,20 +504,30 @@ def parse_since(text: str, now: datetime) -> str:
     """``--since``: an ISO instant (local time when it has no offset) or a duration ago."""
     compact = text.strip().lower().removesuffix("ago").strip()
     parts = _AGO.findall(compact)
-    if parts and _AGO.sub("", compact).strip() == "":
-        seconds = sum(int(n) * _AGO_SECONDS[unit] for n, unit in parts)
-        return (now - timedelta(seconds=seconds)).isoformat()
     try:
+        if parts and _AGO.sub("", compact).strip() == "":
+            seconds = sum(int(n) * _AGO_SECONDS[unit] for n, unit in parts)
+            return (now - timedelta(seconds=seconds)).isoformat()
         instant = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except OverflowError:
+        raise _since_error(text, "out of the calendar's range (years 1 to 9999)") from None
     except ValueError:
-        raise ValidationError(
-            "since",
-            f"not an instant or a duration: {text!r}",
-            accepted=("an ISO 8601 instant such as 2026-06-01T09:00", "a duration such as 2h, 1d"),
-        ) from None
-    if instant.tzinfo is None:
-        instant = instant.astimezone()
-    return instant.isoformat()
+        raise _since_error(text, "not an instant or a duration") from None
+    try:
+        if instant.tzinfo is None:
+            instant = instant.astimezone()
+        # The server compares in UTC: the instant must exist there too.
+        return instant.astimezone(timezone.utc).astimezone(instant.tzinfo).isoformat()
+    except (OverflowError, ValueError):
+        raise _since_error(text, "out of the calendar's range (years 1 to 9999)") from None
+
+
+def _since_error(text: str, why: str) -> ValidationError:
+    return ValidationError(
+        "--since",
+        f"{why}: {text!r}",
+        accepted=("an ISO 8601 instant such as 2026-06-01T09:00", "a duration such as 2h, 1d"),
+    )
 
 
 class RunsCommand(RecallCommand):
@@ -462,6 +551,7 @@ class RunsCommand(RecallCommand):
 
     def run(self) -> int:
         self.positional(0)
+        check_limit(self.limit)
         query = {
             "since": parse_since(self.since, datetime.now(timezone.utc)) if self.since else None,
             "job_id": self.job or None,
@@ -469,7 +559,10 @@ class RunsCommand(RecallCommand):
         }
         # The server pages newest first: a job with a long history is not sent whole.
         runs: list[RunDocument]
-        runs, more = read_pages(self.client.pages, "/api/recall/runs", "runs", query, self.limit)
+        with named_options(RUNS_OPTIONS):
+            runs, more = read_pages(
+                self.client.listing, "/api/recall/runs", "runs", query, self.limit
+            )
         if self.json_output:
             self.print_json({"runs": runs})
             return EXIT_OK
@@ -483,7 +576,7 @@ class RunsCommand(RecallCommand):
         names = {}
         for job_id in sorted(job_ids):
             try:
-                names[job_id] = self.request("GET", f"/api/recall/jobs/{job_id}").get("name", "")
+                names[job_id] = self.request("GET", api_path("jobs", job_id)).get("name", "")
             except NotFoundError:
                 continue
         return names
@@ -508,7 +601,7 @@ class LogsCommand(RecallCommand):
         (run_id,) = self.positional(1)
         if self.follow:
             return self._follow(run_id)
-        run = self.request("GET", f"/api/recall/runs/{run_id}")
+        run = self.request("GET", api_path("runs", run_id))
         if self.json_output:
             self.print_json(run)
             return EXIT_OK

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import urllib.parse
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -24,7 +25,7 @@ from jupyter_recall.client.remote import (
     runtime_dir,
     token_for,
 )
-from jupyter_recall.core.errors import RecallConnectionError
+from jupyter_recall.core.errors import RecallConnectionError, ValidationError
 
 EXPLICIT_PROBE_TIMEOUT = 10.0
 """An explicit URL may be a remote server: give it longer than a local candidate."""
@@ -45,6 +46,7 @@ def connect(
     *,
     environ: Mapping[str, str] | None = None,
     timeout: float = 30.0,
+    url_source: str = "--url",
 ) -> Client:
     """A client of a running server with jupyter_recall; RecallConnectionError (one line that
     says what was tried and how to fix it) when there is none."""
@@ -54,7 +56,8 @@ def connect(
     servers = running_servers(directory) if directory.is_dir() else []
     explicit = url or env.get(URL_VARIABLE)
     if explicit:
-        source = "--url" if url else f"${URL_VARIABLE}"
+        source = url_source if url else f"${URL_VARIABLE}"
+        check_url(explicit, source)
         chosen = token if token is not None else token_for(explicit, servers)
         candidate = ServerInfo(explicit, chosen or "", source)
         client, tried = first_answering([candidate], timeout=min(timeout, EXPLICIT_PROBE_TIMEOUT))
@@ -73,6 +76,21 @@ def connect(
             raise RecallConnectionError(_one_line(_no_server_message(directory, tried)))
     client.timeout = timeout
     return client
+
+
+def check_url(url: str, source: str) -> None:
+    """A server URL urllib can open, or a ValidationError naming where it was given."""
+    parts = urllib.parse.urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValidationError(
+            source,
+            f"not the http(s) URL of a Jupyter server: {url!r}",
+            accepted=("http://HOST:PORT/", "https://HOST/BASE_URL/"),
+        )
+    try:
+        _ = parts.port  # reading it checks it: "Port out of range 0-65535"
+    except ValueError as exc:
+        raise ValidationError(source, f"{exc} in {url!r}") from None
 
 
 def _no_server_message(directory: Path, tried: list[tuple[ServerInfo, str]]) -> str:

@@ -7,9 +7,12 @@ or changes while it is copied; see docs/store.md.
 
 from __future__ import annotations
 
+import io
+import itertools
+import os
 import sys
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from collections.abc import Iterable, Iterator
+from contextlib import ExitStack, contextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO
@@ -19,9 +22,9 @@ from traitlets import Bool, Int, Unicode
 
 from jupyter_recall.cli.base import EXIT_OK, Flag, RecallCommand
 from jupyter_recall.cli.progress import ProgressBar
-from jupyter_recall.core.errors import UsageError, ValidationError
+from jupyter_recall.core.errors import RecallError, UsageError, ValidationError
 from jupyter_recall.store.base import Store
-from jupyter_recall.store.export_lines import load_export, write_export
+from jupyter_recall.store.export_lines import load_export, read_header, write_export
 from jupyter_recall.store.transfer import copy_store, refuse_occupied, total_rows
 from jupyter_recall.store.urls import MEMORY, SQLITE, open_store, sqlite_path, store_kind
 
@@ -127,15 +130,18 @@ class ExportCommand(StoreCommand):
     def run(self) -> int:
         args = self.positional(0, 1)
         self.check_batch()
+        path = args[0] if args and args[0] != "-" else None
         with ExitStack() as stack:
             store = stack.enter_context(opened(self.source, "--from", existing=True))
-            out: IO[str] = sys.stdout
-            if args and args[0] != "-":
-                out = _open(stack, args[0], "x")
+            out = sys.stdout if path is None else _open(stack, path, "x")
             bar = self.progress("export", total_rows(store))
-            written = write_export(
-                store, out, now=datetime.now(UTC), progress=bar, batch=self.batch
-            )
+            try:
+                written = write_export(
+                    store, out, now=datetime.now(UTC), progress=bar, batch=self.batch
+                )
+                out.flush()
+            except OSError as exc:
+                raise _write_failed(exc, out, path) from None
             bar.finish()
         self.say(f"exported {written} rows")
         return EXIT_OK
@@ -151,8 +157,11 @@ class ImportCommand(StoreCommand):
         (path,) = self.positional(1)
         self.check_batch()
         with ExitStack() as stack:
+            # The input is checked before the store is opened: a failed import must not
+            # leave an empty SQLite file behind at --to.
+            source = _stdin_utf8() if path == "-" else _open(stack, path, "r")
+            lines = _checked_lines(source, "standard input" if path == "-" else repr(path))
             store = stack.enter_context(opened(self.target, "--to"))
-            lines = sys.stdin if path == "-" else _open(stack, path, "r")
             if not self.force:
                 refuse_occupied(store, "--to")
             bar = self.progress("import", 0)
@@ -161,6 +170,47 @@ class ImportCommand(StoreCommand):
         for table, count in added.items():
             print(f"{table}: {count} added")
         return EXIT_OK
+
+
+def _write_failed(exc: OSError, out: IO[str], path: str | None) -> RecallError:
+    """A write that failed (a full disk): the partial file is removed, and what is left
+    buffered for stdout goes nowhere, so that the exit does not fail again."""
+    if path is None:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        where = "standard output"
+    else:
+        with suppress(OSError):
+            out.close()
+        with suppress(OSError):
+            Path(path).unlink()
+        where = f"{path!r} (the partial file is removed)"
+    return RecallError(f"cannot write the export to {where}: {exc.strerror or exc}")
+
+
+def _stdin_utf8() -> IO[str]:
+    """Standard input read as UTF-8, as exports are written, whatever the locale."""
+    return io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8")
+
+
+def _checked_lines(source: IO[str], name: str) -> Iterator[str]:
+    """The lines of an export, its header already read and checked (so that a file that is
+    not an export is refused first); an input that is not UTF-8 is an error naming it."""
+    lines = _utf8_lines(source, name)
+    first = next(lines, None)
+    if first is None:
+        raise ValidationError("line 1", f"{name} is empty: not an export")
+    read_header(first)
+    return itertools.chain([first], lines)
+
+
+def _utf8_lines(source: Iterable[str], name: str) -> Iterator[str]:
+    try:
+        yield from source
+    except UnicodeDecodeError as exc:
+        raise ValidationError(
+            "FILE", f"{name} is not UTF-8 text ({exc.reason}): not an export"
+        ) from None
 
 
 def _open(stack: ExitStack, path: str, mode: str) -> IO[str]:

@@ -5,7 +5,8 @@ live ``run.output`` chunks carry their ``offset`` in the run's whole output, so 
 part of it) that the stored output already held is not printed twice, and a gap (output written
 just before the stream opened, not yet persisted when it was read: the server persists output in
 batches) is filled from the store before the chunk that follows it. When the stream drops, it is
-reopened the same way.
+reopened the same way; a server that does not answer meanwhile (restarting) is asked again with
+a growing delay for ``RECONNECT_FOR`` seconds before its error is given.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from jupyter_recall.client.documents import EventDocument, RunDocument
 from jupyter_recall.client.remote import (
     Client,
     EventStream,
+    api_path,
     open_event_stream,
     parse_sse,
 )
@@ -33,6 +35,10 @@ GAP_WAIT = 10.0
 """Seconds to wait for the store to hold output that was written before the stream opened."""
 GAP_POLL = 0.1
 REOPEN_DELAY = 0.5
+RECONNECT_FOR = 60.0
+"""Seconds to keep asking a server that stopped answering (a restart takes a few) before the
+command gives up with its error (docs/cli.md says the same)."""
+RECONNECT_DELAY_MAX = 5.0
 
 Event = tuple[str, EventDocument]
 
@@ -80,7 +86,7 @@ class Follower:
         """Characters of the run's output written so far (stored and live alike)."""
 
     def get_run(self) -> RunDocument:
-        run: RunDocument = self.client.request("GET", f"/api/recall/runs/{self.run_id}")
+        run: RunDocument = self.client.request("GET", api_path("runs", self.run_id))
         return run
 
     def show_stored(self, run: Mapping[str, Any], upto: int | None = None) -> None:
@@ -91,14 +97,28 @@ class Follower:
             self.write(fresh)
             self.shown += len(fresh)
 
+    def get_run_when_reachable(self) -> RunDocument:
+        """``get_run``, asked again with a growing delay while the server does not answer,
+        for up to ``RECONNECT_FOR`` seconds; then its RecallConnectionError."""
+        deadline = time.monotonic() + RECONNECT_FOR
+        delay = REOPEN_DELAY
+        while True:
+            try:
+                return self.get_run()
+            except RecallConnectionError:
+                if time.monotonic() + delay > deadline:
+                    raise
+            time.sleep(delay)
+            delay = min(delay * 2, RECONNECT_DELAY_MAX)
+
     def follow(self) -> RunDocument:
         """Follow to the end; the finished run (with its output)."""
         while not self._follow_stream():
-            run = self.get_run()
+            run = self.get_run_when_reachable()
             if run.get("status") != "running":
                 break
             time.sleep(REOPEN_DELAY)
-        run = self.get_run()
+        run = self.get_run_when_reachable()
         self.show_stored(run)
         return run
 
@@ -117,7 +137,8 @@ class Follower:
             if run.get("status") != "running":
                 return True
             return self._relay(stream)
-        except queue.Empty:
+        except (queue.Empty, RecallConnectionError):
+            # Silent, or the server went away between two requests: follow() asks again.
             return False
         finally:
             stream.close()

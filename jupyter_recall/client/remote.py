@@ -206,6 +206,19 @@ def error_from_response(status: int, body: Any, *, url: str) -> RecallError:
     return RecallError(f"HTTP {status} from {url}: {message}")
 
 
+def api_path(*segments: str) -> str:
+    """``/api/recall/`` followed by ``segments``, each escaped as one path segment: an id
+    holding ``/``, ``?``, a space or ``..`` names that id, never another route or a query."""
+    escaped = []
+    for segment in segments:
+        if not segment:
+            raise ValidationError("ID", "is empty")
+        text = urllib.parse.quote(segment, safe="")
+        # quote() keeps dots, and a segment of dots alone is resolved by URL parsers.
+        escaped.append(text.replace(".", "%2E") if text.strip(".") == "" else text)
+    return "/api/recall/" + "/".join(escaped)
+
+
 class Client:
     """Synchronous JSON calls to one server's ``/api/recall`` (and ``/api/sessions``)."""
 
@@ -217,7 +230,11 @@ class Client:
         self._info: InfoDocument | None = None
 
     def url(self, path: str, query: Mapping[str, Any] | None = None) -> str:
-        url = urllib.parse.urljoin(self.base, path.lstrip("/"))
+        # Appended, not urljoin'ed: a "." or ".." segment would climb out of the API (and a
+        # full URL would leave the server, with our token).
+        if any(segment in (".", "..") for segment in path.split("/")):
+            raise ValidationError("path", f"{path!r} has a '.' or '..' segment")
+        url = self.base + path.lstrip("/")
         pairs = {k: v for k, v in (query or {}).items() if v is not None}
         return url + ("?" + urllib.parse.urlencode(pairs) if pairs else "")
 
@@ -241,12 +258,13 @@ class Client:
         if data is None and method in ("POST", "PATCH", "PUT"):
             data = b"{}"
         url = self.url(path, query)
-        request = urllib.request.Request(url, data=data, method=method, headers=self.headers())
         try:
+            request = urllib.request.Request(url, data=data, method=method, headers=self.headers())
             return urllib.request.urlopen(request, timeout=timeout or self.timeout)
         except urllib.error.HTTPError as error:
             raise self._http_error(error, url) from None
-        except (urllib.error.URLError, OSError) as error:
+        # ValueError: a URL urllib cannot open ("unknown url type", http.client.InvalidURL).
+        except (urllib.error.URLError, OSError, ValueError) as error:
             reason = getattr(error, "reason", error)
             raise RecallConnectionError(
                 f"cannot reach the Jupyter server at {self.base} (found through "
@@ -281,8 +299,18 @@ class Client:
         if not self._checked and path.startswith("/api/recall/") and path != "/api/recall/info":
             self.info()
         with self.open(method, path, query=query, body=body, timeout=timeout) as response:
-            text = response.read().decode()
-        return json.loads(text) if text else None
+            raw = response.read()
+            kind = response.headers.get("Content-Type") or "no Content-Type"
+        try:
+            return json.loads(raw.decode()) if raw else None
+        except ValueError:
+            # A login page or a proxy's answer: a server, but not one we can talk to.
+            why = f"it does not answer as jupyter_recall ({path} answered {kind}, not JSON)"
+            raise RecallConnectionError(
+                f"the server at {self.base} (found through {self.server.source}): {why}; "
+                "check the URL (with the server's base URL) and the token",
+                reason=why,
+            ) from None
 
     def pages(
         self, path: str, key: str, *, query: Mapping[str, Any] | None = None
@@ -291,11 +319,18 @@ class Client:
         items under ``key`` as decoded (``every_job``/``every_run`` type them), following
         ``next_cursor`` until the last page. ``query`` holds
         the filters, sort and ``limit`` (the page size), the same for every page."""
+        for items, _ in self.listing(path, key, query=query):
+            yield items
+
+    def listing(
+        self, path: str, key: str, *, query: Mapping[str, Any] | None = None
+    ) -> Iterator[tuple[list[Any], bool]]:
+        """``pages``, each with whether the server has more after it (its ``next_cursor``)."""
         cursor: str | None = None
         while True:
             answer = self.request("GET", path, query={**(query or {}), "cursor": cursor})
-            yield list(answer[key])
             cursor = answer.get("next_cursor")
+            yield list(answer[key]), cursor is not None
             if cursor is None:
                 return
 

@@ -46,6 +46,9 @@ _POLICY_RANGES: dict[str, tuple[float, float]] = {
     "jitter": (0, MAX_SECONDS),
     "timeout": (0, MAX_SECONDS),
 }
+_ABOVE_LOW = frozenset({"timeout"})
+"""Ranges whose low end is excluded: a time limit of 0 would stop every run at once
+(``Policies`` and openapi.yaml's ``exclusiveMinimum`` say the same)."""
 
 
 def check_policy_bounds(policies: Mapping[str, Any]) -> None:
@@ -54,6 +57,8 @@ def check_policy_bounds(policies: Mapping[str, Any]) -> None:
         value = policies.get(key)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             continue
+        if key in _ABOVE_LOW and not low < value <= high:
+            raise ValidationError(key, f"must be above {low:,} and at most {high:,}, got {value!r}")
         if not low <= value <= high:
             raise ValidationError(key, f"must be from {low:,} to {high:,}, got {value!r}")
 

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import shutil
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from jupyter_recall.client.remote import ServerInfo, running_servers, token_for
 from tests.cli.conftest import CliServer, jupyter_recall
@@ -116,3 +121,43 @@ def test_token_for_the_same_server_however_written():
     assert token_for("http://localhost:8888/lab", known) == "secret"
     assert token_for("http://127.0.0.1:8889/lab/", known) is None
     assert token_for("http://127.0.0.1:8888/", known) is None
+
+
+class LoginPage(http.server.BaseHTTPRequestHandler):
+    """What a login page or a proxy answers to any path: 200, HTML."""
+
+    def do_GET(self) -> None:
+        page = b"<html><body>Please log in</body></html>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(page)))
+        self.end_headers()
+        self.wfile.write(page)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def login_page() -> Iterator[str]:
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), LoginPage)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def test_a_page_that_is_not_json_is_not_our_server(server, tmp_path, login_page):
+    given = jupyter_recall("list", "--url", login_page, "--token", "x", runtime=tmp_path)
+    assert given.code == 3
+    (line,) = given.err.splitlines()
+    assert f"cannot use the Jupyter server at {login_page} (--url)" in line
+    assert "it does not answer as jupyter_recall (/api/recall/info answered text/html" in line
+    # Found in the runtime directory, it is passed over for the one that answers.
+    shutil.copy(server_file(server), tmp_path / server_file(server).name)
+    newest = write_server_file(tmp_path, os.getpid(), login_page)
+    os.utime(newest, (newest.stat().st_atime + 60, newest.stat().st_mtime + 60))
+    found = jupyter_recall("list", "--json", runtime=tmp_path)
+    assert found.code == 0, found.err
+    assert "jobs" in found.json()
