@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from jupyter_recall.client.remote import api_path
-
 from tests.cli.conftest import CliServer
 
 NOTE = {"when": "every day at 09:00", "action": {"type": "notification", "message": "ids"}}

@@ -1,4 +1,4 @@
-"""``Client.url`` and ``api_path``: ids travel as one escaped segment, and no path leaves the API."""
+"""``Client.url`` and ``api_path``: an id travels as one escaped segment; no path leaves the API."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def test_an_empty_segment_is_refused():
 
 @pytest.mark.parametrize("path", ["/api/recall/jobs/../../kernels", "/api/recall/./jobs", "../x"])
 def test_the_url_of_a_path_never_climbs_out(path):
-    with pytest.raises(ValidationError, match="'.' or '..' segment"):
+    with pytest.raises(ValidationError, match=r"'\.' or '\.\.' segment"):
         CLIENT.url(path)
 
 
