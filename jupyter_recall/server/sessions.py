@@ -1,8 +1,12 @@
 """A deleted notebook session cancels its pending recall.
 
-jupyter_server shuts a session's kernel down just before it deletes the session row, and the
-kernel manager emits a ``kernel_actions`` event for that shutdown; on each such event we look
-for pending recalls whose notebook session (or kernel) is gone and cancel them.
+jupyter_server's ``SessionManager.delete_session`` shuts the session's kernel down, then deletes
+the session row; the kernel manager emits a ``kernel_actions`` event (with the ``kernel_id``)
+when that shutdown ends, while the row still exists. On such an event we note the paths of the
+sessions holding that kernel, wait for the row's deletion, and cancel the pending recalls that
+target one of those paths, now without a session, or that kernel. Only those: any other kernel's
+shutdown (a headless job's fresh kernel, say) must leave a recall for a notebook that is not
+open alone, or it would be lost.
 """
 
 from __future__ import annotations
@@ -28,13 +32,24 @@ PENDING_RECALLS = JobFilter(kind=[JobKind.RECALL], pending_recalls_only=True)
 log = logging.getLogger(__name__)
 
 
-def is_orphaned(job: Job, session_paths: set[str], kernel_ids: set[str]) -> bool:
+def is_orphaned(
+    job: Job,
+    closed_paths: set[str],
+    session_paths: set[str],
+    shut_kernel: str,
+    kernel_ids: set[str],
+) -> bool:
+    """Whether ``job`` lost its session when ``shut_kernel`` shut down.
+
+    ``closed_paths`` were the paths of that kernel's sessions when it shut down; a recall for a
+    path whose session was never there is not ours to cancel.
+    """
     target = job.target
     if not isinstance(target, KernelTarget):
         return False
     if target.path is not None:
-        return target.path not in session_paths
-    return target.kernel_id not in kernel_ids
+        return target.path in closed_paths and target.path not in session_paths
+    return target.kernel_id == shut_kernel and shut_kernel not in kernel_ids
 
 
 class SessionWatcher:
@@ -56,16 +71,33 @@ class SessionWatcher:
         )
 
     async def _on_kernel_action(self, logger: EventLogger, schema_id: str, data: Any) -> None:
-        if not self._running or data.get("action") != "shutdown":
+        if not self._running or data.get("action") != "shutdown" or not data.get("kernel_id"):
             return
+        kernel_id = data["kernel_id"]
+        # Read before the first await: delete_session deletes the row right after the shutdown
+        # this event reports, and this listener's task starts before it resumes.
+        paths = self._session_paths_of(kernel_id)
         await asyncio.sleep(ROW_DELETION_DELAY)
         if self._running:
             try:
-                await self.cancel_orphaned_recalls()
+                await self.cancel_orphaned_recalls(kernel_id, paths)
             except Exception:
                 log.exception("jupyter_recall: could not cancel the recalls of a closed session")
 
-    async def cancel_orphaned_recalls(self) -> list[Job]:
+    def _session_paths_of(self, kernel_id: str) -> set[str]:
+        # The session table directly: list_sessions() would prune the row of this kernel, which
+        # its manager has already forgotten, and answer nothing for it.
+        try:
+            rows = self._sessions.cursor.execute(
+                "SELECT path FROM session WHERE kernel_id=?", (kernel_id,)
+            ).fetchall()
+        except Exception:
+            log.exception("jupyter_recall: could not read the sessions of kernel %s", kernel_id)
+            return set()
+        return {row[0] for row in rows if row[0]}
+
+    async def cancel_orphaned_recalls(self, kernel_id: str, closed_paths: set[str]) -> list[Job]:
+        """Cancel the pending recalls whose session went with ``kernel_id``'s shutdown."""
         sessions = await self._sessions.list_sessions()
         paths = {s["path"] for s in sessions}
         kernel_ids = set(self._kernels.list_kernel_ids())
@@ -75,7 +107,7 @@ class SessionWatcher:
         )
         cancelled = []
         for job in pending:
-            if is_orphaned(job, paths, kernel_ids):
+            if is_orphaned(job, closed_paths, paths, kernel_id, kernel_ids):
                 try:
                     cancelled.append(await self._scheduler.cancel_job(job.id, owner=job.owner))
                 except ConflictError:
