@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import time
 from pathlib import Path
 
 from tests.cli.conftest import JUPYTER, cli_env
+from tests.server.live_server import TOKEN, LiveServer
 
 LINES = 6
 
@@ -91,3 +93,56 @@ def test_follow_as_json_lines(app, server):
     assert "json please" in lines[0]["text"]
     assert lines[-1]["type"] == "finished"
     assert lines[-1]["run"]["status"] == "succeeded"
+
+
+def test_follow_waits_for_a_server_that_restarts(tmp_path):
+    runtime = tmp_path / "runtime"
+    runtime.mkdir()
+    root = tmp_path / "root"
+    root.mkdir()
+    env = {"JUPYTER_RUNTIME_DIR": str(runtime)}
+    first = LiveServer(root, tmp_path / "recall.sqlite", env=env)
+    second = LiveServer(root, tmp_path / "recall.sqlite", port=first.port, env=env)
+    first.start()
+    follow = None
+    try:
+        code = "import time\nprint('started', flush=True)\ntime.sleep(300)\n"
+        body = {
+            "when": "now",
+            "action": {"type": "code", "code": code},
+            "target": {"type": "headless"},
+        }
+        job = first.request("POST", "/api/recall/jobs", body)
+
+        def started_run():
+            runs = first.request("GET", f"/api/recall/jobs/{job['id']}/runs")["runs"]
+            return runs and "started" in runs[0]["output"] and runs[0]
+
+        run = first.wait_for(started_run, timeout=60, interval=0.1)
+        follow = subprocess.Popen(
+            [JUPYTER, "recall", "logs", run["id"], "--follow", "--url", first.url]
+            + ["--token", TOKEN],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=cli_env(runtime),
+        )
+        assert follow.stdout is not None
+        assert follow.stdout.readline() == "started\n"
+        # The server dies: the command keeps asking instead of giving up.
+        first.stop(signal.SIGKILL)
+        time.sleep(3)
+        assert follow.poll() is None
+        # The same server again: it interrupts its predecessor's run, and the command ends.
+        second.start()
+        out, err = follow.communicate(timeout=60)
+    finally:
+        if follow is not None and follow.poll() is None:
+            follow.kill()
+            follow.wait()
+        for server in (first, second):
+            if server.process is not None:
+                server.stop(signal.SIGKILL)
+    assert follow.returncode == 1, err
+    assert f"run {run['id']} interrupted" in err
+    assert "Traceback" not in err

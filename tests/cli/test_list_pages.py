@@ -39,3 +39,20 @@ def test_list_refuses_an_unknown_sort_naming_it(app):
     assert bad.code == 2
     assert "sort" in bad.err
     assert "next_fire_at" in bad.err
+
+
+def test_a_limit_equal_to_what_matches_says_nothing_more(app, server):
+    _jobs(server, "exactlimit", 3)
+    exact = app("list", "--search", "exactlimit", "--limit", "3", "--json")
+    assert exact.code == 0
+    assert len(exact.json()["jobs"]) == 3
+    assert exact.err == ""  # the server's last page had no next_cursor
+    fewer = app("list", "--search", "exactlimit", "--limit", "2", "--json")
+    assert "(the first 2 jobs: --limit=0 lists all)" in fewer.err
+    job_id = _jobs(server, "exactruns", 1)[0]["id"]
+    for _ in range(2):
+        server.request("POST", f"/api/recall/jobs/{job_id}/trigger")
+    runs = app("runs", "--job", job_id, "--limit", "2")
+    assert runs.code == 0, runs.err
+    assert runs.err == ""
+    assert "(the newest 1 runs" in app("runs", "--job", job_id, "--limit", "1").err

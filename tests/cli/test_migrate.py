@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
 from pathlib import Path
 
 import anyio
@@ -15,7 +16,7 @@ from jupyter_recall.core.clock import ManualClock
 from jupyter_recall.engine.executors import CallableExecutor
 from jupyter_recall.engine.scheduler import Scheduler
 from jupyter_recall.store.urls import open_store, sqlite_url
-from tests.cli.conftest import jupyter_recall
+from tests.cli.conftest import JUPYTER, cli_env, jupyter_recall
 from tests.engine.support import OWNER, T0, Script, eventually, new, runs_of, wait_runs
 from tests.store.test_transfer import contents, populate
 
@@ -178,3 +179,44 @@ def test_the_progress_bar_redraws_one_line_on_a_terminal() -> None:
     quiet = Terminal()
     ProgressBar("migrate", 40, quiet, quiet=True)("jobs", 40)
     assert quiet.getvalue() == ""
+
+
+def test_a_failed_import_creates_no_store(tmp_path: Path) -> None:
+    target = tmp_path / "restored.sqlite"
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("", encoding="utf-8")
+    not_export = tmp_path / "notes.jsonl"
+    not_export.write_text('{"hello": 1}\n', encoding="utf-8")
+    latin1 = tmp_path / "latin1.jsonl"
+    latin1.write_bytes(b'{"format": "caf\xe9"}\n')
+    cases = [
+        (tmp_path / "missing.jsonl", "FILE: cannot read"),
+        (empty, "line 1: 'FILE_PATH' is empty: not an export"),
+        (not_export, "line 1: format: must be"),
+        (latin1, "FILE: 'FILE_PATH' is not UTF-8 text (invalid continuation byte)"),
+    ]
+    for path, expected in cases:
+        done = jupyter_recall("import", str(path), f"--to={sqlite_url(target)}", runtime=tmp_path)
+        assert done.code == 2, done.err
+        assert "Traceback" not in done.err
+        assert expected.replace("FILE_PATH", str(path)) in done.err
+        assert not target.exists()
+
+
+def test_an_export_that_cannot_be_written_is_one_error(tmp_path: Path) -> None:
+    source = _filled(tmp_path / "recall.sqlite", jobs=3)
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [JUPYTER, "recall", "export", f"--from={source}", "--quiet"],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=cli_env(tmp_path),
+            timeout=60,
+            check=False,
+        )
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        "jupyter recall export: error: cannot write the export to standard output: "
+        "No space left on device"
+    ]
