@@ -120,8 +120,17 @@ def test_follow_waits_for_a_server_that_restarts(tmp_path):
 
         run = first.wait_for(started_run, timeout=60, interval=0.1)
         follow = subprocess.Popen(
-            [JUPYTER, "recall", "logs", run["id"], "--follow", "--url", first.url]
-            + ["--token", TOKEN],
+            [
+                JUPYTER,
+                "recall",
+                "logs",
+                run["id"],
+                "--follow",
+                "--url",
+                first.url,
+                "--token",
+                TOKEN,
+            ],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -135,7 +144,7 @@ def test_follow_waits_for_a_server_that_restarts(tmp_path):
         assert follow.poll() is None
         # The same server again: it interrupts its predecessor's run, and the command ends.
         second.start()
-        out, err = follow.communicate(timeout=60)
+        _, err = follow.communicate(timeout=60)
     finally:
         if follow is not None and follow.poll() is None:
             follow.kill()
