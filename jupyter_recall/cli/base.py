@@ -11,6 +11,7 @@ from typing import Any
 
 from jupyter_core.application import JupyterApp, base_aliases, base_flags
 from traitlets import Bool, Float, Int, TraitError, TraitType, Unicode
+from traitlets.config.application import StrDict
 from traitlets.config.loader import KVArgParseConfigLoader
 
 from jupyter_recall._version import __version__
@@ -178,10 +179,11 @@ class RecallCommand(JupyterApp):
     def _create_loader(
         self,
         argv: list[str] | None,
-        aliases: dict[str, Any],
-        flags: dict[str, Any],
+        aliases: StrDict,
+        flags: StrDict,
         classes: Any,
     ) -> KVArgParseConfigLoader:
+        """traitlets' loader made strict (the signature is traitlets', StrDict included)."""
         return StrictLoader(
             argv, aliases, flags, classes=classes, log=self.log, subcommands=self.subcommands
         )
