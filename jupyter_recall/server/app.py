@@ -65,6 +65,22 @@ TOOL_POLICIES = ("auto", "approve", "block")
 MAX_POOL_SIZE = 32
 
 
+def checked_tool_policies(app: str, value: Any) -> dict[str, str]:
+    """``{app}.tool_policies`` checked: the standalone scheduler refuses what the server does."""
+    policies = dict(value)
+    for name, policy in policies.items():
+        try:
+            check_key(name, "tool_policies")
+        except ValidationError as error:
+            raise TraitError(f"{app}.tool_policies: {error}") from None
+        if policy not in TOOL_POLICIES:
+            raise TraitError(
+                f"{app}.tool_policies[{name!r}]: unknown policy {policy!r} "
+                f"(accepted: {', '.join(TOOL_POLICIES)})"
+            )
+    return policies
+
+
 class RecallApp(ExtensionApp):
     """Persist jobs, run the scheduler tick, and serve /api/recall/."""
 
@@ -282,18 +298,7 @@ class RecallApp(ExtensionApp):
 
     @validate("tool_policies")
     def _check_policies(self, proposal: Bunch) -> dict[str, str]:
-        policies = dict(proposal["value"])
-        for name, policy in policies.items():
-            try:
-                check_key(name, "tool_policies")
-            except ValidationError as error:
-                raise TraitError(f"RecallApp.tool_policies: {error}") from None
-            if policy not in TOOL_POLICIES:
-                raise TraitError(
-                    f"RecallApp.tool_policies[{name!r}]: unknown policy {policy!r} "
-                    f"(accepted: {', '.join(TOOL_POLICIES)})"
-                )
-        return policies
+        return checked_tool_policies("RecallApp", proposal["value"])
 
     def initialize_settings(self) -> None:
         self._clock = SystemClock()

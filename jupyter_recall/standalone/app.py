@@ -20,6 +20,7 @@ from jupyter_recall._version import __version__
 from jupyter_recall.core.clock import SystemClock
 from jupyter_recall.engine.channels.settings import ChannelSettingsJSON
 from jupyter_recall.engine.scheduler import Scheduler
+from jupyter_recall.server.app import checked_tool_policies
 from jupyter_recall.server.localzone import local_zone_name
 from jupyter_recall.server.option_checks import (
     checked_channels,
@@ -159,6 +160,11 @@ jupyter recall scheduler --db-url postgresql://recall@db/recall --root /srv/note
     @validate("notification_channels")
     def _check_channels(self, proposal: Bunch) -> dict[str, ChannelSettingsJSON]:
         return checked_channels(APP, proposal["value"])
+
+    @validate("tool_policies")
+    def _check_policies(self, proposal: Bunch) -> dict[str, str]:
+        # Unchecked, a misspelt policy ("maybe") would let its tool run without approval.
+        return checked_tool_policies(APP, proposal["value"])
 
     def _log_format_default(self) -> str:
         # As the Jupyter server logs.
