@@ -9,6 +9,8 @@ from __future__ import annotations
 import difflib
 import os
 import sys
+import urllib.parse
+from pathlib import Path
 
 from jupyter_core.application import JupyterApp
 
@@ -19,7 +21,37 @@ from jupyter_recall.cli.base import EXIT_FAILED, EXIT_USAGE
 from jupyter_recall.cli.mcp_command import McpCommand
 from jupyter_recall.cli.prune import PruneCommand
 from jupyter_recall.cli.transfer import ExportCommand, ImportCommand, MigrateCommand
+from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.standalone.app import RecallScheduler
+
+
+class SchedulerCommand(RecallScheduler):
+    """``jupyter recall scheduler``: the standalone scheduler, its places checked before it
+    starts. The managers it builds refuse a bad root or gateway URL with a TraitError deep in
+    their start, a traceback after the store was opened; here it is one line, exit status 2.
+    Its options stay ``RecallScheduler``'s (config sections apply to subclasses)."""
+
+    def start(self) -> None:
+        try:
+            check_places(self.root_dir, self.gateway_url)
+        except ValidationError as error:
+            print(f"jupyter recall scheduler: error: {error}", file=sys.stderr)
+            raise SystemExit(EXIT_USAGE) from None
+        super().start()
+
+
+def check_places(root_dir: str, gateway_url: str) -> None:
+    """``--root`` an existing directory, ``--gateway-url`` an http(s) URL with a host."""
+    if root_dir and not Path(root_dir).is_dir():
+        raise ValidationError("--root", f"{root_dir!r} is not a directory")
+    parts = urllib.parse.urlsplit(gateway_url)
+    if gateway_url and (parts.scheme not in ("http", "https") or not parts.hostname):
+        raise ValidationError(
+            "--gateway-url",
+            f"not the http(s) URL of a kernel gateway: {gateway_url!r}",
+            accepted=("http://HOST:PORT", "https://HOST/BASE_URL"),
+        )
+
 
 SUBCOMMANDS: dict[str, tuple[type[JupyterApp], str]] = {
     "list": (commands.ListCommand, "List your jobs (--status, --kind, --path, --all)."),
@@ -42,7 +74,7 @@ SUBCOMMANDS: dict[str, tuple[type[JupyterApp], str]] = {
     "export": (ExportCommand, "Write a whole store as JSON lines: --from URL [FILE]."),
     "import": (ImportCommand, "Load an export into a store: FILE --to URL [--force]."),
     "scheduler": (
-        RecallScheduler,
+        SchedulerCommand,
         "Fire and execute jobs with no Jupyter server (--db-url; see docs/deploy.md).",
     ),
 }

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from tests.cli.conftest import JUPYTER, CliServer, cli_env
+from tests.cli.conftest import JUPYTER, CliServer, cli_env, jupyter_recall
 
 
 def one_error_line(err: str) -> str:
@@ -184,3 +184,18 @@ def test_code_on_stdin_must_be_utf8(server):
     )
     assert fine.returncode == 0, fine.stderr
     assert b"caf\\u00e9" in fine.stdout or "café".encode() in fine.stdout
+
+
+@pytest.mark.parametrize(
+    ("option", "expected"),
+    [
+        ("--root=/nonexistent", "--root: '/nonexistent' is not a directory"),
+        ("--gateway-url=not a url", "--gateway-url: not the http(s) URL of a kernel gateway"),
+    ],
+)
+def test_the_scheduler_checks_its_places_before_starting(tmp_path, option, expected):
+    store = tmp_path / "recall.sqlite"
+    done = jupyter_recall("scheduler", f"--db-url=sqlite:///{store}", option, runtime=tmp_path)
+    assert done.code == 2
+    assert one_error_line(done.err).startswith(f"jupyter recall scheduler: error: {expected}")
+    assert not store.exists()  # refused before the store was opened
