@@ -11,6 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from jupyter_client.kernelspec import KernelSpecManager
+from jupyter_core.paths import jupyter_runtime_dir
+from jupyter_core.utils import ensure_dir_exists
 from jupyter_server.gateway.gateway_client import GatewayClient
 from jupyter_server.gateway.managers import (
     GatewayKernelSpecManager,
@@ -27,6 +29,13 @@ from jupyter_recall.server.executors.context import ServerManagers
 def _make(manager_class: Any, **traits: Any) -> Any:
     """An instance of one of jupyter_server's managers, whose constructors are untyped."""
     return manager_class(**traits)
+
+
+def _runtime_dir(parent: Any) -> str:
+    """The parent application's Jupyter runtime dir (created), else Jupyter's default one."""
+    path = getattr(parent, "runtime_dir", "") or jupyter_runtime_dir()
+    ensure_dir_exists(path, mode=0o700)
+    return str(path)
 
 
 def standalone_managers(parent: Any, root_dir: str, gateway_url: str) -> ServerManagers:
@@ -46,8 +55,14 @@ def standalone_managers(parent: Any, root_dir: str, gateway_url: str) -> ServerM
         )
     else:
         specs = KernelSpecManager(parent=parent)
+        # Connection files in the runtime dir, as the server puts them: the default, the working
+        # directory, may be gone or unwritable (a system service).
         kernels = _make(
-            AsyncMappingKernelManager, parent=parent, root_dir=root_dir, kernel_spec_manager=specs
+            AsyncMappingKernelManager,
+            parent=parent,
+            root_dir=root_dir,
+            kernel_spec_manager=specs,
+            connection_dir=_runtime_dir(parent),
         )
         sessions = _make(
             SessionManager, parent=parent, kernel_manager=kernels, contents_manager=contents

@@ -21,6 +21,8 @@ class SchedulerProcess:
         config: dict[str, Any] | None = None,
         db_url: str | None = None,
         args: tuple[str, ...] = (),
+        cwd: Path | None = None,
+        env: dict[str, str] | None = None,
     ) -> None:
         self.root = root
         self.db_path = db_path
@@ -28,6 +30,8 @@ class SchedulerProcess:
         self.config_file = root.parent / "scheduler_config.json"
         self.config_file.write_text(json.dumps({"RecallScheduler": config or {}}))
         self.args = args
+        self.cwd = cwd
+        self.env = env or {}
         self.log = root.parent / "scheduler.log"
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -48,9 +52,12 @@ class SchedulerProcess:
             **os.environ,
             "JUPYTER_PLATFORM_DIRS": "1",
             "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+            **self.env,
         }
         with self.log.open("ab") as log:
-            self.process = subprocess.Popen(command, stdout=log, stderr=log, env=env)
+            self.process = subprocess.Popen(
+                command, stdout=log, stderr=log, env=env, cwd=self.cwd
+            )
         deadline = time.monotonic() + timeout
         while "jobs in" not in self.log.read_text():
             if self.process.poll() is not None or time.monotonic() > deadline:
