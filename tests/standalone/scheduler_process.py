@@ -55,9 +55,7 @@ class SchedulerProcess:
             **self.env,
         }
         with self.log.open("ab") as log:
-            self.process = subprocess.Popen(
-                command, stdout=log, stderr=log, env=env, cwd=self.cwd
-            )
+            self.process = subprocess.Popen(command, stdout=log, stderr=log, env=env, cwd=self.cwd)
         deadline = time.monotonic() + timeout
         while "jobs in" not in self.log.read_text():
             if self.process.poll() is not None or time.monotonic() > deadline:
