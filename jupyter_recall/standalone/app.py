@@ -14,6 +14,7 @@ import socket
 from typing import Any
 
 from jupyter_core.application import JupyterApp, base_aliases, base_flags
+from jupyter_core.utils import ensure_async
 from traitlets import Bunch, Dict, Float, Integer, TraitError, Unicode, Union, default, validate
 
 from jupyter_recall._version import __version__
@@ -222,12 +223,24 @@ jupyter recall scheduler --db-url postgresql://recall@db/recall --root /srv/note
         finally:
             await pause_notices.aclose()
             await built.aclose()
-            await _shutdown_kernels(managers.kernel_manager)
+            await _shutdown_kernels(managers.kernel_manager, self.log)
             store.close()
             handoff_store.close()
             self.log.info("jupyter_recall scheduler %s stopped", self.engine_id)
 
 
-async def _shutdown_kernels(kernel_manager: Any) -> None:
-    """Kernels started for live-kernel jobs (on_missing_kernel 'start') end with the process."""
-    await kernel_manager.shutdown_all(now=True)
+async def _shutdown_kernels(kernel_manager: Any, log: logging.Logger) -> None:
+    """Kernels started for live-kernel jobs (on_missing_kernel 'start') end with the process.
+
+    Not ``shutdown_all``: it also shuts down the ids of kernels that failed to start, which
+    jupyter_client keeps as pending and jupyter_server answers with a 404, and that raised out
+    of the stop, leaving the stores open. The started kernels, each on its own.
+    """
+    kernel_ids = list(kernel_manager.list_kernel_ids())
+    outcomes = await asyncio.gather(
+        *(ensure_async(kernel_manager.shutdown_kernel(kid, now=True)) for kid in kernel_ids),
+        return_exceptions=True,
+    )
+    for kernel_id, outcome in zip(kernel_ids, outcomes, strict=True):
+        if isinstance(outcome, Exception):
+            log.warning("could not shut kernel %s down: %s", kernel_id, outcome)

@@ -43,3 +43,23 @@ def test_kernel_connection_files_go_to_the_runtime_dir(tmp_path: Path):
     assert connection_file.is_absolute(), connection_file
     assert connection_file.parent == runtime
     assert list(cwd.iterdir()) == []
+
+
+def test_sigterm_after_a_kernel_failed_to_start_stops_cleanly(tmp_path: Path):
+    root = tmp_path / "root"
+    root.mkdir()
+    db = tmp_path / "recall.sqlite"
+    scheduler = SchedulerProcess(root, db).start()
+    try:
+        server = LiveServer(root, db, args=NOT_FIRING).start()
+        body = {**headless_code("print(1)"), "target": {"type": "headless", "kernel_name": "nope"}}
+        job = create_then_stop(server, body)
+        (run,) = history_after_restart(server, job["id"])
+    finally:
+        returncode = scheduler.stop()
+    assert run["status"] == "failed"
+    log = scheduler.log.read_text()
+    stopping = log[log.index("stopping: runs in flight end interrupted") :]
+    assert returncode == 0, stopping
+    assert "Traceback" not in stopping
+    assert "stopped" in stopping
