@@ -17,9 +17,9 @@ PACKAGE = Path(jupyter_recall.__file__).parent
 KERNEL_ORDER = (
     "connection",
     "jobs",
-    "heartbeat",
     "widgets",
     "calls",
+    "heartbeat",
     "watchers",
     "magics",
     "agent",

@@ -7,7 +7,7 @@ from typing import Any
 
 from jupyter_recall.core.errors import RecallError
 from jupyter_recall.kernel.connection import client, notifications
-from jupyter_recall.kernel.jobs.heartbeat import register_magic
+from jupyter_recall.kernel.heartbeat import register_magic
 from jupyter_recall.kernel.magics.jobs import RecallMagics
 from jupyter_recall.kernel.magics.watch import WatchMagics
 

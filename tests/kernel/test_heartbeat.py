@@ -12,8 +12,13 @@ from tests.kernel.conftest import Kernel, KernelServer, wait_until
 
 @pytest.fixture
 def handled(monkeypatch, tmp_path):
-    """A handler recording instructions; a private data dir for the kept hashes."""
+    """A handler recording instructions; a private data dir for the kept hashes; ``tmp_path``
+    as the cwd, the tool root the beats read under (as filesystem.read does)."""
+    from jupyter_recall.kernel.heartbeat import ToolFileAccess
+
+    heartbeat.use_file_access(ToolFileAccess())  # what importing that module did
     monkeypatch.setenv("JUPYTER_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.chdir(tmp_path)
     seen: list[str] = []
     recall.on_recall(seen.append)
     heartbeat._state.last.clear()
@@ -110,3 +115,57 @@ def test_a_heartbeat_in_a_kernel_fires_its_handler_only_on_changes(
     assert seen() == ["first instruction", "second instruction"]
     outputs = [run["output"] for run in server.runs(job["id"])]
     assert any("unchanged since the last delivery" in output for output in outputs)
+
+
+def test_a_heartbeat_reads_only_what_filesystem_read_may(nb: Kernel, server: KernelServer):
+    """Outside the tool root, or with filesystem blocked, a heartbeat is refused at start
+    (naming ``path``), as ``run_tool("filesystem.read", ...)`` is; a beat of a heartbeat
+    started before the block delivers nothing."""
+    outside = nb.json(
+        "from jupyter_recall.kernel.agent.tools import dispatch\n"
+        "print(json.dumps([dispatch('heartbeat_start', {'every': '1h', 'path': p})"
+        " for p in ('/etc/hostname', '../../../etc/hostname')]))"
+    )
+    for answer in outside:
+        assert answer["ok"] is False
+        assert answer["field"] == "path"
+        assert "outside the tool root" in answer["error"]
+    magic = nb.run("%heartbeat every 1h /etc/hostname")
+    assert magic.error is None
+    assert "heartbeat: path: '/etc/hostname' is outside the tool root" in magic.stderr
+    assert server.jobs() == []
+
+    (server.root / "HEARTBEAT.md").write_text("secret")
+    nb.ok(HANDLER)
+    started = nb.json(
+        "from jupyter_recall.kernel.agent.tools import dispatch\n"
+        "print(json.dumps(dispatch('heartbeat_start', {'every': '1h'})))"
+    )
+    assert started["ok"] is True
+    try:
+        nb.ok('jupyter_recall.set_tool_policy("filesystem", "block")')
+        blocked = nb.json(
+            "print(json.dumps(dispatch('heartbeat_start', {'every': '1h', 'path': 'x.md'})))"
+        )
+        assert blocked["ok"] is False
+        assert blocked["field"] == "path"
+        assert "policy 'block'" in blocked["error"]
+        beat = nb.ok(
+            "from jupyter_recall.kernel.heartbeat import beat\n"
+            f"beat({str(server.root / 'HEARTBEAT.md')!r})"
+        ).stdout
+        assert "skipped: path: " in beat
+        assert "has policy 'block'" in beat
+        assert nb.json("print(json.dumps(seen))") == []
+    finally:
+        nb.ok('jupyter_recall.set_tool_policy("filesystem", None)')
+
+
+def test_heartbeat_start_names_every_for_a_bad_interval(nb: Kernel, server: KernelServer):
+    answer = nb.json(
+        "from jupyter_recall.kernel.agent.tools import dispatch\n"
+        "print(json.dumps(dispatch('heartbeat_start', {'every': 'in 5m'})))"
+    )
+    assert answer["ok"] is False
+    assert answer["field"] == "every", answer
+    assert server.jobs() == []

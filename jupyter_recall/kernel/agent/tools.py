@@ -63,8 +63,8 @@ from jupyter_recall.kernel.agent.answers import (
 from jupyter_recall.kernel.agent.calls import PRIMITIVE_TOOLS
 from jupyter_recall.kernel.agent.watchers import WATCH_TOOLS
 from jupyter_recall.kernel.connection import client as _client
+from jupyter_recall.kernel.heartbeat import heartbeat_tools
 from jupyter_recall.kernel.jobs import api
-from jupyter_recall.kernel.jobs.heartbeat import heartbeat_tools
 
 CALL_TYPES = ("once", "recurring", "immediate")
 MANAGE_ACTIONS = ("cancel", "skip", "list")

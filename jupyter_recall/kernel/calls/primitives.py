@@ -77,6 +77,7 @@ __all__ = [
     "run_tool",
     "run_tool_async",
     "run_unattended",
+    "run_unattended_sync",
     "set_concurrency_limits",
     "set_tool_policy",
     "tool",
@@ -253,6 +254,13 @@ async def run_unattended(
         allow_approval=False,
         denial_reason=f"{caller} cannot ask for approval (set the policy to auto to allow it)",
     )
+
+
+def run_unattended_sync(
+    name: str, params: Mapping[str, Any] | None = None, *, caller: str = "this caller"
+) -> ToolResult:
+    """``run_unattended`` from a cell's thread (a heartbeat's beat), waiting for its result."""
+    return _wait(run_unattended(name, params, caller=caller))
 
 
 def kernel_runner() -> ToolRunner:

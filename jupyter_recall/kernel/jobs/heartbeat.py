@@ -16,7 +16,7 @@ import hashlib
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from jupyter_recall.client.toolspec import Param, Tool, ToolArguments, ToolOk
 from jupyter_recall.core.errors import RecallError, ValidationError
@@ -30,10 +30,23 @@ Gate = Callable[[str, "str | None"], Any]
 G = TypeVar("G", bound=Gate)
 
 
+class FileAccess(Protocol):
+    """How heartbeats reach their file: as ``filesystem.read`` does (``kernel/heartbeat.py``
+    installs it), so that a heartbeat cannot read what the agent's tools may not."""
+
+    def locate(self, path: str) -> Path:
+        """The file's real path; a ``RecallError`` when the path leaves the tool root (naming
+        ``path``) or the ``filesystem.read`` policy refuses unattended reads."""
+
+    def read(self, path: Path) -> str | None:
+        """The content, None when the file is missing; a ``RecallError`` when refused."""
+
+
 class _State:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.gate: Gate | None = None
+        self.access: FileAccess | None = None
         self.last: dict[str, str] = {}
         """Content last delivered, by absolute path (this kernel's memory)."""
 
@@ -55,6 +68,24 @@ def heartbeat_gate(gate: G) -> G:
 def clear_gate() -> None:
     with _state.lock:
         _state.gate = None
+
+
+def use_file_access(access: FileAccess) -> None:
+    with _state.lock:
+        _state.access = access
+
+
+def _access() -> FileAccess:
+    with _state.lock:
+        access = _state.access
+    if access is None:
+        # Reading without the tools' confinement and policy would let a heartbeat hand any
+        # file to the agent: refuse rather than fall back to a plain read.
+        raise RecallError(
+            "heartbeats read their file through filesystem.read: "
+            "import jupyter_recall.kernel.heartbeat first"
+        )
+    return access
 
 
 def _digest(content: str) -> str:
@@ -105,10 +136,13 @@ def beat(path: str | Path = DEFAULT_FILE, job: Mapping[str, Any] | None = None) 
     """One heartbeat: read ``path``, ask the gate, deliver on run. Returns ``"delivered"``,
     ``"skipped: <why>"``; the same line is printed (it is the run's output)."""
 
-    target = Path(path).expanduser().resolve()
+    access = _access()
     try:
-        content = target.read_text(encoding="utf-8")
-    except FileNotFoundError:
+        target = access.locate(str(path))
+        content = access.read(target)
+    except RecallError as error:
+        return _say(f"skipped: {error}")
+    if content is None:
         return _say(f"skipped: {target.name} is missing")
     if not content.strip():
         return _say(f"skipped: {target.name} is empty")
@@ -143,10 +177,20 @@ def start(
 
     if not isinstance(every, str) or not every.strip():
         raise ValidationError("every", f"must be a duration like '10m', got {every!r}")
-    target = Path(path).expanduser().resolve()
+    target = _access().locate(str(path))
     options = {"output_channel": output_channel} if output_channel else None
     when = every if every.startswith("every ") else f"every {every}"
-    return api.schedule(when, beat_code(target), name=f"heartbeat {target.name}", options=options)
+    try:
+        return api.schedule(
+            when, beat_code(target), name=f"heartbeat {target.name}", options=options
+        )
+    except ValidationError as error:
+        if error.field != "when":
+            raise
+        # The schedule is made of ``every`` alone: the caller typed no ``when``.
+        raise ValidationError(
+            "every", f"must be an interval like '10m', '30s' or '1h', got {every!r}"
+        ) from None
 
 
 # --- %heartbeat and the agent tool -------------------------------------------------------------
