@@ -77,3 +77,15 @@ def test_stop_while_the_server_is_unreachable():
     listener.stop()
     assert not listener.thread.is_alive()
     assert time.monotonic() - started < 2
+
+
+def test_wait_refuses_a_timeout_it_could_not_keep(nb):
+    """NaN never elapses (a wait forever), a string failed inside threading: both, and more
+    than an hour, are refused in one line naming ``timeout``, as ``background_wait`` does."""
+    for given, shown in (("float('nan')", "nan"), ("'x'", "'x'"), ("10**10", "10000000000")):
+        out = nb.run(f"jupyter_recall.notifications.wait(timeout={given})", timeout=10)
+        assert out.error is not None
+        assert "ValidationError" in out.error
+        assert "timeout: must be" in out.error
+        assert shown in out.error
+    assert nb.json("print(json.dumps(jupyter_recall.notifications.wait(timeout=0)))") == []

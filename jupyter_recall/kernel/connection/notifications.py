@@ -36,7 +36,9 @@ from jupyter_recall.client.documents import (
 )
 from jupyter_recall.client.remote import parse_sse
 from jupyter_recall.core.documents import NotificationSource
+from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.kernel.connection import client as _client
+from jupyter_recall.tools.background import check_wait_timeout
 
 
 class Notification(TypedDict, total=False):
@@ -163,11 +165,16 @@ def drain() -> list[Notification]:
 
 
 def wait(timeout: float | None = None, *, count: int = 1) -> list[Notification]:
-    """Block until ``count`` notifications are queued (or ``timeout`` seconds pass), then
-    drain. Starts the listener if it is not running."""
+    """Block until ``count`` notifications are queued (or ``timeout`` seconds pass, at most
+    3600; None: no limit), then drain. Starts the listener if it is not running."""
+    # Checked as background_wait checks it: NaN would never compare as elapsed (a wait
+    # forever), and a string would fail deep in threading with a bare TypeError.
+    seconds = None if timeout is None else check_wait_timeout(timeout)
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise ValidationError("count", f"must be a positive integer, got {count!r}")
     start_in_kernel()
     with _condition:
-        _condition.wait_for(lambda: len(_queue) >= count, timeout=timeout)
+        _condition.wait_for(lambda: len(_queue) >= count, timeout=seconds)
     return drain()
 
 
