@@ -8,9 +8,11 @@ REST, events and the UI. Configured like the server, from the same config files
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import signal
 import socket
+from datetime import datetime, timedelta
 from typing import Any
 
 from jupyter_core.application import JupyterApp, base_aliases, base_flags
@@ -34,15 +36,22 @@ from jupyter_recall.server.option_checks import (
 from jupyter_recall.server.pause_notices import PauseNotices
 from jupyter_recall.standalone.executor import build_executor
 from jupyter_recall.standalone.managers import standalone_managers
+from jupyter_recall.store.base import Store
 from jupyter_recall.store.urls import open_store
 
 APP = "RecallScheduler"
+LEASE_SECONDS = 30.0
+"""The engine's lease: renewed every third of it; a crashed scheduler's runs are interrupted
+by the others once it is over, and by a restart under the same engine id at once."""
+RENEWAL_MARGIN = 3.0
+"""Seconds a live holder's renewal may come late (its store busy) and still count."""
 
 ALIASES = {
     **base_aliases,
     "db-url": "RecallScheduler.db_url",
     "root": "RecallScheduler.root_dir",
     "gateway-url": "RecallScheduler.gateway_url",
+    "engine-id": "RecallScheduler.engine_id",
 }
 
 
@@ -184,15 +193,34 @@ jupyter recall scheduler --db-url postgresql://recall@db/recall --root /srv/note
         for handler in self.log.handlers:
             package_log.addHandler(handler)
         package_log.setLevel(self.log.level)
-        asyncio.run(self._serve())
+        code = asyncio.run(self._serve())
+        if code:
+            raise SystemExit(code)
 
-    async def _serve(self) -> None:
+    async def _serve(self) -> int:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
         clock = SystemClock()
         store = open_store(self.db_url)
+        try:
+            held_until = await _live_lease(store, self.engine_id, clock, stop, self.log)
+        except BaseException:
+            store.close()
+            raise
+        if held_until is not None:
+            store.close()
+            self.log.critical(
+                "engine id %r is in use: a scheduler running on this store renews its lease "
+                "(now until %s); stop that one, or give this one another --engine-id",
+                self.engine_id,
+                held_until.isoformat(timespec="seconds"),
+            )
+            return 2
+        if stop.is_set():
+            store.close()
+            return 0
         handoff_store = open_store(self.db_url)
         managers = standalone_managers(self, self.root_dir or ".", self.gateway_url)
         built = build_executor(self, (store, handoff_store), clock, managers)
@@ -202,6 +230,7 @@ jupyter recall scheduler --db-url postgresql://recall@db/recall --root /srv/note
             clock=clock,
             default_tz=self.default_timezone,
             engine_id=self.engine_id,
+            lease_seconds=LEASE_SECONDS,
             max_concurrent_runs=self.max_concurrent_runs,
             per_target_limit=self.per_kernel_limit,
             output_limit=self.output_limit,
@@ -227,6 +256,37 @@ jupyter recall scheduler --db-url postgresql://recall@db/recall --root /srv/note
             store.close()
             handoff_store.close()
             self.log.info("jupyter_recall scheduler %s stopped", self.engine_id)
+        return 0
+
+
+async def _live_lease(
+    store: Store, engine_id: str, clock: SystemClock, stop: asyncio.Event, log: logging.Logger
+) -> datetime | None:
+    """The expiry of ``engine_id``'s lease if a live engine renews it, else None.
+
+    Two schedulers with one engine id would each take the other's running runs for a
+    predecessor's and interrupt them (a retried job then runs twice). A lease still current may
+    also be a crashed predecessor's, which a restart must take over at once: its holder renews
+    it every third of its length, so we wait for that renewal (at most a third of the lease
+    and a margin, less the time since the last one) and see whether it came.
+    """
+    until = await asyncio.to_thread(store.lease_until, engine_id)
+    if until is None or until <= clock.now():
+        return None
+    renewed_at = until - timedelta(seconds=LEASE_SECONDS)
+    next_renewal = renewed_at + timedelta(seconds=LEASE_SECONDS / 3 + RENEWAL_MARGIN)
+    wait = (next_renewal - clock.now()).total_seconds()
+    if wait > 0:
+        log.info(
+            "engine id %r has a lease until %s: waiting %.0f s to see whether its holder is alive",
+            engine_id,
+            until.isoformat(timespec="seconds"),
+            wait,
+        )
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), wait)
+    again = await asyncio.to_thread(store.lease_until, engine_id)
+    return again if again is not None and again > until else None
 
 
 async def _shutdown_kernels(kernel_manager: Any, log: logging.Logger) -> None:

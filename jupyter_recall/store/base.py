@@ -310,6 +310,11 @@ class LeaseStore(Protocol):
 
     def release_lease(self, engine_id: str) -> None: ...
 
+    def lease_until(self, engine_id: str) -> datetime | None:
+        """Until when ``engine_id``'s lease runs (its last renewal plus the lease's length);
+        None when it has none (never taken, or released at a clean stop)."""
+        ...
+
     def interrupt_orphaned_runs(self, *, now: datetime, engine_id: str) -> list[Run]:
         """Mark ``running`` runs whose engine has no live lease (or is ``engine_id`` itself,
         restarted) as ``interrupted``; return them."""

@@ -551,6 +551,10 @@ class PostgresStore(
         with self.atomic():
             self._write("DELETE FROM leases WHERE engine_id = %s", (engine_id,))
 
+    def lease_until(self, engine_id: str) -> datetime | None:
+        rows = self._rows("SELECT until FROM leases WHERE engine_id = %s", (engine_id,))
+        return codec.decode_instant(rows[0][0]) if rows else None
+
     def interrupt_orphaned_runs(self, *, now: datetime, engine_id: str) -> list[Run]:
         stamp = codec.encode_instant(now, "now")
         with self.atomic():

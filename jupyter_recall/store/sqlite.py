@@ -697,6 +697,13 @@ class SQLiteStore(
         with self.atomic():
             self._conn.execute("DELETE FROM leases WHERE engine_id = ?", (engine_id,))
 
+    def lease_until(self, engine_id: str) -> datetime | None:
+        with self._errors():
+            row = self._conn.execute(
+                "SELECT until FROM leases WHERE engine_id = ?", (engine_id,)
+            ).fetchone()
+        return None if row is None else codec.decode_instant(row[0])
+
     def interrupt_orphaned_runs(self, *, now: datetime, engine_id: str) -> list[Run]:
         stamp = codec.encode_instant(now, "now")
         with self.atomic():
