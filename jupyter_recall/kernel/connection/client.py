@@ -16,6 +16,7 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 from jupyter_recall.client.documents import TargetDocument
 from jupyter_recall.client.remote import (
@@ -297,11 +298,16 @@ def require_server_kernel(what: str = "this notebook's jobs and recalls") -> Non
     """Stop here, with what to do, unless the server started this kernel: the first cell of a
     notebook whose jobs or recalls run in its own kernel calls it, so that nbconvert, nbclient
     and papermill stop at once with a clear message instead of failing later."""
-    if identity().external:
+    try:
+        found = identity()
+    except RecallConnectionError as error:
+        # No server at all: the same one-line stop as %load_ext's, not a traceback.
+        _stop(str(error))
+    if found.external:
         _stop(not_the_servers(what))
 
 
-def _stop(message: str) -> None:
+def _stop(message: str) -> NoReturn:
     """IPython shows its UsageError as one line (no traceback) and fails the cell."""
     try:
         from IPython.core.error import UsageError

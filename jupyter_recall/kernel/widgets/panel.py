@@ -102,11 +102,19 @@ class JobsPanel:
             ],
             "jupyter-recall-jobs-panel",
         )
+        try:
+            # Read before anything is displayed or subscribed: an unreachable server is the
+            # caller's error (one line under %jobs' guard), not one raised while IPython
+            # renders the panel (a traceback).
+            first = self._read()
+        except RecallError:
+            self.widget.close()
+            raise
         self._jobs_later = Coalescer(self.refresh)
         self._draw_later = Coalescer(self.draw_timeline)
         self._unsubscribe: Callable[[], None] | None = router.subscribe(ANY_JOB, self)
         self.load_runs()
-        self.refresh()
+        self._show(first)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> base.MimeBundle:
         text = tables.jobs_bundle(self.jobs, empty=self._empty())
@@ -133,12 +141,18 @@ class JobsPanel:
 
     # --- reading --------------------------------------------------------------------------
 
+    def _read(self) -> Any:
+        return _client.get_client().request("GET", "/api/recall/jobs", query=self.query())
+
     def refresh(self) -> None:
         try:
-            found = _client.get_client().request("GET", "/api/recall/jobs", query=self.query())
+            found = self._read()
         except RecallError as error:
             self.message.value = f'<span style="color:#c62828">{html.escape(str(error))}</span>'
             return
+        self._show(found)
+
+    def _show(self, found: Any) -> None:
         with self._lock:
             self.message.value = ""
             jobs: list[JobDocument] = found["jobs"]
