@@ -63,9 +63,28 @@ class ApprovalListing(ToolOk):
     total: int
 
 
-class ApprovalAnswer(ToolOk, ApprovalJSON):
-    """One approval record. Its ``tool`` is the call waiting for the decision (it replaces
-    the MCP tool's name, as it always has)."""
+class ApprovalAnswer(ToolOk):
+    """One approval record. ``tool`` is the MCP tool's name, as in every answer; the tool call
+    waiting for the decision (the record's own ``tool``) is ``approval_tool``."""
+
+    id: str
+    owner: str
+    approval_tool: str
+    summary: str
+    source: str
+    asked_by: str
+    created_at: str
+    expires_at: str
+    status: str
+    decided_by: str | None
+    decided_at: str | None
+    note: str | None
+
+
+class RunNowAnswer(JobAnswer):
+    """``job_run_now``: the job's summary and the id of the run it just started."""
+
+    run_id: str
 
 
 class ParseAnswer(ToolOk, ParseDocument):
@@ -86,6 +105,7 @@ McpAnswer = (
     | NotificationsTaken
     | ApprovalListing
     | ApprovalAnswer
+    | RunNowAnswer
     | ParseAnswer
 )
 """What ``tools.call`` answers when a call succeeds (a failure is a ``ToolFailure``)."""

@@ -68,6 +68,7 @@ from jupyter_recall.mcp.answers import (
     NotificationsTaken,
     ParseAnswer,
     RunAnswer,
+    RunNowAnswer,
     RunPageAnswer,
     WatcherListing,
 )
@@ -274,6 +275,14 @@ def _job_action_tool(action: str) -> JobRun:
     return run
 
 
+def _job_run_now(backend: Backend, args: ToolArguments) -> RunNowAnswer:
+    # The trigger answers the new run, not the job: the job's summary is read after it.
+    job_id = args.text("job_id")
+    run: RunDocument = backend.request("POST", f"{JOBS}/{job_id}/trigger")
+    job: JobDocument = backend.request("GET", f"{JOBS}/{job_id}")
+    return {**_job_answer(args, job), "run_id": run["id"]}
+
+
 # --- runs -------------------------------------------------------------------------------------
 
 
@@ -365,9 +374,29 @@ def _approval_list(backend: Backend, args: ToolArguments) -> ApprovalListing:
     return {**args.succeeded(), "approvals": found, "total": len(found)}
 
 
+def _approval_answer(args: ToolArguments, record: ApprovalJSON) -> ApprovalAnswer:
+    # The record's own ``tool`` (the call waiting) must not replace the answer's ``tool`` (this
+    # MCP tool), which every answer has.
+    return {
+        **args.succeeded(),
+        "id": record["id"],
+        "owner": record["owner"],
+        "approval_tool": record["tool"],
+        "summary": record["summary"],
+        "source": record["source"],
+        "asked_by": record["asked_by"],
+        "created_at": record["created_at"],
+        "expires_at": record["expires_at"],
+        "status": record["status"],
+        "decided_by": record["decided_by"],
+        "decided_at": record["decided_at"],
+        "note": record["note"],
+    }
+
+
 def _approval_get(backend: Backend, args: ToolArguments) -> ApprovalAnswer:
     record: ApprovalJSON = backend.request("GET", f"{APPROVALS}/{args.text('approval_id')}")
-    return {**args.succeeded(), **record}
+    return _approval_answer(args, record)
 
 
 def _approval_decide(backend: Backend, args: ToolArguments) -> ApprovalAnswer:
@@ -375,7 +404,7 @@ def _approval_decide(backend: Backend, args: ToolArguments) -> ApprovalAnswer:
     body = {"decision": args.text("decision"), **({"note": note} if note else {})}
     path = f"{APPROVALS}/{args.text('approval_id')}"
     record: ApprovalJSON = backend.request("POST", path, body=body)
-    return {**args.succeeded(), **record}
+    return _approval_answer(args, record)
 
 
 def _parse_when(backend: Backend, args: ToolArguments) -> ParseAnswer:
@@ -499,7 +528,7 @@ _TOOLS: tuple[McpTool[McpAnswer], ...] = (
     _job_tool("job_pause", "Pause a job: nothing fires until job_resume.", "pause"),
     _job_tool("job_resume", "Resume a paused job from now on.", "resume"),
     _job_tool("job_skip", "Skip the next occurrence of a job.", "skip"),
-    _job_tool("job_run_now", "Run a job now, outside its schedule.", "trigger"),
+    McpTool(_spec("job_run_now", "Run a job now, outside its schedule.", (_JOB_ID,)), _job_run_now),
     McpTool(tool_specs.SCHEDULE_CANCEL, _job_action_tool("cancel")),
     McpTool(
         _spec(
