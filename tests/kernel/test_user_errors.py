@@ -50,3 +50,80 @@ def test_require_server_kernel_without_the_server_is_a_usage_error(unreachable: 
     out = unreachable.run("jupyter_recall.require_server_kernel()")
     assert out.error is None, out.error  # IPython shows a UsageError as one line
     assert one_line(out.stderr).startswith("UsageError: jupyter_recall: cannot reach the Jupyter")
+
+
+MISSING_PATH = (
+    "params: filesystem.read: missing a required argument: 'path' (accepted: path, encoding)"
+)
+
+
+def test_a_watcher_whose_params_do_not_fit_its_tool_is_refused(nb: Kernel, server):
+    out = nb.run("%watch filesystem.read")
+    assert out.error is None, out.error
+    assert MISSING_PATH in one_line(out.stderr)
+    out = nb.run("%watch filesystem.read badparam=1")
+    assert out.error is None, out.error
+    assert MISSING_PATH in one_line(out.stderr)
+    out = nb.run("%watch filesystem.read path=x.md badparam=1")
+    assert out.error is None, out.error
+    assert "params: filesystem.read: got an unexpected keyword argument 'badparam'" in out.stderr
+    answer = nb.json(
+        "print(json.dumps(jupyter_recall.agent.dispatch('watch_start', "
+        "{'name': 'filesystem.read', 'params': {'bogus': 1}})))"
+    )
+    assert answer["ok"] is False
+    assert answer["field"] == "params"
+    assert answer["error"] == MISSING_PATH
+    assert server.jobs() == []
+
+
+def test_params_that_are_not_a_dict_are_named(nb: Kernel, server):
+    answers = nb.json(
+        "print(json.dumps([jupyter_recall.run_tool('shell.run', [1]),"
+        " jupyter_recall.run_tool('shell.run', 'echo')]))"
+    )
+    for answer in answers:
+        assert answer["success"] is False
+        assert answer["error"].startswith("params: must be an object")
+    calls = {
+        "jupyter_recall.background_run('shell.run', [1])": "params",
+        "jupyter_recall.watch_start('filesystem.read', [1])": "params",
+        "jupyter_recall.schedule('in 1h', tool='shell.run', params=[1])": "params",
+        "jupyter_recall.schedule('in 1h', 'x', options='x')": "options",
+    }
+    for call, field in calls.items():
+        refused = nb.json(
+            f"try:\n    {call}\nexcept jupyter_recall.ValidationError as e:\n"
+            "    print(json.dumps([e.field, str(e)]))"
+        )
+        assert refused[0] == field, (call, refused)
+        assert refused[1].startswith(f"{field}: must be an object"), refused
+    assert server.jobs() == []
+
+
+ECHO = "[{'name': 'shell.run', 'params': {'command': 'echo hi'}}]"
+
+
+def test_run_parallel_refuses_bad_limits_before_its_card_shows(nb: Kernel):
+    out = nb.run("%parallel --limit http=0 http.get url=https://a.org")
+    assert out.error is None, out.error
+    assert out.displays == []
+    assert one_line(out.stderr) == "%parallel: limits.http: must be an integer >= 1, got 0"
+    for limits, message in (("{'shell': 0}", "limits.shell: must be"), ("'x'", "limits: must be")):
+        out = nb.run(f"jupyter_recall.run_parallel({ECHO}, limits={limits})")
+        assert out.displays == []
+        assert out.error is not None
+        assert "ValidationError" in out.error
+        assert message in out.error
+
+
+def test_sync_run_parallel_in_an_async_tool_shows_no_card(nb: Kernel):
+    nb.ok(
+        "@jupyter_recall.tool('audit.nested')\n"
+        "async def nested():\n"
+        f"    return jupyter_recall.run_parallel({ECHO})\n"
+    )
+    out = nb.run("print(json.dumps(jupyter_recall.run_tool('audit.nested')))")
+    assert out.error is None, out.error
+    assert out.displays == []
+    assert "use the *_async function" in out.stdout

@@ -24,7 +24,7 @@ import time
 from collections.abc import Coroutine, Mapping
 from typing import Any, TypedDict, TypeVar, overload
 
-from jupyter_recall.core.errors import RecallError
+from jupyter_recall.core.errors import RecallError, ValidationError
 from jupyter_recall.kernel import widgets
 from jupyter_recall.kernel.calls import approval_prompt
 from jupyter_recall.kernel.calls.tool_cards import BackgroundCard, ParallelCard
@@ -37,6 +37,7 @@ from jupyter_recall.tools import (
     ToolResult,
     ToolRunner,
     default_registry,
+    failed,
     tool,
 )
 from jupyter_recall.tools.background import (
@@ -70,6 +71,8 @@ __all__ = [
     "background_run",
     "background_status",
     "background_wait",
+    "check_call",
+    "checked_params",
     "kernel_runner",
     "refresh_tool_policies",
     "run_parallel",
@@ -228,8 +231,31 @@ def shutdown() -> None:
         runner.close()
 
 
+def checked_params(params: object, field_name: str = "params") -> dict[str, Any]:
+    """``params`` as a dict; a ValidationError naming ``field_name`` unless it is a mapping (or
+    None): ``dict()`` of a list or a string fails with a bare TypeError or ValueError."""
+    if params is None:
+        return {}
+    if not isinstance(params, Mapping):
+        raise ValidationError(
+            field_name, f"must be an object (a dict of arguments), got {type(params).__name__}"
+        )
+    return dict(params)
+
+
+def check_call(name: str, params: object) -> dict[str, Any]:
+    """The params of a call of ``name``, checked now as ``run_tool`` checks them (a mapping that
+    fits the tool's signature): a ValidationError naming ``params``. A tool this kernel does
+    not know is left to whoever runs it (the server knows its own)."""
+    checked = checked_params(params)
+    runner = _runner()
+    if name in runner.registry:
+        runner.registry.get(name).bind(runner.context(), checked)
+    return checked
+
+
 def _merge(params: Mapping[str, Any] | None, keywords: dict[str, Any]) -> dict[str, Any]:
-    merged = dict(params or {})
+    merged = checked_params(params)
     merged.update(keywords)
     return merged
 
@@ -238,8 +264,12 @@ async def run_tool_async(
     name: str, params: Mapping[str, Any] | None = None, /, **keywords: Any
 ) -> ToolResult:
     """Run one tool on the caller's event loop: ``{"success", "data" | "error"}``."""
+    try:
+        merged = _merge(params, keywords)
+    except ValidationError as error:
+        return failed(str(error))  # run_tool never raises: its answer says what is wrong
     await _server_layer_async()
-    return await _runner().run_tool(name, _merge(params, keywords))
+    return await _runner().run_tool(name, merged)
 
 
 async def run_unattended(
@@ -274,16 +304,21 @@ def run_tool(name: str, params: Mapping[str, Any] | None = None, /, **keywords: 
     return _wait(run_tool_async(name, params, **keywords))
 
 
+def _refuse_on_the_loop() -> None:
+    if _state.loop.in_loop_thread():
+        raise RuntimeError(
+            "this runs on the jupyter_recall loop: use the *_async function "
+            "(await jupyter_recall.run_parallel_async(...))"
+        )
+
+
 def _wait(coroutine: Coroutine[Any, Any, T]) -> T:
     """Run on the private loop and wait (a cell): approvals are asked on the cell's stdin; an
     interrupt of the cell cancels the work."""
 
     if _state.loop.in_loop_thread():
         coroutine.close()
-        raise RuntimeError(
-            "this runs on the jupyter_recall loop: use the *_async function "
-            "(await jupyter_recall.run_parallel_async(...))"
-        )
+        _refuse_on_the_loop()
     _server_layer()  # here, in the caller's thread, not on the loop
     context = contextvars.copy_context()
     context.run(approval_prompt.waiting_cell.set, True)
@@ -302,13 +337,16 @@ def set_concurrency_limits(limits: Mapping[str, int]) -> dict[str, int]:
     return _state.limits.limits
 
 
+def _chosen_limits(limits: Mapping[str, int] | None) -> ConcurrencyLimits:
+    return ConcurrencyLimits(limits) if limits is not None else _state.limits
+
+
 async def _run_checked(
     runner: ToolRunner,
     checked: list[Action],
-    limits: Mapping[str, int] | None,
+    chosen: ConcurrencyLimits,
     on_done: DoneCallback | None = None,
 ) -> list[ToolResult]:
-    chosen = ConcurrencyLimits(limits) if limits is not None else _state.limits
     await _server_layer_async()
     return await run_actions(runner, checked, chosen, on_done=on_done)
 
@@ -318,7 +356,8 @@ async def run_parallel_async(
 ) -> list[ToolResult]:
     """``run_parallel`` on the caller's event loop (``await`` it in an async cell or tool)."""
     runner = _runner()
-    return await _run_checked(runner, check_actions(actions, runner.registry), limits)
+    checked = check_actions(actions, runner.registry)
+    return await _run_checked(runner, checked, _chosen_limits(limits))
 
 
 def run_parallel(actions: Any, *, limits: Mapping[str, int] | None = None) -> list[ToolResult]:
@@ -328,14 +367,18 @@ def run_parallel(actions: Any, *, limits: Mapping[str, int] | None = None) -> li
     notebook with ipywidgets, a progress card shows each action as it ends."""
 
     runner = _runner()
-    checked = check_actions(actions, runner.registry)  # refused here, before any thread hop
+    # All refused here, before any thread hop and before the progress card shows a run that
+    # will not happen.
+    checked = check_actions(actions, runner.registry)
+    chosen = _chosen_limits(limits)
+    _refuse_on_the_loop()
     if not widgets.available():
-        return _wait(_run_checked(runner, checked, limits))
+        return _wait(_run_checked(runner, checked, chosen))
 
     card = ParallelCard(checked)
     results: list[ToolResult] | None = None
     try:
-        results = _wait(_run_checked(runner, checked, limits, card.done))
+        results = _wait(_run_checked(runner, checked, chosen, card.done))
         return results
     finally:
         card.finish(results)
@@ -467,7 +510,7 @@ def background_run(name: str, params: Mapping[str, Any] | None = None) -> str:
     and a ``block`` policy are refused here (a ``RecallError``), not in a task."""
     runner = _runner()
     found = runner.registry.get(name)
-    checked = dict(params or {})
+    checked = checked_params(params)
     found.bind(runner.context(), checked)  # bad params are refused now, not in the task
     _server_layer()
     decision = runner.decision(found.name)

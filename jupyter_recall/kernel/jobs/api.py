@@ -315,6 +315,7 @@ def schedule(
     stopped as ``timed_out``), ``pause_after_failures`` (pause after that many consecutive
     failed occurrences), ``keep_runs`` and ``keep_runs_for`` (seconds or ``"7d"``: retention
     of its runs)."""
+    _check_mappings(params=params, options=options, parameters=parameters)
     action = action_payload(
         code=code,
         instruction=instruction,
@@ -343,6 +344,16 @@ def schedule(
         after=after,
     )
     return create(body)
+
+
+def _check_mappings(**given: object) -> None:
+    """Each of these arguments is None or a mapping: ``dict()`` of a list or a string would
+    fail later with a bare TypeError or ValueError."""
+    for field_name, value in given.items():
+        if value is not None and not isinstance(value, Mapping):
+            raise ValidationError(
+                field_name, f"must be an object (a dict), got {type(value).__name__}"
+            )
 
 
 def recall(

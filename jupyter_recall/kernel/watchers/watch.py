@@ -23,7 +23,7 @@ from jupyter_recall.client.ids import JOB_ID
 from jupyter_recall.client.records import WatcherRecord
 from jupyter_recall.core.documents import output_config_of
 from jupyter_recall.core.errors import NotFoundError, ValidationError
-from jupyter_recall.core.escalation import notify_config_of
+from jupyter_recall.core.escalation import notify_config_of, parse_escalation
 from jupyter_recall.kernel.calls import primitives
 from jupyter_recall.kernel.connection import client as _client
 from jupyter_recall.kernel.connection import notifications
@@ -152,7 +152,7 @@ def watch_start(
     ident = _client.identity()
     body: NewWatcherDocument = {
         "tool": name,
-        "params": dict(params or {}),
+        "params": primitives.checked_params(params),
         "interval": interval,
         "label": label,
         "notify_when": notify_when,
@@ -164,6 +164,10 @@ def watch_start(
         body["output_channel"] = output_channel
     if output_config is not None:
         body["output_config"] = output_config_of(output_config)
+    # Params that do not fit the tool would fail every check forever: checked now, after the
+    # strategy (the server checks that first, and its field is the one to name).
+    parse_escalation(notify_when, body["notify_config"])
+    primitives.check_call(name, body["params"])
     target = _target(name, ident)
     if target is not None:
         body["target"] = target
