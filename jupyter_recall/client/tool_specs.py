@@ -20,8 +20,16 @@ from jupyter_recall.client.toolspec import (
     ToolArguments,
     ToolSpec,
 )
+from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.core.escalation import STRATEGIES
-from jupyter_recall.core.limits import NOTIFICATION_PRIORITIES
+from jupyter_recall.core.limits import (
+    MAX_KEEP_RUNS,
+    MAX_PAUSE_AFTER_FAILURES,
+    MAX_RETRIES,
+    MAX_RUNS,
+    MAX_SECONDS,
+    NOTIFICATION_PRIORITIES,
+)
 
 ACTION_TYPES = ("notification", "llm_prompt", "tool_call")
 JobStatusName = Literal["active", "paused", "completed", "failed", "cancelled"]
@@ -88,8 +96,25 @@ _JOB_FIELDS = {
     "pause_after_failures": "pause_after_failures",
     "keep_runs": "keep_runs",
     "keep_runs_for": "keep_runs_for_seconds",
+    # The server names its policies' fields so (``policies.timeout``): the tools' arguments.
+    "policies.max_runs": "max_runs",
+    "policies.timeout": "timeout_seconds",
+    "policies.pause_after_failures": "pause_after_failures",
+    "policies.keep_runs": "keep_runs",
+    "policies.keep_runs_for": "keep_runs_for_seconds",
     "options": "output_config",
 }
+_POLICY_BOUNDS = {
+    "max_runs": (MAX_RUNS, ""),
+    "timeout_seconds": (MAX_SECONDS, " seconds"),
+    "retries": (MAX_RETRIES, ""),
+    "pause_after_failures": (MAX_PAUSE_AFTER_FAILURES, ""),
+    "keep_runs": (MAX_KEEP_RUNS, ""),
+    "keep_runs_for_seconds": (MAX_SECONDS, " seconds"),
+}
+"""The largest value of each policy argument (``core/limits.py``, the server's): checked here,
+or a huge one (``5e300``) would reach the server as an integer too long for any body and be
+refused as the ``body``'s, not the argument's."""
 
 
 def notification_action(args: ToolArguments, prompt: str) -> ActionDocument:
@@ -109,7 +134,12 @@ def tool_policies(args: ToolArguments) -> PoliciesDocument:
     argument is 0 or that the tool does not take stays unset)."""
 
     def given(name: str) -> int:
-        return args.integer(name) if name in args.values else 0
+        value = args.integer(name) if name in args.values else 0
+        bound, unit = _POLICY_BOUNDS[name]
+        if value > bound:
+            shown = f"{value:,}" if value < 10**15 else f"{value:.3g}"
+            raise ValidationError(name, f"must be from 0 to {bound:,}{unit}, got {shown}")
+        return value
 
     policies: PoliciesDocument = {}
     if max_runs := given("max_runs"):
