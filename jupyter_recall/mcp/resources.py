@@ -18,6 +18,8 @@ from jupyter_recall.mcp.backend import Backend
 
 SCHEME = "recall://"
 JSON = "application/json"
+RESOURCE_NOT_FOUND = -32002
+"""The MCP specification's error code for a resource that cannot be read."""
 TEXT = "text/plain"
 LISTED_JOBS = 50
 RUNS_SHOWN = 20

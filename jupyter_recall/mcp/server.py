@@ -32,8 +32,9 @@ INSTRUCTIONS = (
     "decide the approvals inbox; read a job, its runs, a run's output and approvals as "
     "recall:// resources."
 )
-RESOURCE_NOT_FOUND = -32002
-"""The MCP specification's error code for a resource that cannot be read."""
+RESOURCE_NOT_FOUND = resources.RESOURCE_NOT_FOUND
+LISTING_FAILED = -32603
+"""JSON-RPC's internal error: the resources could not be listed (the server unreachable)."""
 Context = ServerRequestContext[Any, Any]
 BackendFor = Callable[[Context], Backend]
 
@@ -88,7 +89,11 @@ def build_server(
         return _templates()
 
     async def list_resources(ctx: Context, params: Any) -> types.ListResourcesResult:
-        listed = await anyio.to_thread.run_sync(resources.listed, backend_for(ctx))
+        try:
+            listed = await anyio.to_thread.run_sync(resources.listed, backend_for(ctx))
+        except RecallError as error:
+            # As read_resource: an error answer saying why, not a traceback on stderr.
+            raise MCPError(LISTING_FAILED, str(error)) from None
         return types.ListResourcesResult(
             resources=[types.Resource(**item, mime_type=resources.JSON) for item in listed]
         )

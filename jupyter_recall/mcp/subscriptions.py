@@ -21,12 +21,13 @@ import anyio.lowlevel
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.session import ServerSession
+from mcp.shared.exceptions import MCPError
 
 from jupyter_recall.client.follow import Follower
-from jupyter_recall.client.remote import Client
+from jupyter_recall.client.remote import Client, api_path
 from jupyter_recall.core.errors import RecallError
 from jupyter_recall.mcp.approval_events import ApprovalEvents
-from jupyter_recall.mcp.resources import followed
+from jupyter_recall.mcp.resources import RESOURCE_NOT_FOUND, followed
 
 Context = ServerRequestContext[Any, Any]
 
@@ -65,14 +66,22 @@ class OutputSubscriptions:
     async def subscribe(
         self, ctx: Context, params: types.SubscribeRequestParams
     ) -> types.EmptyResult:
-        kind, ident = followed(params.uri)
-        self._stop(params.uri)
-        following = self.active[params.uri] = _Following(ctx.session, params.uri)
-        target: Callable[..., None] = following.follow
-        args: tuple[Any, ...] = (self.client, ident)
-        if kind == "approvals":
-            events = ApprovalEvents(self.client, ident, following.tell, following.stopped)
-            target, args = events.follow, (await anyio.to_thread.run_sync(events.open),)
+        try:
+            kind, ident = followed(params.uri)
+            if kind == "run" and ident is not None:
+                # A run that does not exist would be followed silently, and never change.
+                await anyio.to_thread.run_sync(self.client.request, "GET", api_path("runs", ident))
+            self._stop(params.uri)
+            following = self.active[params.uri] = _Following(ctx.session, params.uri)
+            target: Callable[..., None] = following.follow
+            args: tuple[Any, ...] = (self.client, ident)
+            if kind == "approvals":
+                events = ApprovalEvents(self.client, ident, following.tell, following.stopped)
+                target, args = events.follow, (await anyio.to_thread.run_sync(events.open),)
+        except RecallError as error:
+            self._stop(params.uri)
+            # The caller's mistake (or the server down): an error answer, not a traceback.
+            raise MCPError(RESOURCE_NOT_FOUND, str(error)) from None
         name = f"recall-mcp-{ident or kind}"
         threading.Thread(target=target, args=args, name=name, daemon=True).start()
         return types.EmptyResult()
