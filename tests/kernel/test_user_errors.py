@@ -127,3 +127,46 @@ def test_sync_run_parallel_in_an_async_tool_shows_no_card(nb: Kernel):
     assert out.error is None, out.error
     assert out.displays == []
     assert "use the *_async function" in out.stdout
+
+
+def test_recall_commands_refuse_a_job_that_is_not_a_recall(nb: Kernel, server):
+    job = nb.json("print(json.dumps(jupyter_recall.schedule('in 1h', 'x = 1').id))")
+    for name in ("cancel", "skip", "status"):
+        out = nb.run(f"%recall {name} {job}")
+        assert out.error is None, out.error
+        assert one_line(out.stderr) == (
+            f"{name}: job {job} is a job, not a recall; use %schedule {name} {job}"
+        )
+    assert server.job(job)["status"] == "active"
+
+
+def test_cancelling_a_job_that_ended_says_so(nb: Kernel, server):
+    job = nb.json("print(json.dumps(jupyter_recall.schedule('now', 'x = 1').id))")
+    server.wait_for(lambda: server.job(job)["status"] == "completed", timeout=30)
+    out = nb.ok(f"%schedule cancel {job}")
+    assert out.stdout.strip() == f"job {job} already ended (completed): nothing to cancel"
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        (
+            "%schedule frobnicate abc",
+            "subcommand: unknown subcommand 'frobnicate' (to schedule, write '<when>: ...')",
+        ),
+        ("%schedule cancle abc", "subcommand: unknown subcommand 'cancle'; did you mean 'cancel'?"),
+        ("%schedule list extra words", "list: takes no arguments, got 'extra words'"),
+        ("%schedule list extra", "list: takes no arguments, got 'extra'"),
+        ("%schedule info now", "info: takes no arguments, got 'now'"),
+        ("%recall list extra", "list: takes no arguments, got 'extra'"),
+        ("%watch list extra", "list: unexpected 'extra'"),
+        ("%parallel --bogus http.get url=https://a.org", "--bogus: unknown option"),
+        ("%%parallel\n{\"name\": \"http.get\"}", "must be a list of {name, params}, not an object"),
+    ],
+)
+def test_mistyped_magics_say_what_is_wrong(nb: Kernel, server, line: str, message: str):
+    out = nb.run(line)
+    assert out.error is None, out.error
+    assert out.displays == []
+    assert message in one_line(out.stderr)
+    assert server.jobs() == []

@@ -63,6 +63,8 @@ one pending recall per session: cancel it (%recall cancel) before scheduling ano
 
 
 PAST = {"cancel": "cancelled", "skip": "skipped"}
+WATCH_INSTEAD = {"cancel": "%watch stop", "skip": "%watch pause", "status": "%watch status"}
+"""What ``%recall cancel|skip|status`` on a watcher should have been."""
 
 
 def _show(bundle: dict[str, str]) -> None:
@@ -207,8 +209,13 @@ def _job_command(command: Command) -> None:
         show_status(handle.id)
     else:
         changed = getattr(handle, command.name)()
+        status = changed.get("status")
+        if command.name == "cancel" and status != "cancelled":
+            # The server leaves a job that already ended as it was: nothing was cancelled.
+            print(f"job {changed.id} already ended ({status}): nothing to cancel")
+            return
         done = PAST.get(command.name, command.name + "d")
-        print(f"{done} job {changed.id}: {changed.get('status')}, {_next(changed)}")
+        print(f"{done} job {changed.id}: {status}, {_next(changed)}")
 
 
 def run_schedule(line: str, cell: str | None) -> None:
@@ -233,7 +240,17 @@ def run_schedule(line: str, cell: str | None) -> None:
 
 def _recall_target(command: Command) -> api.Job:
     if command.argument is not None:
-        return api.Job({"id": check_job_id(resolve_reference(command.argument))})
+        job = api.job(check_job_id(resolve_reference(command.argument)))
+        kind = job.get("kind")
+        if kind != "recall":
+            # %recall acting on any job would call it a recall: send it to its own magic.
+            magic = (
+                WATCH_INSTEAD[command.name] if kind == "watcher" else f"%schedule {command.name}"
+            )
+            raise ValidationError(
+                command.name, f"job {job.id} is a {kind}, not a recall; use {magic} {job.id}"
+            )
+        return job
     pending = api.pending_recall()
     if pending is None:
         raise ValidationError(

@@ -127,6 +127,9 @@ def _options(line: str) -> tuple[dict[str, int] | None, str]:
         if len(words) < 2:
             raise ValidationError("--limit", "expected module=n[,module=n]")
         return parse_limits(words[1]), words[2] if len(words) > 2 else ""
+    if words and words[0].startswith("--"):
+        # Else read as a tool named "--bogus", refused as an unknown tool.
+        raise ValidationError(words[0], "unknown option", accepted=["--limit"])
     return None, line
 
 
@@ -134,6 +137,9 @@ def _cell_actions(cell: str) -> Sequence[object]:
     """The calls of the cell: ``tool key=value`` lines, or a JSON list (``run_parallel``
     checks each item, naming it)."""
     body = cell.strip()
+    if body.startswith("{"):
+        # One object is JSON too, but not calls written one per line: say what the JSON must be.
+        raise ValidationError("actions", "the JSON must be a list of {name, params}, not an object")
     if body.startswith("["):
         try:
             actions = json.loads(body)

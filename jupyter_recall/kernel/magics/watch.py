@@ -219,8 +219,9 @@ def run_watch(line: str) -> None:
     first = line.split(None, 1)[0]
     if first in COMMANDS:
         words, options = split_options(line, COMMAND_OPTIONS)
-        if len(words) > 2:
-            raise ValidationError(first, f"unexpected {' '.join(words[2:])!r}")
+        taken = 1 if first == "list" else 2  # list takes no id, the others one
+        if len(words) > taken:
+            raise ValidationError(first, f"unexpected {' '.join(words[taken:])!r}")
 
         _command(words[0], resolve_reference(words[1] if len(words) > 1 else None), options)
         return

@@ -8,11 +8,13 @@ before the separator. Parsing is pure: the server parses the time itself.
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from jupyter_recall.core.errors import ValidationError
+from jupyter_recall.core.when_words import VOCABULARY
 
 SUBCOMMANDS_SCHEDULE = (
     "list",
@@ -26,6 +28,10 @@ SUBCOMMANDS_SCHEDULE = (
     "info",
 )
 SUBCOMMANDS_RECALL = ("list", "cancel", "skip", "status")
+SUBCOMMAND_CUTOFF = 0.6
+"""How alike (difflib ratio) a word must be to a subcommand to be offered: "cancle", "lsit"."""
+WORD_CUTOFF = 0.75
+"""As ``core/suggest.py``: a word this close to one of a time is a mistyped time."""
 NEEDS_ID = ("cancel", "delete", "pause", "resume", "skip", "run", "status")
 OptionValue = str | int | float | bool
 """An option's value: its text, a count, seconds, or True for a flag."""
@@ -253,10 +259,33 @@ def parse_command(line: str, names: tuple[str, ...], allowed: tuple[Option, ...]
     if split_writ(line) is not None:
         return None
     words = line.split(None, 1)
-    if not words or words[0] not in names:
+    if not words:
+        return None
+    if words[0] not in names:
+        _refuse_unknown_subcommand(words[0], names)
         return None
     rest = words[1] if len(words) > 1 else ""
     arguments, options = split_options(rest, allowed)
+    if arguments and words[0] not in NEEDS_ID:
+        raise ValidationError(words[0], f"takes no arguments, got {' '.join(arguments)!r}")
     if len(arguments) > 1:
         raise ValidationError(words[0], f"takes at most one job id, got {' '.join(arguments)!r}")
     return Command(words[0], arguments[0] if arguments else None, options)
+
+
+def _refuse_unknown_subcommand(word: str, names: tuple[str, ...]) -> None:
+    """A line with no ``: `` whose first word is no word of a time (``frobnicate``, ``cancle``)
+    is a mistyped subcommand: saying so beats reading it as a time missing its ``: ``. A word
+    close to a time's (``tomorow``) is left to the time's own message."""
+    lowered = word.lower()
+    if not lowered.isalpha() or lowered in VOCABULARY:
+        return
+    nearest = difflib.get_close_matches(lowered, names, n=1, cutoff=SUBCOMMAND_CUTOFF)
+    if not nearest and difflib.get_close_matches(lowered, VOCABULARY, n=1, cutoff=WORD_CUTOFF):
+        return
+    hint = f"; did you mean {nearest[0]!r}?" if nearest else ""
+    raise ValidationError(
+        "subcommand",
+        f"unknown subcommand {word!r}{hint} (to schedule, write '<when>: ...')",
+        accepted=names,
+    )
