@@ -161,7 +161,7 @@ def test_cancelling_a_job_that_ended_says_so(nb: Kernel, server):
         ("%recall list extra", "list: takes no arguments, got 'extra'"),
         ("%watch list extra", "list: unexpected 'extra'"),
         ("%parallel --bogus http.get url=https://a.org", "--bogus: unknown option"),
-        ("%%parallel\n{\"name\": \"http.get\"}", "must be a list of {name, params}, not an object"),
+        ('%%parallel\n{"name": "http.get"}', "must be a list of {name, params}, not an object"),
     ],
 )
 def test_mistyped_magics_say_what_is_wrong(nb: Kernel, server, line: str, message: str):
