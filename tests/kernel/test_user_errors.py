@@ -170,3 +170,15 @@ def test_mistyped_magics_say_what_is_wrong(nb: Kernel, server, line: str, messag
     assert out.displays == []
     assert message in one_line(out.stderr)
     assert server.jobs() == []
+
+
+def test_agent_errors_name_the_argument_at_fault(nb: Kernel, server):
+    answer = nb.json(
+        "print(json.dumps(jupyter_recall.agent.dispatch('schedule_recall', {"
+        "'call_type': 'recurring', 'interval_seconds': 10**30,"
+        " 'additional_context_message': 'x'})))"
+    )
+    assert answer["ok"] is False
+    assert answer["field"] == "interval_seconds", answer
+    assert answer["error"].startswith(f"interval_seconds: {10**30}: ")
+    assert server.jobs() == []

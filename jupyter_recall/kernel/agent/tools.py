@@ -193,13 +193,19 @@ def _schedule_recall(args: ToolArguments) -> RecallScheduled:
     call_type, interval = args.text("call_type"), args.optional_integer("interval_seconds")
     when = recall_when(call_type, args.optional_text("when"), interval, tz)
     comment = args.optional_text("internal_comment")
-    job = api.recall(
-        when,
-        args.text("additional_context_message"),
-        comment=comment or None,
-        name=_clip_name(comment),
-        tz=tz,
-    )
+    try:
+        job = api.recall(
+            when,
+            args.text("additional_context_message"),
+            comment=comment or None,
+            name=_clip_name(comment),
+            tz=tz,
+        )
+    except ValidationError as error:
+        if interval is None or error.field != "when":
+            raise
+        # The time text was made of interval_seconds alone: that is the argument at fault.
+        raise ValidationError("interval_seconds", f"{interval}: {error.message}") from None
     return {
         **args.succeeded(),
         **recall_summary(job),
