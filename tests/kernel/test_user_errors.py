@@ -3,6 +3,7 @@ field or option at fault (what is accepted), never a traceback, nothing started.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -182,3 +183,28 @@ def test_agent_errors_name_the_argument_at_fault(nb: Kernel, server):
     assert answer["field"] == "interval_seconds", answer
     assert answer["error"].startswith(f"interval_seconds: {10**30}: ")
     assert server.jobs() == []
+
+
+def test_the_approval_card_text_says_approval_needed_once(nb: Kernel):
+    nb.ok(
+        "jupyter_recall.set_tool_policy('filesystem.list', 'approve')\n"
+        "tid = jupyter_recall.background_run('filesystem.list', {'path': '.'})"
+    )
+    try:
+        texts: list[str] = []
+        deadline = time.monotonic() + 30
+        while not any("APPROVAL NEEDED" in text for text in texts):
+            assert time.monotonic() < deadline, texts
+            msg = nb.iopub(timeout=30)
+            if msg["msg_type"] == "display_data":
+                texts.append(msg["content"]["data"].get("text/plain", ""))
+        (asked,) = [text for text in texts if "APPROVAL NEEDED" in text]
+        assert asked.startswith("[APPROVAL NEEDED] filesystem.list(path='.')"), asked
+        assert asked.count("APPROVAL NEEDED") == 1, asked
+    finally:
+        nb.ok(
+            "for _r in jupyter_recall.approvals.pending():\n"
+            "    jupyter_recall.approvals.answer(_r.request_id, False)\n"
+            "jupyter_recall.background_wait(tid, 10)\n"
+            "jupyter_recall.set_tool_policy('filesystem.list', None)"
+        )

@@ -84,12 +84,20 @@ class _Displays:
 _displays = _Displays()
 
 
-def _question(request: ApprovalRequest) -> str:
+NEEDED = "[APPROVAL NEEDED]"
+
+
+def _details(request: ApprovalRequest) -> str:
+    """The call and its request, without the heading: the card adds its own."""
     return (
-        f"[APPROVAL NEEDED] {request.describe()}\n"
+        f"{request.describe()}\n"
         f"policy: {request.source}; request {request.request_id}; "
         f"refused after {request.timeout:g}s without an answer"
     )
+
+
+def _question(request: ApprovalRequest) -> str:
+    return f"{NEEDED} {_details(request)}"
 
 
 def _outcome_text(request: ApprovalRequest) -> str:
@@ -103,7 +111,7 @@ def _answer(approvals: Approvals, request_id: str, approved: bool) -> None:
 
 def _card(approvals: Approvals, request: ApprovalRequest) -> ApprovalCard:
     card = widgets.approval_card(
-        _question(request),
+        _details(request),
         lambda approved: _answer(approvals, request.request_id, approved),
         show=False,
     )
