@@ -208,3 +208,34 @@ def test_the_approval_card_text_says_approval_needed_once(nb: Kernel):
             "jupyter_recall.background_wait(tid, 10)\n"
             "jupyter_recall.set_tool_policy('filesystem.list', None)"
         )
+
+
+MAGICS = """
+_m = get_ipython().magics_manager.magics
+print(json.dumps({
+    kind: {name: type(getattr(_m[kind].get(name), '__self__', _m[kind].get(name))).__name__
+           for name in ('schedule', 'recall', 'rep', 'jobs', 'watch', 'parallel', 'heartbeat')}
+    for kind in ('line', 'cell')
+}))
+"""
+
+
+def test_unload_ext_puts_ipython_recall_back_and_rep_stays_the_history_helper(nb: Kernel):
+    loaded = nb.json(MAGICS)
+    assert loaded["line"]["recall"] == "RecallMagics"
+    assert loaded["line"]["rep"] == "HistoryMagics"  # not our %recall through the alias
+    assert loaded["line"]["heartbeat"] == "function"
+    nb.ok("%history -l 1")  # the history magics loaded now leave our %recall in place
+    assert nb.json(MAGICS) == loaded
+    try:
+        nb.ok("%unload_ext jupyter_recall")
+        unloaded = nb.json(MAGICS)
+        assert unloaded["line"]["recall"] == "HistoryMagics"
+        assert unloaded["line"]["rep"] == "MagicAlias"
+        for name in ("schedule", "jobs", "watch", "parallel", "heartbeat"):
+            assert unloaded["line"][name] == "NoneType", name
+        assert unloaded["cell"]["schedule"] == "NoneType"
+        assert unloaded["cell"]["recall"] == "NoneType"
+    finally:
+        nb.ok("%load_ext jupyter_recall")
+    assert nb.json(MAGICS) == loaded
