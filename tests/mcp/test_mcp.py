@@ -273,6 +273,7 @@ def test_the_http_endpoint_is_stateless(server: LiveServer) -> None:
     # Nothing to push and no session to end: no GET stream, no DELETE.
     assert post_raw(server, b"", "GET")[0] == 405
     assert post_raw(server, b"", "DELETE")[0] == 405
+    # A body that is not JSON is a JSON-RPC parse error, the answer an MCP client reads.
     status, refused = post_raw(server, b"{not json")
     assert status == 400
-    assert refused["field"] == "body"
+    assert refused["error"]["code"] == -32700
