@@ -21,10 +21,11 @@ from jupyter_recall.kernel.jobs.heartbeat import (
     beat,
     heartbeat_tools,
     register_magic,
+    start,
     use_file_access,
 )
 
-__all__ = ["HeartbeatStarted", "beat", "heartbeat_tools", "register_magic"]
+__all__ = ["HeartbeatStarted", "beat", "heartbeat_tools", "register_magic", "start"]
 
 READ_TOOL = "filesystem.read"
 CALLER = "a heartbeat"

@@ -169,3 +169,13 @@ def test_heartbeat_start_names_every_for_a_bad_interval(nb: Kernel, server: Kern
     assert answer["ok"] is False
     assert answer["field"] == "every", answer
     assert server.jobs() == []
+
+
+def test_start_from_the_documented_path_is_confined(nb: Kernel, server: KernelServer):
+    refused = nb.json(
+        "from jupyter_recall.kernel.heartbeat import start\n"
+        "try:\n    start('1h', '/etc/hostname')\n"
+        "except jupyter_recall.ValidationError as e:\n    print(json.dumps(e.field))"
+    )
+    assert refused == "path"
+    assert server.jobs() == []
