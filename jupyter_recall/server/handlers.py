@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, TypeVar, cast
 
@@ -27,7 +27,12 @@ from jupyter_recall.core.records import Target
 from jupyter_recall.core.when import parse_when
 from jupyter_recall.engine.scheduler import Scheduler
 from jupyter_recall.server.answer_text import answer_text
-from jupyter_recall.server.authorization import authorize_jobs, changed_shape, shape_of
+from jupyter_recall.server.authorization import (
+    JobShape,
+    authorize_jobs,
+    changed_shape,
+    shape_of,
+)
 from jupyter_recall.server.body import decode_body, json_type
 from jupyter_recall.server.errors import error_body, status_for
 from jupyter_recall.server.listing import (
@@ -54,6 +59,7 @@ from jupyter_recall.server.serialize import (
     parse_since,
     run_to_json,
 )
+from jupyter_recall.server.tool_checks import check_server_tools
 from jupyter_recall.store.base import JOB_SORT_KEYS, JobFilter, RunFilter
 
 AUTH_RESOURCE = "recall"
@@ -122,6 +128,10 @@ class RecallHandler(ExtensionHandlerMixin, APIHandler):
             return
         super().log_exception(typ, value, tb)
 
+    def check_tools(self, jobs: Sequence[JobShape]) -> None:
+        """Refuses a job calling a server tool that could never run (``tool_checks.py``)."""
+        check_server_tools(self.settings["jupyter_recall_tools"], jobs)
+
     def query_list(self, name: str) -> list[str]:
         return [v for raw in self.get_query_arguments(name) for v in raw.split(",") if v]
 
@@ -182,12 +192,16 @@ class JobsHandler(RecallHandler):
         body = self.json_body()
         if "jobs" in body:
             news = new_jobs_from_json(body)
-            await authorize_jobs(self, self.owner, [shape_of(new) for new in news])
+            shapes = [shape_of(new) for new in news]
+            self.check_tools(shapes)
+            await authorize_jobs(self, self.owner, shapes)
             jobs = await self.scheduler.add_jobs(news, owner=self.owner)
             self.send_json({"jobs": [created_job_json(job) for job in jobs]}, status=201)
             return
         new, owner = new_job_from_json(body), self.owner
-        await authorize_jobs(self, owner, [shape_of(new)])
+        shape = [shape_of(new)]
+        self.check_tools(shape)
+        await authorize_jobs(self, owner, shape)
         job = await self.scheduler.add_job(new, owner=owner)
         self.send_json(created_job_json(job), status=201)
 
@@ -248,7 +262,9 @@ class JobHandler(RecallHandler):
     async def patch(self, job_id: str) -> None:
         current = await self.scheduler.get_job(job_id, owner=self.owner)
         changes = job_changes_from_json(self.json_body(), current)
-        await authorize_jobs(self, self.owner, [changed_shape(current, changes)])
+        shape = [changed_shape(current, changes)]
+        self.check_tools(shape)
+        await authorize_jobs(self, self.owner, shape)
         await keep_recall_session(self.scheduler, current, changes.target)
         job = await self.scheduler.change_job(job_id, owner=self.owner, changes=changes)
         self.send_json(job_to_json(job))

@@ -225,9 +225,18 @@ class Tool:
         """The positional arguments of the call; ValidationError on ``params`` when the params
         do not fit the function's signature (checked before anything runs or is asked)."""
         args: tuple[Any, ...] = (context,) if self.builtin else ()
+        self._check_fit(args, params)
+        return args
+
+    def check_params(self, params: Mapping[str, Any]) -> None:
+        """``bind``'s check without a call to make: when a job that will call the tool is
+        created (a built-in's context is the run's, passed positionally, so any stands in)."""
+        self._check_fit((None,) if self.builtin else (), params)
+
+    def _check_fit(self, args: tuple[Any, ...], params: Mapping[str, Any]) -> None:
         names = frozenset(params)
         if names in self._fitting:
-            return args
+            return
         try:
             self.signature.bind(*args, **params)
         except TypeError as error:
@@ -236,7 +245,6 @@ class Tool:
             ) from None
         if len(self._fitting) < MAX_FITTING:
             self._fitting.add(names)
-        return args
 
     def describe(self) -> ToolDescription:
         return {

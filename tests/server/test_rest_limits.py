@@ -110,7 +110,9 @@ async def test_depth_up_to_the_limit_is_accepted(jp_fetch):
     params: object = "leaf"
     for _ in range(MAX_DEPTH - 2):  # objects: body > action > params (the first of these)
         params = {"k": params}
-    body = {"when": "in 1h", "action": {"type": "tool", "name": "m.a", "params": params}}
+    # A user tool of a notebook's kernel: its params are the kernel's to check, not the server's.
+    action = {"type": "tool", "name": "m.a", "params": params}
+    body = {"when": "in 1h", "action": action, "target": {"type": "kernel", "path": "d.ipynb"}}
     await call(jp_fetch, "POST", "api/recall/jobs", body, expect=201)
     body["action"]["params"] = {"k": params}
     error = await call(jp_fetch, "POST", "api/recall/jobs", body, expect=400)
