@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from jupyter_recall.core.errors import RecallError
@@ -15,13 +16,17 @@ HISTORY_ALIAS = "rep"
 """IPython's ``%rep`` is an alias of ``%recall`` by name, so it would run ours: the history
 helper our ``%recall`` replaces is registered under it instead, while the extension is loaded."""
 
-_replaced: dict[tuple[str, str], Any] = {}
+Magic = Callable[..., object]
+MagicTable = dict[str, dict[str, Magic]]
+"""IPython's ``magics_manager.magics``: the magic functions by kind ("line", "cell"), then name."""
+
+_replaced: dict[tuple[str, str], Magic | None] = {}
 """The magics our registration replaced (or None where there was none), by (kind, name): what
 ``%unload_ext`` puts back."""
 
 
-def _magic_table(ipython: Any) -> dict[str, dict[str, Any]]:
-    table: dict[str, dict[str, Any]] = ipython.magics_manager.magics
+def _magic_table(ipython: Any) -> MagicTable:
+    table: MagicTable = ipython.magics_manager.magics
     return table
 
 

@@ -86,6 +86,10 @@ def loopback_url(serverapp: Any) -> str:
 class McpHandler(RecallHandler):
     endpoint: McpEndpoint
     _answered = False
+    # The body is JSON-RPC, for the SDK's transport to read: it answers a bad one with a
+    # JSON-RPC parse error (-32700), which an MCP client understands, and RecallHandler's REST
+    # error body it would not.
+    reads_json_body = False
 
     def initialize(self, name: str, *args: Any, **kwargs: Any) -> None:
         self.endpoint = kwargs.pop("endpoint")
@@ -94,12 +98,6 @@ class McpHandler(RecallHandler):
 
     def on_connection_close(self) -> None:
         self._gone.set()
-
-    def json_body(self) -> dict[str, Any]:
-        # The body is JSON-RPC, for the SDK's transport to read: it answers a bad one with a
-        # JSON-RPC parse error (-32700), which an MCP client understands, and RecallHandler's
-        # REST error body (from its prepare()) it would not.
-        return {}
 
     def caller(self) -> CallerClient:
         server = ServerInfo(loopback_url(self.serverapp), "", "the MCP request")

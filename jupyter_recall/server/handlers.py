@@ -72,6 +72,8 @@ BODY_METHODS = ("POST", "PUT", "PATCH", "DELETE")
 class RecallHandler(ExtensionHandlerMixin, APIHandler):
     auth_resource = AUTH_RESOURCE
     _body: dict[str, Any] | None = None
+    reads_json_body = True
+    """False for a route whose body is another protocol's to read and refuse (MCP's JSON-RPC)."""
 
     async def prepare(self, *, _redirect_to_login: bool = True) -> None:
         await super().prepare()
@@ -88,7 +90,7 @@ class RecallHandler(ExtensionHandlerMixin, APIHandler):
             raise web.HTTPError(503, f"jupyter_recall is not running: {failure}")
         # Every route with a body refuses a bad one the same way, whether or not it reads it;
         # a caller who is not logged in gets the 403 of @web.authenticated first.
-        if self.request.method in BODY_METHODS and self.current_user:
+        if self.reads_json_body and self.request.method in BODY_METHODS and self.current_user:
             self.json_body()
 
     @property

@@ -231,7 +231,7 @@ def shutdown() -> None:
         runner.close()
 
 
-def checked_params(params: object, field_name: str = "params") -> dict[str, Any]:
+def checked_params(params: object, field_name: str = "params") -> Mapping[str, Any]:
     """``params`` as a dict; a ValidationError naming ``field_name`` unless it is a mapping (or
     None): ``dict()`` of a list or a string fails with a bare TypeError or ValueError."""
     if params is None:
@@ -243,7 +243,7 @@ def checked_params(params: object, field_name: str = "params") -> dict[str, Any]
     return dict(params)
 
 
-def check_call(name: str, params: object) -> dict[str, Any]:
+def check_call(name: str, params: object) -> None:
     """The params of a call of ``name``, checked now as ``run_tool`` checks them (a mapping that
     fits the tool's signature): a ValidationError naming ``params``. A tool this kernel does
     not know is left to whoever runs it (the server knows its own)."""
@@ -251,13 +251,10 @@ def check_call(name: str, params: object) -> dict[str, Any]:
     runner = _runner()
     if name in runner.registry:
         runner.registry.get(name).bind(runner.context(), checked)
-    return checked
 
 
 def _merge(params: Mapping[str, Any] | None, keywords: dict[str, Any]) -> dict[str, Any]:
-    merged = checked_params(params)
-    merged.update(keywords)
-    return merged
+    return {**checked_params(params), **keywords}
 
 
 async def run_tool_async(

@@ -152,7 +152,7 @@ def watch_start(
     ident = _client.identity()
     body: NewWatcherDocument = {
         "tool": name,
-        "params": primitives.checked_params(params),
+        "params": dict(primitives.checked_params(params)),
         "interval": interval,
         "label": label,
         "notify_when": notify_when,
