@@ -50,6 +50,7 @@ from jupyter_recall.server.option_checks import (
     checked_retention,
     checked_timeout,
     checked_timezone,
+    checked_tool_policies,
 )
 from jupyter_recall.server.owners import names_users, owner_resolver
 from jupyter_recall.server.pause_notices import PauseNotices
@@ -59,26 +60,8 @@ from jupyter_recall.server.watcher_runtime import WatcherExecutor, WatcherRuntim
 from jupyter_recall.server.watchers import WatcherService
 from jupyter_recall.server.wiring import make_server_executor, make_tool_runner
 from jupyter_recall.store.urls import open_store, sqlite_url
-from jupyter_recall.tools.policy import check_key
 
-TOOL_POLICIES = ("auto", "approve", "block")
 MAX_POOL_SIZE = 32
-
-
-def checked_tool_policies(app: str, value: Any) -> dict[str, str]:
-    """``{app}.tool_policies`` checked: the standalone scheduler refuses what the server does."""
-    policies = dict(value)
-    for name, policy in policies.items():
-        try:
-            check_key(name, "tool_policies")
-        except ValidationError as error:
-            raise TraitError(f"{app}.tool_policies: {error}") from None
-        if policy not in TOOL_POLICIES:
-            raise TraitError(
-                f"{app}.tool_policies[{name!r}]: unknown policy {policy!r} "
-                f"(accepted: {', '.join(TOOL_POLICIES)})"
-            )
-    return policies
 
 
 class RecallApp(ExtensionApp):

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import cast
+from typing import Any, cast
 
 from traitlets import TraitError
 
@@ -15,6 +15,7 @@ from jupyter_recall.core.tz import resolve_tz
 from jupyter_recall.engine.channels.settings import ChannelSettingsJSON
 from jupyter_recall.server.notifications import check_channels
 from jupyter_recall.store.urls import store_kind
+from jupyter_recall.tools.policy import POLICIES, check_key
 
 
 def checked_db_url(app: str, value: object) -> str:
@@ -71,3 +72,19 @@ def checked_channels(app: str, value: Mapping[str, object]) -> dict[str, Channel
         raise TraitError(f"{app}.{error}") from None
     # Checked: each channel is an object holding its type's settings only.
     return cast(dict[str, ChannelSettingsJSON], channels)
+
+
+def checked_tool_policies(app: str, value: Any) -> dict[str, str]:
+    """``{app}.tool_policies`` checked: the standalone scheduler refuses what the server does."""
+    policies = dict(value)
+    for name, policy in policies.items():
+        try:
+            check_key(name, "tool_policies")
+        except ValidationError as error:
+            raise TraitError(f"{app}.tool_policies: {error}") from None
+        if policy not in POLICIES:
+            raise TraitError(
+                f"{app}.tool_policies[{name!r}]: unknown policy {policy!r} "
+                f"(accepted: {', '.join(POLICIES)})"
+            )
+    return policies

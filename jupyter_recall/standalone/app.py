@@ -21,9 +21,9 @@ from traitlets import Bunch, Dict, Float, Integer, TraitError, Unicode, Union, d
 
 from jupyter_recall._version import __version__
 from jupyter_recall.core.clock import SystemClock
+from jupyter_recall.core.errors import StoreError
 from jupyter_recall.engine.channels.settings import ChannelSettingsJSON
 from jupyter_recall.engine.scheduler import Scheduler
-from jupyter_recall.server.app import checked_tool_policies
 from jupyter_recall.server.localzone import local_zone_name
 from jupyter_recall.server.option_checks import (
     checked_channels,
@@ -32,6 +32,7 @@ from jupyter_recall.server.option_checks import (
     checked_retention,
     checked_timeout,
     checked_timezone,
+    checked_tool_policies,
 )
 from jupyter_recall.server.pause_notices import PauseNotices
 from jupyter_recall.standalone.executor import build_executor
@@ -40,6 +41,8 @@ from jupyter_recall.store.base import Store
 from jupyter_recall.store.urls import open_store
 
 APP = "RecallScheduler"
+EXIT_UNREACHABLE = 3
+"""The exit status of a store that cannot be opened (the CLI's for a server it cannot reach)."""
 LEASE_SECONDS = 30.0
 """The engine's lease: renewed every third of it; a crashed scheduler's runs are interrupted
 by the others once it is over, and by a restart under the same engine id at once."""
@@ -203,7 +206,14 @@ jupyter recall scheduler --db-url postgresql://recall@db/recall --root /srv/note
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
         clock = SystemClock()
-        store = open_store(self.db_url)
+        try:
+            store = open_store(self.db_url)
+        except StoreError as error:
+            # A store that cannot be reached at start (a PostgreSQL server down, a wrong
+            # password): one line, as the command line says a server it cannot reach.
+            # The URL is not repeated: it may hold a password (the error names it without).
+            self.log.critical("cannot open the store: %s", error)
+            return EXIT_UNREACHABLE
         try:
             held_until = await _live_lease(store, self.engine_id, clock, stop, self.log)
         except BaseException:
