@@ -71,3 +71,20 @@ class SchedulerProcess:
         if process.poll() is None:
             process.send_signal(sig)
         return process.wait(timeout)
+
+
+def run_scheduler_command(
+    cwd: Path, *args: str, timeout: float = 60.0
+) -> subprocess.CompletedProcess[str]:
+    """``jupyter recall scheduler ARGS`` run to its end (a refusal at start), with a clean
+    environment whose home is ``cwd``."""
+    jupyter = Path(sys.executable).parent / "jupyter"
+    return subprocess.run(
+        [str(jupyter), "recall", "scheduler", *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=cwd,
+        env={"PATH": str(jupyter.parent), "JUPYTER_PLATFORM_DIRS": "1", "HOME": str(cwd)},
+    )

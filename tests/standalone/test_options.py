@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from traitlets import TraitError
 
 from jupyter_recall.standalone.app import RecallScheduler
+from tests.standalone.scheduler_process import run_scheduler_command
 
 
 @pytest.mark.parametrize(
@@ -38,15 +37,6 @@ def test_the_default_timeout_is_none_unless_set():
 
 
 def test_without_a_store_the_command_says_how_to_give_one(tmp_path: Path):
-    jupyter = Path(sys.executable).parent / "jupyter"
-    result = subprocess.run(
-        [str(jupyter), "recall", "scheduler"],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=tmp_path,
-        env={"PATH": str(jupyter.parent), "JUPYTER_PLATFORM_DIRS": "1", "HOME": str(tmp_path)},
-    )
+    result = run_scheduler_command(tmp_path)
     assert result.returncode == 2
     assert "--db-url sqlite:///PATH" in result.stderr

@@ -4,9 +4,9 @@ command line's status for what it cannot reach), not a traceback."""
 from __future__ import annotations
 
 import socket
-import subprocess
-import sys
 from pathlib import Path
+
+from tests.standalone.scheduler_process import run_scheduler_command
 
 
 def free_port() -> int:
@@ -17,16 +17,7 @@ def free_port() -> int:
 
 def test_a_postgresql_server_that_does_not_answer_is_one_line(tmp_path: Path):
     url = f"postgresql://nobody:pw@127.0.0.1:{free_port()}/recall"
-    jupyter = Path(sys.executable).parent / "jupyter"
-    result = subprocess.run(
-        [str(jupyter), "recall", "scheduler", f"--db-url={url}"],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=tmp_path,
-        env={"PATH": str(jupyter.parent), "JUPYTER_PLATFORM_DIRS": "1", "HOME": str(tmp_path)},
-    )
+    result = run_scheduler_command(tmp_path, f"--db-url={url}")
     assert result.returncode == 3, result.stderr
     assert "Traceback" not in result.stderr
     assert "cannot open the store: " in result.stderr

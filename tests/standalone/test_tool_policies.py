@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +10,7 @@ from traitlets import TraitError
 
 from jupyter_recall.server.app import RecallApp
 from jupyter_recall.standalone.app import RecallScheduler
+from tests.standalone.scheduler_process import run_scheduler_command
 
 
 @pytest.mark.parametrize(
@@ -43,21 +42,8 @@ def test_a_good_tool_policy_is_kept():
 def test_the_command_refuses_an_unknown_policy_in_one_line(tmp_path: Path):
     config = tmp_path / "config.json"
     config.write_text(json.dumps({"RecallScheduler": {"tool_policies": {"shell.run": "maybe"}}}))
-    jupyter = Path(sys.executable).parent / "jupyter"
-    result = subprocess.run(
-        [
-            str(jupyter),
-            "recall",
-            "scheduler",
-            f"--db-url=sqlite:///{tmp_path / 'jobs.sqlite'}",
-            f"--config={config}",
-        ],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=tmp_path,
-        env={"PATH": str(jupyter.parent), "JUPYTER_PLATFORM_DIRS": "1", "HOME": str(tmp_path)},
+    result = run_scheduler_command(
+        tmp_path, f"--db-url=sqlite:///{tmp_path / 'jobs.sqlite'}", f"--config={config}"
     )
     assert result.returncode != 0
     assert "jobs in" not in result.stderr
