@@ -75,7 +75,14 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CliServer]:
     root.mkdir()
     runtime = base / "runtime"
     runtime.mkdir()
-    live = CliServer(root, base / "recall.sqlite", env={"JUPYTER_RUNTIME_DIR": str(runtime)})
+    # Only the prunes the tests ask for: a background sweep (every minute by default) could
+    # delete runs between a test's `prune --dry-run` and its `prune`.
+    live = CliServer(
+        root,
+        base / "recall.sqlite",
+        env={"JUPYTER_RUNTIME_DIR": str(runtime)},
+        args=("--RecallApp.prune_interval=3600",),
+    )
     live.runtime = runtime
     live.start()
     yield live
