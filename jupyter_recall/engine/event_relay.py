@@ -271,11 +271,18 @@ class EventRelay:
         """In the store thread: the runs and jobs the notes refer to, as they are now."""
         runs: dict[str, Run] = {}
         jobs: dict[str, Job] = {}
+        read: set[str] = set()
+        """Runs read from the store in this batch: a run taken from the cache for its output
+        is read again for a start or an end, which must carry the run as it is now."""
         for note in batch:
             run_id, job_id = note.get("r"), note.get("j")
-            if isinstance(run_id, str) and run_id not in runs:
-                cached = self._runs.get(run_id) if note["k"] == RUN_OUTPUT else None
+            output = note["k"] == RUN_OUTPUT
+            needs_read = run_id not in runs or not output
+            if isinstance(run_id, str) and run_id not in read and needs_read:
+                cached = self._runs.get(run_id) if output else None
                 found = cached or _maybe(partial(self._store.get_run, run_id, owner=None))
+                if cached is None:
+                    read.add(run_id)
                 if found is not None:
                     runs[run_id] = found
             if isinstance(job_id, str) and job_id not in jobs and note["k"] != RUN_OUTPUT:
