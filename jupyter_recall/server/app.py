@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import socket
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from jupyter_core.paths import jupyter_data_dir
 from jupyter_core.utils import ensure_async
@@ -37,6 +37,7 @@ from jupyter_recall.server.executors.fresh import FreshKernels
 from jupyter_recall.server.executors.kernel_pool import KernelPool
 from jupyter_recall.server.executors.launcher import ManagedKernelLauncher
 from jupyter_recall.server.handlers import route_table
+from jupyter_recall.server.kernel_checks import KernelSpecNames, SpecReader
 from jupyter_recall.server.kernels import KernelExecutors
 from jupyter_recall.server.localzone import local_zone_name
 from jupyter_recall.server.notifications import (
@@ -332,6 +333,7 @@ class RecallApp(ExtensionApp):
             jupyter_recall_failure=lambda: self.failure,
             jupyter_recall_owner=owner_resolver(self._scoped_by_user()),
             jupyter_recall_tools=self.tool_runner,
+            jupyter_recall_kernel_specs=KernelSpecNames(self._kernel_spec_reader()),
             jupyter_recall_approvals=self.approvals,
             jupyter_recall_tool_policies=self.tool_policies,
             jupyter_recall_notifications=self.notifications,
@@ -359,6 +361,10 @@ class RecallApp(ExtensionApp):
         if self.scope_by_user is not None:
             return bool(self.scope_by_user)
         return names_users(getattr(self.serverapp, "identity_provider", None))
+
+    def _kernel_spec_reader(self) -> SpecReader:
+        serverapp: Any = self.serverapp
+        return cast(SpecReader, serverapp.kernel_spec_manager.get_all_specs)
 
     def _make_fresh_kernels(self) -> FreshKernels:
         serverapp: Any = self.serverapp

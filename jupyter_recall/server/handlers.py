@@ -35,6 +35,7 @@ from jupyter_recall.server.authorization import (
 )
 from jupyter_recall.server.body import decode_body, json_type
 from jupyter_recall.server.errors import error_body, status_for
+from jupyter_recall.server.kernel_checks import KernelSpecNames
 from jupyter_recall.server.listing import (
     DEFAULT_PAGE,
     MAX_PAGE,
@@ -130,9 +131,13 @@ class RecallHandler(ExtensionHandlerMixin, APIHandler):
             return
         super().log_exception(typ, value, tb)
 
-    def check_tools(self, jobs: Sequence[JobShape]) -> None:
-        """Refuses a job calling a server tool that could never run (``tool_checks.py``)."""
+    async def check_runnable(self, jobs: Sequence[JobShape]) -> None:
+        """Refuses a job that could never run: a server tool the server lacks
+        (``tool_checks.py``), a kernel spec it does not have (``kernel_checks.py``)."""
         check_server_tools(self.settings["jupyter_recall_tools"], jobs)
+        kernel_specs: KernelSpecNames | None = self.settings.get("jupyter_recall_kernel_specs")
+        if kernel_specs is not None:
+            await kernel_specs.check(jobs)
 
     def query_list(self, name: str) -> list[str]:
         return [v for raw in self.get_query_arguments(name) for v in raw.split(",") if v]
@@ -195,14 +200,14 @@ class JobsHandler(RecallHandler):
         if "jobs" in body:
             news = new_jobs_from_json(body)
             shapes = [shape_of(new) for new in news]
-            self.check_tools(shapes)
+            await self.check_runnable(shapes)
             await authorize_jobs(self, self.owner, shapes)
             jobs = await self.scheduler.add_jobs(news, owner=self.owner)
             self.send_json({"jobs": [created_job_json(job) for job in jobs]}, status=201)
             return
         new, owner = new_job_from_json(body), self.owner
         shape = [shape_of(new)]
-        self.check_tools(shape)
+        await self.check_runnable(shape)
         await authorize_jobs(self, owner, shape)
         job = await self.scheduler.add_job(new, owner=owner)
         self.send_json(created_job_json(job), status=201)
@@ -265,7 +270,7 @@ class JobHandler(RecallHandler):
         current = await self.scheduler.get_job(job_id, owner=self.owner)
         changes = job_changes_from_json(self.json_body(), current)
         shape = [changed_shape(current, changes)]
-        self.check_tools(shape)
+        await self.check_runnable(shape)
         await authorize_jobs(self, self.owner, shape)
         await keep_recall_session(self.scheduler, current, changes.target)
         job = await self.scheduler.change_job(job_id, owner=self.owner, changes=changes)

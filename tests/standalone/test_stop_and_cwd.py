@@ -4,6 +4,7 @@ kernel failed to start."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from tests.server.live_server import LiveServer
@@ -45,14 +46,25 @@ def test_kernel_connection_files_go_to_the_runtime_dir(tmp_path: Path):
     assert list(cwd.iterdir()) == []
 
 
+def broken_kernel_spec(jupyter_path: Path) -> dict[str, str]:
+    """A kernel spec both processes see (the server accepts the job) that cannot start."""
+    spec_dir = jupyter_path / "kernels" / "broken"
+    spec_dir.mkdir(parents=True)
+    spec = {"argv": [str(jupyter_path / "no-such-kernel"), "{connection_file}"], "language": "x"}
+    (spec_dir / "kernel.json").write_text(json.dumps({**spec, "display_name": "broken"}))
+    return {"JUPYTER_PATH": str(jupyter_path)}
+
+
 def test_sigterm_after_a_kernel_failed_to_start_stops_cleanly(tmp_path: Path):
     root = tmp_path / "root"
     root.mkdir()
     db = tmp_path / "recall.sqlite"
-    scheduler = SchedulerProcess(root, db).start()
+    env = broken_kernel_spec(tmp_path / "jupyter")
+    scheduler = SchedulerProcess(root, db, env=env).start()
     try:
-        server = LiveServer(root, db, args=NOT_FIRING).start()
-        body = {**headless_code("print(1)"), "target": {"type": "headless", "kernel_name": "nope"}}
+        server = LiveServer(root, db, args=NOT_FIRING, env=env).start()
+        target = {"type": "headless", "kernel_name": "broken"}
+        body = {**headless_code("print(1)"), "target": target}
         job = create_then_stop(server, body)
         (run,) = history_after_restart(server, job["id"])
     finally:
