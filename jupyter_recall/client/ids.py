@@ -7,7 +7,9 @@ import re
 
 from jupyter_recall.core.errors import ValidationError
 
-JOB_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+ID_LENGTH = 64
+"""The longest id (``core.limits.ID_PATTERN``): the ``maxLength`` of the tools' id arguments."""
+JOB_ID = re.compile(rf"^[A-Za-z0-9_-]{{1,{ID_LENGTH}}}$")
 
 
 def check_job_id(job_id: object, field: str = "job_id") -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Literal
 
 from jupyter_recall.client.documents import ActionDocument, JobDocument, PoliciesDocument
-from jupyter_recall.client.ids import JOB_ID
+from jupyter_recall.client.ids import ID_LENGTH, JOB_ID
 from jupyter_recall.client.records import JobRecord
 from jupyter_recall.client.tool_answers import JobDetails, JobSummary
 from jupyter_recall.client.toolspec import (
@@ -29,6 +29,7 @@ from jupyter_recall.core.limits import (
     MAX_RUNS,
     MAX_SECONDS,
     NOTIFICATION_PRIORITIES,
+    TEXT_LIMITS,
 )
 
 ACTION_TYPES = ("notification", "llm_prompt", "tool_call")
@@ -67,6 +68,27 @@ def job_details(job: JobRecord | JobDocument) -> JobDetails:
     return {**job_summary(job), "action": job.get("action"), "target": job.get("target")}
 
 
+# --- the longest string arguments (``maxLength``) ----------------------------------------------
+# Checked before any request: past these, a query string (a listing's filter, its cursor) grew
+# beyond what the server reads and the call failed as "cannot reach the server". Where the
+# server bounds the field an argument becomes, the number is the server's (the tests check that
+# they agree); the names it does not bound (a tool's, a channel's, a kernel spec's) take as many
+# as an approval's tool. Free texts that travel in a body (code, a prompt) have no bound here.
+
+WHEN_LENGTH = TEXT_LIMITS["when"]
+NAME_LENGTH = TEXT_LIMITS["name"]
+"""A job's name or label, a notification's title."""
+TZ_LENGTH = TEXT_LIMITS["tz"]
+PATH_LENGTH = TEXT_LIMITS["session"]
+"""A notebook path or a session (a kernel id)."""
+TOOL_LENGTH = 200
+"""A tool's ``module.action``, a channel's or a kernel spec's name."""
+CURSOR_LENGTH = 2_000
+"""A listing's ``next_cursor`` passed back: the longest the server decodes."""
+MESSAGE_LENGTH = 10_000
+"""A notification's message."""
+
+
 # --- jobs -----------------------------------------------------------------------------------------
 
 WHEN_HELP = (
@@ -79,6 +101,7 @@ _JOB_ID = Param(
     "Job id from schedule_once, schedule_cron, schedule_after or remember.",
     True,
     pattern=JOB_ID.pattern,
+    max_length=ID_LENGTH,
 )
 _JOB_FIELDS = {
     "name": "label",
@@ -167,11 +190,21 @@ _JOB_PARAMS = (
         enum=ACTION_TYPES,
         default="notification",
     ),
-    Param("tool_name", "string", "For tool_call: the tool as module.action, e.g. 'http.get'."),
+    Param(
+        "tool_name",
+        "string",
+        "For tool_call: the tool as module.action, e.g. 'http.get'.",
+        max_length=TOOL_LENGTH,
+    ),
     Param("tool_params", "object", "For tool_call: the tool's parameters."),
     Param("prompt", "string", "For llm_prompt and notification: the message or instruction."),
-    Param("label", "string", "Human-readable description of the job."),
-    Param("output_channel", "string", "Where results go (default: your notification queue)."),
+    Param("label", "string", "Human-readable description of the job.", max_length=NAME_LENGTH),
+    Param(
+        "output_channel",
+        "string",
+        "Where results go (default: your notification queue).",
+        max_length=TOOL_LENGTH,
+    ),
     Param("output_config", "object", "Per-delivery settings of the output channel."),
     Param(
         "timeout_seconds",
@@ -219,7 +252,10 @@ SCHEDULE_ONCE = ToolSpec(
     "schedule_once",
     "Schedule a one-shot job at a time or after a delay: a notification for you, a "
     "self-instruction (llm_prompt) or a tool call. " + WHEN_HELP,
-    (Param("when", "string", "When to fire. " + WHEN_HELP, True), *_JOB_PARAMS),
+    (
+        Param("when", "string", "When to fire. " + WHEN_HELP, True, max_length=WHEN_LENGTH),
+        *_JOB_PARAMS,
+    ),
     _JOB_FIELDS,
 )
 
@@ -229,7 +265,9 @@ SCHEDULE_CRON = ToolSpec(
     "day-of-month month day-of-week, e.g. '0 9 * * *') or a repeating phrase "
     "('every 15m', 'every monday at 10:00').",
     (
-        Param("cron", "string", "Cron expression or repeating schedule.", True),
+        Param(
+            "cron", "string", "Cron expression or repeating schedule.", True, max_length=WHEN_LENGTH
+        ),
         *_JOB_PARAMS,
         _MAX_RUNS,
     ),
@@ -249,6 +287,7 @@ SCHEDULE_AFTER = ToolSpec(
             "Id of the upstream job (from schedule_once, schedule_cron or schedule_after).",
             True,
             pattern=JOB_ID.pattern,
+            max_length=ID_LENGTH,
         ),
         Param(
             "on",
@@ -280,7 +319,12 @@ SCHEDULE_STATUS = ToolSpec(
 # --- watchers and notifications -------------------------------------------------------------------
 
 _WATCHER_ID = Param(
-    "watcher_id", "string", "The id watch_start returned.", True, pattern=JOB_ID.pattern
+    "watcher_id",
+    "string",
+    "The id watch_start returned.",
+    True,
+    pattern=JOB_ID.pattern,
+    max_length=ID_LENGTH,
 )
 _START_FIELDS = {"tool": "name", "target": "name", "session": "name"}
 
@@ -295,7 +339,14 @@ WATCH_START = ToolSpec(
     "checks) or always. It survives kernel and server restarts until watch_stop. Tools "
     "whose policy is approve or block cannot be watched.",
     (
-        Param("name", "string", "The tool, module.action.", True, pattern=TOOL_NAME_PATTERN),
+        Param(
+            "name",
+            "string",
+            "The tool, module.action.",
+            True,
+            pattern=TOOL_NAME_PATTERN,
+            max_length=TOOL_LENGTH,
+        ),
         Param("params", "object", "The tool's parameters for every check."),
         NumberParam(
             "interval",
@@ -305,7 +356,7 @@ WATCH_START = ToolSpec(
             maximum=3600,
             default=30,
         ),
-        Param("label", "string", "Human-readable description."),
+        Param("label", "string", "Human-readable description.", max_length=NAME_LENGTH),
         Param(
             "notify_when",
             "string",
@@ -318,7 +369,12 @@ WATCH_START = ToolSpec(
             "object",
             "{expression: ...} for on_threshold; {batch_size: n} for summary.",
         ),
-        Param("output_channel", "string", "A channel of the server (default: you)."),
+        Param(
+            "output_channel",
+            "string",
+            "A channel of the server (default: you).",
+            max_length=TOOL_LENGTH,
+        ),
         Param("output_config", "object", "Per-delivery settings of the output channel."),
     ),
     _START_FIELDS,
@@ -369,9 +425,21 @@ SEND_NOTIFICATION = ToolSpec(
     "ui, ...). An unknown or failing channel falls back to this session with the reason "
     "(fallback_reason).",
     (
-        Param("channel", "string", "The channel's name, e.g. 'ops' or 'ui'.", True),
-        Param("message", "string", "The message (at most 10000 characters).", True),
-        Param("title", "string", "Subject or title."),
+        Param(
+            "channel",
+            "string",
+            "The channel's name, e.g. 'ops' or 'ui'.",
+            True,
+            max_length=TOOL_LENGTH,
+        ),
+        Param(
+            "message",
+            "string",
+            f"The message (at most {MESSAGE_LENGTH} characters).",
+            True,
+            max_length=MESSAGE_LENGTH,
+        ),
+        Param("title", "string", "Subject or title.", max_length=NAME_LENGTH),
         Param("priority", "string", "Priority.", enum=NOTIFICATION_PRIORITIES, default="normal"),
         ArrayParam("tags", "array", "Tags for filtering.", items={"type": "string"}),
         Param("structured_data", "object", "A machine-readable payload."),

@@ -1,7 +1,9 @@
 """Tools as function-calling specifications: each argument's JSON schema and its check.
 
-A small subset of JSON Schema (string, integer, object; enum, minimum, pattern), enough for the
-agent tools, checked here so that every bad argument is refused with a message naming it.
+A small subset of JSON Schema (string, integer, object; enum, minimum, pattern, maxLength),
+enough for the agent tools, checked here so that every bad argument is refused with a message
+naming it (a string longer than its ``maxLength`` before any request: a long one in a query
+string had made the server drop the request, and the tool answer "cannot reach the server").
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ class ParamSchema(TypedDict, total=False):
     minimum: float
     maximum: float
     pattern: str
+    maxLength: int
     default: Any
     minItems: int
     maxItems: int
@@ -87,9 +90,12 @@ class AnthropicSpec(TypedDict):
     input_schema: InputSchema
 
 
-def _shown(value: Any) -> str:
-    text = json.dumps(value, default=repr)
+def _clipped(text: str) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _shown(value: Any) -> str:
+    return _clipped(json.dumps(value, default=repr))
 
 
 @dataclass(frozen=True)
@@ -104,6 +110,8 @@ class Param:
     minimum: int | None = None
     pattern: str | None = None
     default: Any = None
+    max_length: int | None = None
+    """A string's most characters (its ``maxLength``)."""
 
     def schema(self) -> ParamSchema:
         schema: ParamSchema = {"type": self.type, "description": self.description}
@@ -113,6 +121,8 @@ class Param:
             schema["minimum"] = self.minimum
         if self.pattern is not None:
             schema["pattern"] = self.pattern
+        if self.max_length is not None:
+            schema["maxLength"] = self.max_length
         if self.default is not None:
             schema["default"] = self.default
         return schema
@@ -125,12 +135,18 @@ class Param:
 def _check_string(param: Param, value: Any) -> str:
     if not isinstance(value, str):
         raise ValidationError(param.name, f"must be a string, got {_shown(value)}")
+    if param.max_length is not None and len(value) > param.max_length:
+        raise ValidationError(
+            param.name,
+            f"is {len(value):,} characters long; at most {param.max_length:,} are accepted",
+        )
     if param.enum and value not in param.enum:
-        raise ValidationError(param.name, f"unknown value {value!r}", accepted=param.enum)
+        shown = _clipped(repr(value))
+        raise ValidationError(param.name, f"unknown value {shown}", accepted=param.enum)
     if param.required and not value.strip():
         raise ValidationError(param.name, "must not be empty")
     if param.pattern is not None and not re.fullmatch(param.pattern, value):
-        raise ValidationError(param.name, f"{value!r} does not match {param.pattern}")
+        raise ValidationError(param.name, f"{_clipped(repr(value))} does not match {param.pattern}")
     return value
 
 

@@ -29,7 +29,7 @@ from jupyter_recall.client.documents import (
     TargetDocument,
     WatcherDocument,
 )
-from jupyter_recall.client.ids import JOB_ID
+from jupyter_recall.client.ids import ID_LENGTH, JOB_ID
 from jupyter_recall.client.tool_answers import (
     DeliveryAnswer,
     JobAnswer,
@@ -38,7 +38,13 @@ from jupyter_recall.client.tool_answers import (
     WatcherStopped,
 )
 from jupyter_recall.client.tool_specs import (
+    CURSOR_LENGTH,
     JOB_STATUSES,
+    NAME_LENGTH,
+    PATH_LENGTH,
+    TOOL_LENGTH,
+    TZ_LENGTH,
+    WHEN_LENGTH,
     job_details,
     job_summary,
     notification_action,
@@ -54,7 +60,7 @@ from jupyter_recall.client.toolspec import (
     decode_arguments,
     failure,
 )
-from jupyter_recall.core.approvals import ApprovalJSON
+from jupyter_recall.core.approvals import NOTE_LIMIT, ApprovalJSON
 from jupyter_recall.core.documents import output_config_of
 from jupyter_recall.core.errors import ConflictError, NotFoundError, RecallError, ValidationError
 from jupyter_recall.core.escalation import notify_config_of
@@ -419,24 +425,44 @@ _WHEN = Param(
     "string",
     "When: '30m', 'in 2 hours', 'tomorrow at 09:00', 'every 15m', a cron expression, or 'now'.",
     True,
+    max_length=WHEN_LENGTH,
 )
-_TZ = Param("timezone_offset", "string", "±HH:MM or a zone name; default: the server's zone.")
-_NAME = Param("name", "string", "Human-readable name of the job.")
+_TZ = Param(
+    "timezone_offset",
+    "string",
+    "±HH:MM or a zone name; default: the server's zone.",
+    max_length=TZ_LENGTH,
+)
+_NAME = Param("name", "string", "Human-readable name of the job.", max_length=NAME_LENGTH)
 _NOTEBOOK = Param(
     "notebook",
     "string",
     "A notebook path relative to the server's root; its live kernel runs the job.",
+    max_length=PATH_LENGTH,
 )
 _KERNEL_NAME = Param(
-    "kernel_name", "string", "The kernel spec of a fresh kernel (default python3)."
+    "kernel_name",
+    "string",
+    "The kernel spec of a fresh kernel (default python3).",
+    max_length=TOOL_LENGTH,
 )
-_JOB_ID = Param(
-    "job_id", "string", "A job id (schedule_* or job_list).", True, pattern=JOB_ID.pattern
-)
-_APPROVAL_ID = Param(
-    "approval_id", "string", "An approval id (approval_list).", True, pattern=JOB_ID.pattern
-)
-_RUN_ID = Param("run_id", "string", "A run id (run_list).", True, pattern=JOB_ID.pattern)
+
+
+def _id(name: str, description: str, *, required: bool = True) -> Param:
+    return Param(
+        name, "string", description, required, pattern=JOB_ID.pattern, max_length=ID_LENGTH
+    )
+
+
+def _cursor() -> Param:
+    return Param(
+        "cursor", "string", "The next_cursor of the previous page.", max_length=CURSOR_LENGTH
+    )
+
+
+_JOB_ID = _id("job_id", "A job id (schedule_* or job_list).")
+_APPROVAL_ID = _id("approval_id", "An approval id (approval_list).")
+_RUN_ID = _id("run_id", "A run id (run_list).")
 _CODE_FIELDS = {
     "action.code": "code",
     "target.path": "notebook",
@@ -474,7 +500,13 @@ _TOOLS: tuple[McpTool[McpAnswer], ...] = (
             "parameters injected (papermill style).",
             (
                 _WHEN,
-                Param("notebook", "string", "The .ipynb path to execute.", True),
+                Param(
+                    "notebook",
+                    "string",
+                    "The .ipynb path to execute.",
+                    True,
+                    max_length=PATH_LENGTH,
+                ),
                 Param("parameters", "object", "Values injected before the first cell."),
                 _KERNEL_NAME,
                 _NAME,
@@ -491,7 +523,13 @@ _TOOLS: tuple[McpTool[McpAnswer], ...] = (
             "that kernel's on_recall handler receives it. One pending recall per notebook.",
             (
                 _WHEN,
-                Param("notebook", "string", "The notebook whose agent is recalled.", True),
+                Param(
+                    "notebook",
+                    "string",
+                    "The notebook whose agent is recalled.",
+                    True,
+                    max_length=PATH_LENGTH,
+                ),
                 Param("instruction", "string", "The self-instruction it receives.", True),
                 Param("comment", "string", "Human-readable note: why this recall."),
                 _NAME,
@@ -516,9 +554,14 @@ _TOOLS: tuple[McpTool[McpAnswer], ...] = (
             "List your jobs, optionally by status or notebook.",
             (
                 Param("status", "string", "Only jobs with this status.", enum=JOB_STATUSES),
-                Param("notebook", "string", "Only the jobs of this notebook."),
+                Param(
+                    "notebook",
+                    "string",
+                    "Only the jobs of this notebook.",
+                    max_length=PATH_LENGTH,
+                ),
                 Param("limit", "integer", "Page size, at least 1.", minimum=1, default=50),
-                Param("cursor", "string", "The next_cursor of the previous page."),
+                _cursor(),
             ),
             {"path": "notebook"},
         ),
@@ -535,7 +578,7 @@ _TOOLS: tuple[McpTool[McpAnswer], ...] = (
             "run_list",
             "The latest runs, newest first: of one job or of all your jobs.",
             (
-                Param("job_id", "string", "Only this job's runs.", pattern=JOB_ID.pattern),
+                _id("job_id", "Only this job's runs.", required=False),
                 Param(
                     "status",
                     "string",
@@ -543,7 +586,7 @@ _TOOLS: tuple[McpTool[McpAnswer], ...] = (
                     enum=tuple(status.value for status in RunStatus),
                 ),
                 Param("limit", "integer", "Page size, at least 1.", minimum=1, default=20),
-                Param("cursor", "string", "The next_cursor of the previous page."),
+                _cursor(),
             ),
         ),
         _run_list,
@@ -565,7 +608,15 @@ _TOOLS: tuple[McpTool[McpAnswer], ...] = (
         _spec(
             "take_notifications",
             "Take (and remove) the notifications buffered for a notebook session.",
-            (Param("session", "string", "The notebook path or kernel id.", True),),
+            (
+                Param(
+                    "session",
+                    "string",
+                    "The notebook path or kernel id.",
+                    True,
+                    max_length=PATH_LENGTH,
+                ),
+            ),
         ),
         _take_notifications,
     ),
@@ -600,7 +651,7 @@ _TOOLS: tuple[McpTool[McpAnswer], ...] = (
             (
                 _APPROVAL_ID,
                 Param("decision", "string", "The decision.", True, enum=("approve", "deny")),
-                Param("note", "string", "Why (kept with the record)."),
+                Param("note", "string", "Why (kept with the record).", max_length=NOTE_LIMIT),
             ),
         ),
         _approval_decide,

@@ -1,0 +1,54 @@
+"""The longest string arguments of the agent tools: advertised (``maxLength``), enforced by the
+specification before any request, and the same numbers as the server's own bounds."""
+
+from __future__ import annotations
+
+import pytest
+
+from jupyter_recall.client import tool_specs
+from jupyter_recall.client.ids import ID_LENGTH
+from jupyter_recall.client.toolspec import Param, failure
+from jupyter_recall.core.errors import ValidationError
+from jupyter_recall.core.limits import ID_PATTERN
+from jupyter_recall.engine.notify import MAX_MESSAGE, MAX_TITLE
+from jupyter_recall.mcp.tools import MCP_TOOLS
+from jupyter_recall.server.listing import MAX_CURSOR
+
+
+def test_the_bounds_are_the_servers() -> None:
+    assert tool_specs.CURSOR_LENGTH == MAX_CURSOR
+    assert tool_specs.MESSAGE_LENGTH == MAX_MESSAGE
+    assert tool_specs.NAME_LENGTH == MAX_TITLE
+    assert ID_PATTERN.endswith(f"{{1,{ID_LENGTH}}}")
+
+
+def test_a_string_past_its_bound_is_refused_naming_it() -> None:
+    spec = MCP_TOOLS["job_list"].spec
+    assert spec.input_schema()["properties"]["cursor"]["maxLength"] == 2000
+    assert spec.arguments({"cursor": "c" * 2000}).text("cursor") == "c" * 2000
+    with pytest.raises(ValidationError) as raised:
+        spec.arguments({"cursor": "c" * 2001})
+    assert failure(raised.value, spec) == {
+        "ok": False,
+        "error": "cursor: is 2,001 characters long; at most 2,000 are accepted",
+        "field": "cursor",
+    }
+
+
+def test_a_long_value_is_clipped_in_a_pattern_or_enum_error() -> None:
+    for param in (
+        Param("id", "string", "An id.", pattern="[a-z]+"),
+        Param("kind", "string", "A kind.", enum=("a", "b")),
+    ):
+        with pytest.raises(ValidationError) as raised:
+            param.check("#" * 5000)
+        assert len(str(raised.value)) < 200, raised.value
+
+
+def test_every_id_and_query_argument_is_bounded() -> None:
+    # What goes in a URL (ids in paths, filters and cursors in query strings) has a bound.
+    in_urls = {"job_id", "run_id", "watcher_id", "approval_id", "after_job", "notebook", "cursor"}
+    for tool in MCP_TOOLS.values():
+        for name, schema in tool.input_schema()["properties"].items():
+            if name in in_urls:
+                assert "maxLength" in schema, (tool.name, name)
