@@ -12,7 +12,9 @@ import contextlib
 import logging
 import signal
 import socket
+import sys
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from jupyter_core.application import JupyterApp, base_aliases, base_flags
@@ -21,7 +23,7 @@ from traitlets import Bunch, Dict, Float, Integer, TraitError, Unicode, Union, d
 
 from jupyter_recall._version import __version__
 from jupyter_recall.core.clock import SystemClock
-from jupyter_recall.core.errors import StoreError
+from jupyter_recall.core.errors import StoreError, ValidationError
 from jupyter_recall.engine.channels.settings import ChannelSettingsJSON
 from jupyter_recall.engine.scheduler import Scheduler
 from jupyter_recall.server.localzone import local_zone_name
@@ -41,11 +43,16 @@ from jupyter_recall.store.base import Store
 from jupyter_recall.store.urls import open_store
 
 APP = "RecallScheduler"
+COMMAND = "jupyter recall scheduler"
+EXIT_USAGE = 2
+"""The exit status of a refused command line (the command line's for a bad option)."""
 EXIT_UNREACHABLE = 3
 """The exit status of a store that cannot be opened (the CLI's for a server it cannot reach)."""
 LEASE_SECONDS = 30.0
 """The engine's lease: renewed every third of it; a crashed scheduler's runs are interrupted
 by the others once it is over, and by a restart under the same engine id at once."""
+CONFIG_SUFFIXES = (".py", ".json")
+"""The config files jupyter_core reads (``--config``)."""
 RENEWAL_MARGIN = 3.0
 """Seconds a live holder's renewal may come late (its store busy) and still count."""
 
@@ -187,10 +194,30 @@ jupyter recall scheduler --db-url postgresql://recall@db/recall --root /srv/note
         # The server's own config files: one place for RecallApp and RecallScheduler options.
         return "jupyter_server_config"
 
+    def initialize(self, argv: Any = None) -> None:
+        """As JupyterApp's; a command line it refuses is one line on stderr, exit status 2."""
+        try:
+            super().initialize(argv)
+            self._check_command_line()
+        except ValidationError as error:
+            print(f"{COMMAND}: error: {error}", file=sys.stderr)
+            raise SystemExit(EXIT_USAGE) from None
+
+    def _check_command_line(self) -> None:
+        """What jupyter_core lets through: a ``--config`` file that is not there, or not one it
+        reads (it reads ``NAME.py`` and ``NAME.json``), it would start without."""
+        given = self.config_file
+        if given and not Path(given).is_file():
+            raise ValidationError("--config", f"no such file: {given!r}")
+        if given and Path(given).suffix not in CONFIG_SUFFIXES:
+            raise ValidationError(
+                "--config", f"not a config file: {given!r}", accepted=CONFIG_SUFFIXES
+            )
+
     def start(self) -> None:
         if not self.db_url:
             self.log.critical("give the store: --db-url sqlite:///PATH or postgresql://...")
-            raise SystemExit(2)
+            raise SystemExit(EXIT_USAGE)
         # The engine's and the executors' loggers write where this application's log does.
         package_log = logging.getLogger("jupyter_recall")
         for handler in self.log.handlers:
@@ -227,7 +254,7 @@ jupyter recall scheduler --db-url postgresql://recall@db/recall --root /srv/note
                 self.engine_id,
                 held_until.isoformat(timespec="seconds"),
             )
-            return 2
+            return EXIT_USAGE
         if stop.is_set():
             store.close()
             return 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -40,3 +41,32 @@ def test_without_a_store_the_command_says_how_to_give_one(tmp_path: Path):
     result = run_scheduler_command(tmp_path)
     assert result.returncode == 2
     assert "--db-url sqlite:///PATH" in result.stderr
+
+
+def refusal(result: subprocess.CompletedProcess[str]) -> str:
+    """The one line a refused command line writes on stderr, after checking it exited with 2."""
+    assert result.returncode == 2, result.stderr[-2000:]
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr[-2000:]
+    return lines[0]
+
+
+def test_a_config_file_that_does_not_exist_is_refused_naming_it(tmp_path: Path):
+    missing = tmp_path / "nowhere" / "scheduler_config.py"
+    db = tmp_path / "recall.sqlite"
+    result = run_scheduler_command(tmp_path, f"--db-url=sqlite:///{db}", f"--config={missing}")
+    line = refusal(result)
+    assert "--config" in line
+    assert str(missing) in line
+    assert not db.exists(), "refused before the store was opened"
+
+
+def test_a_config_file_jupyter_would_not_read_is_refused(tmp_path: Path):
+    given = tmp_path / "scheduler_config.yaml"
+    given.write_text("RecallScheduler: {}\n")
+    db = tmp_path / "recall.sqlite"
+    result = run_scheduler_command(tmp_path, f"--db-url=sqlite:///{db}", f"--config={given}")
+    line = refusal(result)
+    assert str(given) in line
+    assert "(accepted: .py, .json)" in line
+    assert not db.exists()
