@@ -204,8 +204,16 @@ jupyter recall scheduler --db-url postgresql://recall@db/recall --root /srv/note
             raise SystemExit(EXIT_USAGE) from None
 
     def _check_command_line(self) -> None:
-        """What jupyter_core lets through: a ``--config`` file that is not there, or not one it
-        reads (it reads ``NAME.py`` and ``NAME.json``), it would start without."""
+        """What jupyter_core lets through: arguments (it takes options only), a ``--config``
+        file that is not there, or not one it reads (it reads ``NAME.py`` and ``NAME.json``),
+        it would start without."""
+        if self.extra_args:
+            words = ", ".join(repr(word) for word in self.extra_args)
+            raise ValidationError(
+                "arguments",
+                f"unexpected {words}: the scheduler takes options only, as --db-url=URL "
+                "(--help lists them)",
+            )
         given = self.config_file
         if given and not Path(given).is_file():
             raise ValidationError("--config", f"no such file: {given!r}")

@@ -70,3 +70,11 @@ def test_a_config_file_jupyter_would_not_read_is_refused(tmp_path: Path):
     assert str(given) in line
     assert "(accepted: .py, .json)" in line
     assert not db.exists()
+
+
+def test_an_extra_argument_is_refused_naming_it(tmp_path: Path):
+    db = tmp_path / "recall.sqlite"
+    result = run_scheduler_command(tmp_path, f"--db-url=sqlite:///{db}", "foo")
+    line = refusal(result)
+    assert "unexpected 'foo'" in line
+    assert not db.exists()
