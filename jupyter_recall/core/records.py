@@ -479,3 +479,21 @@ class JobOptions:
 
 
 NO_OPTIONS = JobOptions()
+
+
+def check_options_fit(options: JobOptions, target: Target) -> None:
+    """Refuse kernel options set on a job that runs in no notebook's live kernel: they would
+    be kept and silently do nothing (``exclusive`` waits for that kernel to be idle;
+    ``on_missing_kernel`` says what to do when it is not running)."""
+    if target.type == "kernel":
+        return
+    where = f"not on a {target.type!r} target"
+    if options.exclusive:
+        raise ValidationError(
+            "options.exclusive", f"applies to a notebook's live kernel (target 'kernel'), {where}"
+        )
+    if options.on_missing_kernel != "fail":
+        raise ValidationError(
+            "options.on_missing_kernel",
+            f"applies to a notebook's live kernel (target 'kernel'), {where}",
+        )

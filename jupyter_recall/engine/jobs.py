@@ -37,6 +37,7 @@ from jupyter_recall.core.records import (
     JobOptions,
     Target,
     check_fits,
+    check_options_fit,
 )
 from jupyter_recall.core.when import ScheduleSpec, parse_when
 from jupyter_recall.engine import dependencies
@@ -102,6 +103,7 @@ def build_job(
     spec = parse_when(new.when, now=new.anchor or now, tz=new.tz or default_tz)
     action, target = new.action, new.target
     check_fits(action, target)
+    check_options_fit(new.options, target)
     job_id = new_id()
     first = schedule_next(spec, job_id, spec.first_fire_time(), new.policies, 0)
     if first.exhausted and spec.after is None:
@@ -247,6 +249,8 @@ def _changed(job: Job, changes: JobChanges, now: datetime) -> Job:
         job = job.evolve(action=action, target=target)
     if changes.options is not None:
         job = job.evolve(options=changes.options)
+    if changes.options is not None or changes.target is not None:
+        check_options_fit(job.options, job.target)
     return job.evolve(updated_at=now)
 
 

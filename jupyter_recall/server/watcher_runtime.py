@@ -47,6 +47,7 @@ from jupyter_recall.core.records import (
     Action,
     CodeAction,
     JobOptions,
+    Target,
     ToolAction,
     optional_object,
 )
@@ -106,7 +107,7 @@ class WatcherOptionsJSON(TypedDict):
     """The options of a watcher's job."""
 
     watcher: WatcherConfigJSON
-    on_missing_kernel: str
+    on_missing_kernel: NotRequired[str]
     output_channel: NotRequired[str]
 
 
@@ -120,7 +121,7 @@ class WatcherSpec:
     output_channel: str | None = None
     output_config: OutputConfigJSON = field(default_factory=OutputConfigJSON)
 
-    def options(self) -> WatcherOptionsJSON:
+    def options(self, target: Target) -> WatcherOptionsJSON:
         options: WatcherOptionsJSON = {
             OPTION: {
                 "interval": self.interval,
@@ -128,10 +129,11 @@ class WatcherSpec:
                 "notify_when": self.escalation.notify_when.value,
                 "notify_config": self.escalation.notify_config(),
                 "output_config": self.output_config,
-            },
-            # A user tool runs in its kernel only while the kernel is alive.
-            "on_missing_kernel": "skip",
+            }
         }
+        if target.type == "kernel":
+            # A user tool runs in its kernel only while the kernel is alive.
+            options["on_missing_kernel"] = "skip"
         if self.output_channel:
             options["output_channel"] = self.output_channel
         return options

@@ -187,7 +187,7 @@ class WatcherService:
             name=spec.label or f"watch {spec.tool}",
             kind=JobKind.WATCHER,
             session=session,
-            options=JobOptions.from_json(spec.options()),
+            options=JobOptions.from_json(spec.options(target)),
         )
         if authorize is not None:
             await authorize(new)
