@@ -120,6 +120,20 @@ def aligned(now: datetime, interval: int) -> datetime:
     return EPOCH + ((now - EPOCH) // step) * step
 
 
+def notified_at(channel: str | None, session: str | None, *, own: bool) -> str:
+    """Where a watcher's notifications go, in the words of its start answer's hint: its channel,
+    else its session (``own``: the caller's, which named it), else, with no session (a watcher
+    started over MCP or by a REST client), the user's JupyterLab."""
+    if channel:
+        return channel
+    if session is None:
+        return (
+            "the user's JupyterLab (the ui channel), as this watcher belongs to no notebook "
+            "session; output_channel names another channel"
+        )
+    return "this session" if own else f"the notebook session {session!r}"
+
+
 class WatcherService:
     def __init__(self, scheduler: Scheduler, runtime: WatcherRuntime) -> None:
         self.scheduler = scheduler
@@ -196,10 +210,11 @@ class WatcherService:
         # The first check sets the baseline now, not one interval from now.
         await self.scheduler.trigger_job(job.id, owner=owner)
         document = watcher_json(job, None)
+        own = optional_text(body, "session") is not None
         document["hint"] = (
             f"Watcher {spec.label or spec.tool!r} started: checking {spec.tool} every "
             f"{spec.interval}s; notifications by the {spec.escalation.notify_when.value!r} "
-            f"strategy go to {spec.output_channel or 'this session'}."
+            f"strategy go to {notified_at(spec.output_channel, session, own=own)}."
         )
         return document
 
