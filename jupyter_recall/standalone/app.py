@@ -15,11 +15,23 @@ import socket
 import sys
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from jupyter_core.application import JupyterApp, base_aliases, base_flags
 from jupyter_core.utils import ensure_async
-from traitlets import Bunch, Dict, Float, Integer, TraitError, Unicode, Union, default, validate
+from traitlets import (
+    Bunch,
+    Dict,
+    Enum,
+    Float,
+    HasTraits,
+    Integer,
+    TraitError,
+    Unicode,
+    Union,
+    default,
+    validate,
+)
 
 from jupyter_recall._version import __version__
 from jupyter_recall.core.clock import SystemClock
@@ -63,6 +75,31 @@ ALIASES = {
     "gateway-url": "RecallScheduler.gateway_url",
     "engine-id": "RecallScheduler.engine_id",
 }
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARN", "ERROR", "CRITICAL", 0, 10, 20, 30, 40, 50)
+"""``Application.log_level``'s values."""
+
+
+class LogLevelEnum(Enum[Any]):
+    """``Application.log_level``, a bad value refused with a ValidationError naming
+    ``--log-level`` (``RecallScheduler.initialize`` makes it one line, exit status 2): traitlets
+    answers its TraitError at start with "Bad config", a message naming the trait, status 1.
+    ("Enum" in its name: traitlets' help lists the choices of such traits.)"""
+
+    def from_string(self, s: str) -> Any:
+        # Enum's probes its validation (which would refuse) before reading a number.
+        return int(s) if s.isdigit() else s
+
+    def error(
+        self,
+        obj: HasTraits | None,
+        value: Any,
+        error: Exception | None = None,
+        info: str | None = None,
+    ) -> NoReturn:
+        raise ValidationError(
+            "--log-level", f"not a log level: {value!r}", accepted=map(str, LOG_LEVELS)
+        )
 
 
 class RecallScheduler(JupyterApp):
@@ -139,6 +176,9 @@ jupyter recall scheduler --db-url postgresql://recall@db/recall --root /srv/note
     )
     notification_channels = Dict(config=True, help="As RecallApp.notification_channels.")
     tool_policies = Dict(config=True, help="As RecallApp.tool_policies.")
+    log_level = LogLevelEnum(
+        LOG_LEVELS, default_value=logging.WARN, help="Set the log level by value or name."
+    ).tag(config=True)
 
     @default("engine_id")
     def _default_engine_id(self) -> str:

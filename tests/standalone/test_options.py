@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from traitlets import TraitError
 
+from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.standalone.app import RecallScheduler
 from tests.standalone.scheduler_process import run_scheduler_command
 
@@ -78,3 +79,25 @@ def test_an_extra_argument_is_refused_naming_it(tmp_path: Path):
     line = refusal(result)
     assert "unexpected 'foo'" in line
     assert not db.exists()
+
+
+def test_a_bad_log_level_is_one_line_naming_the_option_and_the_levels(tmp_path: Path):
+    db = tmp_path / "recall.sqlite"
+    result = run_scheduler_command(tmp_path, f"--db-url=sqlite:///{db}", "--log-level=bogus")
+    line = refusal(result)
+    assert "--log-level" in line
+    assert "'bogus'" in line
+    assert "DEBUG, INFO, WARN, ERROR, CRITICAL" in line
+    assert not db.exists()
+
+
+@pytest.mark.parametrize(("given", "level"), [("DEBUG", 10), ("ERROR", 40), ("10", 10), ("0", 0)])
+def test_a_log_level_is_a_name_or_a_number(given: str, level: int):
+    app = RecallScheduler()
+    app.parse_command_line([f"--log-level={given}"])
+    assert app.log_level == level
+
+
+def test_a_bad_log_level_in_process_is_a_validation_error_naming_the_option():
+    with pytest.raises(ValidationError, match=r"--log-level: not a log level: 'verbose'"):
+        RecallScheduler().parse_command_line(["--log-level=verbose"])
