@@ -282,7 +282,8 @@ jupyter recall scheduler --db-url postgresql://recall@db/recall --root /srv/note
             loop.add_signal_handler(sig, stop.set)
         clock = SystemClock()
         try:
-            store = open_store(self.db_url)
+            # An explicit URL: a SQLite file's missing directory is a typo, not made.
+            store = open_store(self.db_url, create_dirs=False)
         except StoreError as error:
             # A store that cannot be reached at start (a PostgreSQL server down, a wrong
             # password): one line, as the command line says a server it cannot reach.
@@ -306,7 +307,7 @@ jupyter recall scheduler --db-url postgresql://recall@db/recall --root /srv/note
         if stop.is_set():
             store.close()
             return 0
-        handoff_store = open_store(self.db_url)
+        handoff_store = open_store(self.db_url, create_dirs=False)
         managers = standalone_managers(self, self.root_dir or ".", self.gateway_url)
         built = build_executor(self, (store, handoff_store), clock, managers)
         scheduler = Scheduler(

@@ -1,10 +1,12 @@
 """Open a store from a URL: the one place outside the stores' own modules that names them.
 
 ``sqlite:///absolute/path`` opens (and creates) that SQLite file, creating its directory if
-needed; ``sqlite:///:memory:`` a throwaway in-memory database; ``postgresql://`` (or
-``postgres://``) a PostgreSQL database, in any URL form libpq reads (``store/postgres.py``, the
-``postgres`` extra). Each kind of store is a ``StoreKind`` in ``KINDS``, under its URL scheme;
-its module (and driver) is imported only when a store of that kind is opened.
+needed (unless ``create_dirs=False``: the standalone scheduler's explicit URL, where a missing
+directory is a typo, not a first start); ``sqlite:///:memory:`` a throwaway in-memory
+database; ``postgresql://`` (or ``postgres://``) a PostgreSQL database, in any URL form libpq
+reads (``store/postgres.py``, the ``postgres`` extra). Each kind of store is a ``StoreKind`` in
+``KINDS``, under its URL scheme; its module (and driver) is imported only when a store of that
+kind is opened.
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ class StoreKind:
     forms: tuple[str, ...]
     check: Callable[[str], object]
     """ValidationError naming ``db_url`` if the URL does not name a store of this kind."""
-    open: Callable[[str], Store]
+    open: Callable[[str, bool], Store]
+    """The store of a URL; the flag: whether to make a file's missing directories."""
 
 
 def sqlite_url(path: str | os.PathLike[str]) -> str:
@@ -51,20 +54,33 @@ def sqlite_path(url: str) -> str:
     return MEMORY if path == f"/{MEMORY}" else path
 
 
-def _open_sqlite(url: str) -> Store:
+def _open_sqlite(url: str, create_dirs: bool) -> Store:
     from jupyter_recall.store.sqlite import SQLiteStore
 
     path = sqlite_path(url)
     if path != MEMORY:
-        try:
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise StoreError(
-                f"cannot make the directory of the SQLite file {path!r}: {exc}"
-            ) from exc
+        _directory_of(path, create_dirs)
     # Stores opened by URL serve an engine (a server, the standalone scheduler) or a transfer:
     # their commits should not wait on the log's checkpoints.
     return SQLiteStore(path, background_checkpoints=True)
+
+
+def _directory_of(path: str, create: bool) -> None:
+    """The directory of a SQLite file made if missing; StoreError naming the file if it
+    cannot be, or must not be (``create`` false)."""
+    directory = Path(path).parent
+    if not create:
+        if not directory.exists():
+            raise StoreError(
+                f"the directory {str(directory)!r} of the SQLite file {path!r} does not exist: "
+                "create it first "
+                "(it is not made, so that a mistyped path does not start a new, empty store)"
+            )
+        return
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(f"cannot make the directory of the SQLite file {path!r}: {exc}") from exc
 
 
 SQLITE = StoreKind(
@@ -83,7 +99,8 @@ def postgres_url(url: str) -> str:
     return url
 
 
-def _open_postgres(url: str) -> Store:
+def _open_postgres(url: str, create_dirs: bool) -> Store:
+    """``create_dirs`` means nothing here: a database server has no directory to make."""
     try:
         from jupyter_recall.store.postgres import PostgresStore
     except ImportError as exc:
@@ -124,9 +141,11 @@ def store_kind(url: str) -> StoreKind:
     return kind
 
 
-def open_store(url: str) -> Store:
+def open_store(url: str, *, create_dirs: bool = True) -> Store:
     """The store a URL names (every concern of ``Store``), migrated to this release's schema.
 
+    ``create_dirs``: make the missing directories of a SQLite file (a server's default store,
+    in a data directory not made yet); false, their absence is a StoreError.
     ValidationError naming ``db_url`` for a URL this release cannot open; StoreError when the
     store itself cannot be opened."""
-    return store_kind(url).open(url)
+    return store_kind(url).open(url, create_dirs)

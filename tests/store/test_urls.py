@@ -115,3 +115,17 @@ def test_a_file_that_cannot_be_opened_is_a_store_error(tmp_path: Path) -> None:
     (tmp_path / "a file").write_text("")
     with pytest.raises(StoreError, match="a file"):
         open_store(sqlite_url(tmp_path / "a file" / "recall.sqlite"))
+
+
+def test_a_sqlite_file_whose_directory_is_missing_is_refused_when_not_to_make_it(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "typo" / "recall.sqlite"
+    with pytest.raises(StoreError) as caught:
+        open_store(sqlite_url(path), create_dirs=False)
+    assert str(path) in str(caught.value)
+    assert "does not exist" in str(caught.value)
+    assert not path.parent.exists()
+    path.parent.mkdir()
+    open_store(sqlite_url(path), create_dirs=False).close()
+    assert path.exists()
