@@ -1,16 +1,54 @@
 """Jobs as plain text, shared by the magics' tables and the ``jupyter recall`` command (which
-must not import the kernel side): one line of a value, a target in words, an aligned table."""
+must not import the kernel side): one line of a value, a target in words, an aligned table.
+
+Widths are a terminal's columns, not characters: a CJK character or an emoji takes two, a
+combining mark none (``display_width``), so that tables with such names stay aligned."""
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+ZERO_WIDTH = frozenset({"Mn", "Me", "Cf"})
+"""Unicode categories drawn on the character before (combining marks) or not at all (format
+characters: zero-width joiner and space, direction marks)."""
+
+
+def char_width(char: str) -> int:
+    """The columns one character takes: 2 for East Asian wide and fullwidth ones (CJK, most
+    emoji), 0 for combining marks and format characters, else 1."""
+    if unicodedata.category(char) in ZERO_WIDTH:
+        return 0
+    return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+
+
+def display_width(text: str) -> int:
+    """The columns ``text`` takes in a terminal (``char_width`` of each character)."""
+    return len(text) if text.isascii() else sum(char_width(char) for char in text)
+
+
+def _fitting(text: str, width: int) -> str:
+    """The longest start of ``text`` at most ``width`` columns wide."""
+    used = 0
+    for index, char in enumerate(text):
+        used += char_width(char)
+        if used > width:
+            return text[:index]
+    return text
+
 
 def clip(text: object, width: int) -> str:
-    """One line of at most ``width`` characters."""
+    """One line of at most ``width`` columns (``display_width``), cut with "…"."""
     flat = " ".join(str(text).split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
+    if display_width(flat) <= width:
+        return flat
+    return _fitting(flat, width - 1) + "…"
+
+
+def pad(text: str, width: int) -> str:
+    """``text`` followed by spaces up to ``width`` columns (``str.ljust`` counts characters)."""
+    return text + " " * (width - display_width(text))
 
 
 def job_status(job: Mapping[str, Any]) -> str:
@@ -31,11 +69,11 @@ def describe_target(target: Any) -> str:
 
 
 def text_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    """Columns aligned in a terminal (by ``display_width``), two spaces apart, under a rule."""
+    widths = [max(display_width(row[i]) for row in [header, *rows]) for i in range(len(header))]
     lines = [
-        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
-        for row in rows
+        "  ".join(pad(cell, width) for cell, width in zip(row, widths, strict=True))
+        for row in [header, *rows]
     ]
-    top = "  ".join(cell.ljust(width) for cell, width in zip(header, widths, strict=True))
     rule = "  ".join("-" * width for width in widths)
-    return "\n".join(line.rstrip() for line in [top, rule, *lines])
+    return "\n".join(line.rstrip() for line in [lines[0], rule, *lines[1:]])
