@@ -10,7 +10,7 @@ import os
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, tzinfo
 from enum import Enum
 from typing import TYPE_CHECKING, Any, TypedDict
 
@@ -166,6 +166,9 @@ class Policies:
     overlap: Overlap = Overlap.SKIP
     max_runs: int | None = None
     end_at: datetime | None = None
+    """No occurrence after it. Given without a UTC offset, it is a wall time of the job's zone:
+    ``in_zone`` makes it an instant when the job is built or changed (``engine/jobs.py``), so a
+    stored job's ``end_at`` always carries its offset."""
     jitter: float = 0.0
     """Upper bound, in seconds, of a deterministic delay added to each occurrence."""
     timeout: float | None = None
@@ -189,8 +192,6 @@ class Policies:
             raise ValidationError("max_runs", f"must be a positive integer, got {self.max_runs!r}")
         if self.jitter < 0:
             raise ValidationError("jitter", f"must be >= 0 seconds, got {self.jitter!r}")
-        if self.end_at is not None and self.end_at.tzinfo is None:
-            raise ValidationError("end_at", f"must carry a time zone, got {self.end_at!r}")
         if self.timeout is not None and not self.timeout > 0:
             raise ValidationError(
                 "timeout", f"must be a number of seconds above 0 or null, got {self.timeout!r}"
@@ -199,6 +200,12 @@ class Policies:
         parse_keep_runs(self.keep_runs)
         # Normalised here too: the Python API may pass a duration's text ("7d").
         object.__setattr__(self, "keep_runs_for", parse_keep_for(self.keep_runs_for))
+
+    def in_zone(self, zone: tzinfo) -> Policies:
+        """These policies with a wall-time ``end_at`` read in ``zone`` (as ``when`` is)."""
+        if self.end_at is None or self.end_at.tzinfo is not None:
+            return self
+        return replace(self, end_at=self.end_at.replace(tzinfo=zone))
 
     def to_dict(self) -> PoliciesJSON:
         return {
@@ -284,8 +291,6 @@ def _parse_instant(value: object, field_name: str) -> datetime:
             raise ValidationError(field_name, f"not an ISO 8601 instant: {value!r}") from None
     else:
         raise ValidationError(field_name, f"must be an ISO 8601 string, got {value!r}")
-    if parsed.tzinfo is None:
-        raise ValidationError(field_name, f"must carry a UTC offset, got {value!r}")
     return parsed
 
 

@@ -39,6 +39,7 @@ from jupyter_recall.core.records import (
     check_fits,
     check_options_fit,
 )
+from jupyter_recall.core.tz import resolve_tz
 from jupyter_recall.core.when import ScheduleSpec, parse_when
 from jupyter_recall.engine import dependencies
 from jupyter_recall.store.base import Store
@@ -104,10 +105,11 @@ def build_job(
     action, target = new.action, new.target
     check_fits(action, target)
     check_options_fit(new.options, target)
+    policies = new.policies.in_zone(resolve_tz(spec.tz))
     job_id = new_id()
-    first = schedule_next(spec, job_id, spec.first_fire_time(), new.policies, 0)
+    first = schedule_next(spec, job_id, spec.first_fire_time(), policies, 0)
     if first.exhausted and spec.after is None:
-        raise _no_occurrence_left(spec, new.policies)
+        raise _no_occurrence_left(spec, policies)
     return Job(
         id=job_id,
         owner=owner,
@@ -119,7 +121,7 @@ def build_job(
         target=target,
         created_at=now,
         updated_at=now,
-        policies=new.policies,
+        policies=policies,
         session=new.session,
         next_occurrence=first.occurrence,
         next_fire_at=first.fire_at,
@@ -214,7 +216,6 @@ class JobChanges:
 
 
 def _rescheduled(job: Job, changes: JobChanges, now: datetime) -> Job:
-    policies = changes.policies or job.policies
     if changes.when is not None or changes.tz is not None:
         when = changes.when if changes.when is not None else job.when
         spec = parse_when(when, now=now, tz=changes.tz or job.schedule.tz)
@@ -223,6 +224,7 @@ def _rescheduled(job: Job, changes: JobChanges, now: datetime) -> Job:
         when, spec, occurrence = job.when, job.schedule, job.next_occurrence
         if occurrence is None and spec.after is None:
             raise ConflictError(f"job {job.id} has no occurrence left to reschedule")
+    policies = (changes.policies or job.policies).in_zone(resolve_tz(spec.tz))
     upcoming = schedule_next(spec, job.id, occurrence, policies, job.run_count)
     if upcoming.exhausted and spec.after is None:
         raise _no_occurrence_left(spec, policies)
