@@ -219,6 +219,21 @@ def api_path(*segments: str) -> str:
     return "/api/recall/" + "/".join(escaped)
 
 
+MAX_URL = 32_768
+"""Characters of a request's URL at most: the server (tornado) drops a request line over
+64 KiB without answering, which would read as "cannot reach the server"."""
+
+
+def _too_long(url: str, query: Mapping[str, Any]) -> ValidationError:
+    """The error naming what made ``url`` too long: the longest query value, else the path."""
+    sizes = {key: len(urllib.parse.quote_plus(str(value))) for key, value in query.items()}
+    name = max(sizes, key=sizes.__getitem__) if sizes else "path"
+    return ValidationError(
+        name,
+        f"makes the request's URL {len(url):,} characters long; at most {MAX_URL:,} are sent",
+    )
+
+
 class Client:
     """Synchronous JSON calls to one server's ``/api/recall`` (and ``/api/sessions``)."""
 
@@ -236,7 +251,10 @@ class Client:
             raise ValidationError("path", f"{path!r} has a '.' or '..' segment")
         url = self.base + path.lstrip("/")
         pairs = {k: v for k, v in (query or {}).items() if v is not None}
-        return url + ("?" + urllib.parse.urlencode(pairs) if pairs else "")
+        full = url + ("?" + urllib.parse.urlencode(pairs) if pairs else "")
+        if len(full) > MAX_URL:
+            raise _too_long(full, pairs)
+        return full
 
     def headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}

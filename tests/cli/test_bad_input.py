@@ -199,3 +199,11 @@ def test_the_scheduler_checks_its_places_before_starting(tmp_path, option, expec
     assert done.code == 2
     assert one_error_line(done.err).startswith(f"jupyter recall scheduler: error: {expected}")
     assert not store.exists()  # refused before the store was opened
+
+
+def test_a_filter_too_long_for_a_url_names_its_option(app):
+    # Sent as is, the server would drop the request line and the CLI would say it cannot reach it.
+    result = app("list", "--search", "x" * 70_000)
+    assert result.code == 2
+    line = one_error_line(result.err)
+    assert line.startswith("jupyter recall list: error: --search: makes the request's URL"), line

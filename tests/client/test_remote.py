@@ -47,3 +47,12 @@ def test_the_url_is_under_the_base_and_keeps_its_query():
     )
     # A path that looks like a URL stays a path of this server.
     assert CLIENT.url("http://elsewhere/x").startswith("http://127.0.0.1:8888/base/")
+
+
+def test_a_url_too_long_for_the_server_is_refused_naming_the_longest_value():
+    query = {"limit": "5", "q": "x" * 70_000}
+    with pytest.raises(ValidationError, match=r"^q: makes the request's URL 70,\d{3} characters"):
+        CLIENT.url("/api/recall/jobs", query)
+    with pytest.raises(ValidationError, match=r"^path: "):
+        CLIENT.url(api_path("jobs", "y" * 40_000))
+    assert len(CLIENT.url("/api/recall/jobs", {"q": "x" * 30_000})) > 30_000
