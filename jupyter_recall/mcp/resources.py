@@ -14,6 +14,7 @@ from typing import TypedDict
 
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.core.limits import ID_PATTERN
+from jupyter_recall.core.text import clip
 from jupyter_recall.mcp.backend import Backend
 
 SCHEME = "recall://"
@@ -68,6 +69,10 @@ TEMPLATES = (
 JOB, JOB_RUNS, RUN_OUTPUT, APPROVAL = TEMPLATES
 
 
+SHOWN_URI = 200
+"""Columns of an unknown URI repeated in the error."""
+
+
 def match(uri: str) -> tuple[Template, str]:
     """The template ``uri`` is an instance of, and the id in it."""
     for template in TEMPLATES:
@@ -75,7 +80,9 @@ def match(uri: str) -> tuple[Template, str]:
         if found:
             return template, found["id"]
     accepted = [PENDING_APPROVALS, *(template.uri_template for template in TEMPLATES)]
-    raise ValidationError("uri", f"not a jupyter_recall resource: {uri!r}", accepted=accepted)
+    # Clipped: the message goes back to the client, which sent the whole URI already.
+    shown = clip(repr(uri), SHOWN_URI)
+    raise ValidationError("uri", f"not a jupyter_recall resource: {shown}", accepted=accepted)
 
 
 def followed(uri: str) -> tuple[str, str | None]:
