@@ -332,7 +332,8 @@ WATCH_START = ToolSpec(
     "watch_start",
     "Start a persistent watcher: the tool is checked every `interval` seconds on the "
     "server, without you, and you are notified ('[WATCHER UPDATE] ...' in your "
-    "notification queue) only when the strategy says so: on_change (default; the first "
+    "notification queue in a kernel, in the user's JupyterLab otherwise, or on "
+    "output_channel) only when the strategy says so: on_change (default; the first "
     "check sets the baseline), on_error (errors and recoveries), on_threshold "
     "(notify_config.expression such as 'result.status_code != 200' or "
     "'result.data.progress >= 100' turns true), summary (every notify_config.batch_size "
