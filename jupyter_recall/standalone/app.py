@@ -14,6 +14,7 @@ import signal
 import socket
 import sys
 from datetime import datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -275,6 +276,38 @@ jupyter recall scheduler --db-url postgresql://recall@db/recall --root /srv/note
         if code:
             raise SystemExit(code)
 
+    async def _take_lease(
+        self, store: Store, clock: SystemClock, stop: asyncio.Event
+    ) -> int | None:
+        """None once this scheduler holds its engine id's lease, else its exit status.
+
+        Two schedulers with one engine id would each take the other's running runs for a
+        predecessor's and interrupt them (a retried job then runs twice): the lease is claimed
+        in one statement, which one of two schedulers started at once wins (``claim_lease``).
+        A lease still current may also be a crashed predecessor's, which a restart must take
+        over at once rather than when it expires: its holder renews it every third of its
+        length, so we wait for that renewal and take the lease over if it did not come, in one
+        statement again (of two restarts, one takes it).
+        """
+        seen = await _claim(store, self.engine_id, clock, None)
+        if seen is not None:
+            await _wait_for_renewal(seen, self.engine_id, clock, stop, self.log)
+            if stop.is_set():
+                return 0
+            held = await _claim(store, self.engine_id, clock, seen)
+            if held is not None:
+                self.log.critical(
+                    "engine id %r is in use: a scheduler running on this store renews its lease "
+                    "(now until %s); stop that one, or give this one another --engine-id",
+                    self.engine_id,
+                    held.isoformat(timespec="seconds"),
+                )
+                return EXIT_USAGE
+        if stop.is_set():
+            await asyncio.to_thread(store.release_lease, self.engine_id)
+            return 0
+        return None
+
     async def _serve(self) -> int:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
@@ -291,22 +324,13 @@ jupyter recall scheduler --db-url postgresql://recall@db/recall --root /srv/note
             self.log.critical("cannot open the store: %s", error)
             return EXIT_UNREACHABLE
         try:
-            held_until = await _live_lease(store, self.engine_id, clock, stop, self.log)
+            refused = await self._take_lease(store, clock, stop)
         except BaseException:
             store.close()
             raise
-        if held_until is not None:
+        if refused is not None:
             store.close()
-            self.log.critical(
-                "engine id %r is in use: a scheduler running on this store renews its lease "
-                "(now until %s); stop that one, or give this one another --engine-id",
-                self.engine_id,
-                held_until.isoformat(timespec="seconds"),
-            )
-            return EXIT_USAGE
-        if stop.is_set():
-            store.close()
-            return 0
+            return refused
         handoff_store = open_store(self.db_url, create_dirs=False)
         managers = standalone_managers(self, self.root_dir or ".", self.gateway_url)
         built = build_executor(self, (store, handoff_store), clock, managers)
@@ -345,34 +369,47 @@ jupyter recall scheduler --db-url postgresql://recall@db/recall --root /srv/note
         return 0
 
 
-async def _live_lease(
-    store: Store, engine_id: str, clock: SystemClock, stop: asyncio.Event, log: logging.Logger
+async def _claim(
+    store: Store, engine_id: str, clock: SystemClock, ending_by: datetime | None
 ) -> datetime | None:
-    """The expiry of ``engine_id``'s lease if a live engine renews it, else None.
+    """None once ``engine_id``'s lease is this process's: it had none, or one ending by
+    ``ending_by`` (or by now, if later); else the expiry of the lease its holder keeps."""
+    while True:
+        now = clock.now()
+        claim = partial(
+            store.claim_lease,
+            engine_id,
+            now=now,
+            until=now + timedelta(seconds=LEASE_SECONDS),
+            ending_by=now if ending_by is None else max(ending_by, now),
+        )
+        if await asyncio.to_thread(claim):
+            return None
+        held = await asyncio.to_thread(store.lease_until, engine_id)
+        if held is not None:
+            return held
+        # Released between the two statements (its holder stopped): claim it again.
 
-    Two schedulers with one engine id would each take the other's running runs for a
-    predecessor's and interrupt them (a retried job then runs twice). A lease still current may
-    also be a crashed predecessor's, which a restart must take over at once: its holder renews
-    it every third of its length, so we wait for that renewal (at most a third of the lease
-    and a margin, less the time since the last one) and see whether it came.
-    """
-    until = await asyncio.to_thread(store.lease_until, engine_id)
-    if until is None or until <= clock.now():
-        return None
-    renewed_at = until - timedelta(seconds=LEASE_SECONDS)
+
+async def _wait_for_renewal(
+    seen: datetime, engine_id: str, clock: SystemClock, stop: asyncio.Event, log: logging.Logger
+) -> None:
+    """Wait until a live holder of a lease seen ending at ``seen`` has renewed it (every third
+    of the lease, plus a margin: at most 13 s, less the time since its last renewal), or a
+    stop."""
+    renewed_at = seen - timedelta(seconds=LEASE_SECONDS)
     next_renewal = renewed_at + timedelta(seconds=LEASE_SECONDS / 3 + RENEWAL_MARGIN)
     wait = (next_renewal - clock.now()).total_seconds()
-    if wait > 0:
-        log.info(
-            "engine id %r has a lease until %s: waiting %.0f s to see whether its holder is alive",
-            engine_id,
-            until.isoformat(timespec="seconds"),
-            wait,
-        )
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), wait)
-    again = await asyncio.to_thread(store.lease_until, engine_id)
-    return again if again is not None and again > until else None
+    if wait <= 0:
+        return
+    log.info(
+        "engine id %r has a lease until %s: waiting %.0f s to see whether its holder is alive",
+        engine_id,
+        seen.isoformat(timespec="seconds"),
+        wait,
+    )
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(stop.wait(), wait)
 
 
 async def _shutdown_kernels(kernel_manager: Any, log: logging.Logger) -> None:

@@ -308,6 +308,21 @@ class LeaseStore(Protocol):
         """Record that ``engine_id`` is alive until ``until``."""
         ...
 
+    def claim_lease(
+        self,
+        engine_id: str,
+        *,
+        now: datetime,
+        until: datetime,
+        ending_by: datetime | None = None,
+    ) -> bool:
+        """Take ``engine_id``'s lease, to run until ``until``, if nobody holds it: True when
+        it had none, or one ending by ``ending_by`` (default ``now``: an expired one), now
+        the caller's; False, the lease left as it is, when it runs past that. One statement:
+        of two claims at once, one wins. ``ending_by`` later than ``now`` takes over a lease
+        seen ending then and not renewed since (its holder is gone)."""
+        ...
+
     def release_lease(self, engine_id: str) -> None: ...
 
     def lease_until(self, engine_id: str) -> datetime | None:

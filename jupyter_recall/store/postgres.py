@@ -63,6 +63,7 @@ from jupyter_recall.store.rows import (
 )
 from jupyter_recall.store.sql_builders import LONG_AGO, POSTGRES, BatchConflicts
 from jupyter_recall.store.sqlite import (
+    _lease_row,
     _orphan_reason,
     _state_from_row,
     _state_row,
@@ -148,6 +149,12 @@ _RENEW_LEASE = (
     f"INSERT INTO leases ({columns(LeaseRow._fields)}) VALUES (%s, %s, %s) "
     "ON CONFLICT (engine_id) DO UPDATE SET until = excluded.until"
 )
+_CLAIM_LEASE = (
+    f"INSERT INTO leases ({columns(LeaseRow._fields)}) VALUES (%s, %s, %s) "
+    "ON CONFLICT (engine_id) DO UPDATE SET acquired_at = excluded.acquired_at, "
+    "until = excluded.until WHERE leases.until <= %s"
+)
+"""A lease taken only if absent or ending by an instant: one row changed when it was."""
 _RUNNING_WITH_LEASES = (
     f"SELECT {columns(RunRow._fields, prefix='runs.')}, leases.until "
     "FROM runs LEFT JOIN leases ON leases.engine_id = runs.engine_id "
@@ -539,13 +546,23 @@ class PostgresStore(
     # --- engine leases ------------------------------------------------------------------
 
     def renew_lease(self, engine_id: str, *, now: datetime, until: datetime) -> None:
-        row = LeaseRow(
-            engine_id=engine_id,
-            acquired_at=codec.encode_instant(now, "now"),
-            until=codec.encode_instant(until, "until"),
-        )
         with self.atomic():
-            self._write(_RENEW_LEASE, row)
+            self._write(_RENEW_LEASE, _lease_row(engine_id, now, until))
+
+    def claim_lease(
+        self,
+        engine_id: str,
+        *,
+        now: datetime,
+        until: datetime,
+        ending_by: datetime | None = None,
+    ) -> bool:
+        # Of two claims at once, the second waits for the first's row and then sees its
+        # ``until`` (READ COMMITTED re-reads a conflicting row for ON CONFLICT DO UPDATE).
+        row = _lease_row(engine_id, now, until)
+        ending = codec.encode_instant(now if ending_by is None else ending_by, "ending_by")
+        with self.atomic():
+            return self._write(_CLAIM_LEASE, (*row, ending)) == 1
 
     def release_lease(self, engine_id: str) -> None:
         with self.atomic():

@@ -123,6 +123,12 @@ _RENEW_LEASE = (
     f"INSERT INTO leases ({columns(LeaseRow._fields)}) VALUES (?, ?, ?) "
     "ON CONFLICT (engine_id) DO UPDATE SET until = excluded.until"
 )
+_CLAIM_LEASE = (
+    f"INSERT INTO leases ({columns(LeaseRow._fields)}) VALUES (?, ?, ?) "
+    "ON CONFLICT (engine_id) DO UPDATE SET acquired_at = excluded.acquired_at, "
+    "until = excluded.until WHERE leases.until <= ?"
+)
+"""A lease taken only if absent or ending by an instant: one row changed when it was."""
 _RUNNING_WITH_LEASES = (
     f"SELECT {columns(RunRow._fields, prefix='runs.')}, leases.until "
     "FROM runs LEFT JOIN leases ON leases.engine_id = runs.engine_id "
@@ -684,14 +690,20 @@ class SQLiteStore(
 
     def renew_lease(self, engine_id: str, *, now: datetime, until: datetime) -> None:
         with self.atomic():
-            self._conn.execute(
-                _RENEW_LEASE,
-                LeaseRow(
-                    engine_id=engine_id,
-                    acquired_at=codec.encode_instant(now, "now"),
-                    until=codec.encode_instant(until, "until"),
-                ),
-            )
+            self._conn.execute(_RENEW_LEASE, _lease_row(engine_id, now, until))
+
+    def claim_lease(
+        self,
+        engine_id: str,
+        *,
+        now: datetime,
+        until: datetime,
+        ending_by: datetime | None = None,
+    ) -> bool:
+        row = _lease_row(engine_id, now, until)
+        ending = codec.encode_instant(now if ending_by is None else ending_by, "ending_by")
+        with self.atomic():
+            return self._conn.execute(_CLAIM_LEASE, (*row, ending)).rowcount == 1
 
     def release_lease(self, engine_id: str) -> None:
         with self.atomic():
@@ -721,6 +733,14 @@ class SQLiteStore(
                 [(stamp, run.error, run.id) for run in orphans],
             )
         return orphans
+
+
+def _lease_row(engine_id: str, now: datetime, until: datetime) -> LeaseRow:
+    return LeaseRow(
+        engine_id=engine_id,
+        acquired_at=codec.encode_instant(now, "now"),
+        until=codec.encode_instant(until, "until"),
+    )
 
 
 def _busy(exc: BaseException) -> bool:

@@ -656,6 +656,58 @@ class TestLeaseStore:
         store.release_lease("e1")
         assert ids(store.interrupt_orphaned_runs(now=T0 + minutes(5), engine_id="e2")) == [run.id]
 
+    def test_of_two_claims_at_the_same_instant_one_takes_the_lease(self, store: Store) -> None:
+        claims = [store.claim_lease("e1", now=T0, until=T0 + minutes(1 + n)) for n in range(2)]
+        assert claims == [True, False]
+        assert store.lease_until("e1") == T0 + minutes(1)
+
+    def test_an_expired_or_released_lease_can_be_claimed_and_a_live_one_cannot(
+        self, store: Store
+    ) -> None:
+        store.renew_lease("e1", now=T0, until=T0 + minutes(1))
+        assert not store.claim_lease("e1", now=T0 + minutes(0.5), until=T0 + minutes(2))
+        assert store.lease_until("e1") == T0 + minutes(1)
+        # Ending at ``now`` is expired (as for the runs it orphans).
+        assert store.claim_lease("e1", now=T0 + minutes(1), until=T0 + minutes(2))
+        assert store.lease_until("e1") == T0 + minutes(2)
+        store.release_lease("e1")
+        assert store.claim_lease("e1", now=T0, until=T0 + minutes(3))
+        assert store.lease_until("e1") == T0 + minutes(3)
+
+    def test_a_lease_not_renewed_since_it_was_seen_is_taken_over_once(self, store: Store) -> None:
+        store.renew_lease("e1", now=T0, until=T0 + minutes(1))
+        seen = store.lease_until("e1")
+        store.renew_lease("e1", now=T0 + minutes(0.2), until=T0 + minutes(1.2))  # alive
+        later = T0 + minutes(0.4)
+        assert not store.claim_lease("e1", now=later, until=later + minutes(1), ending_by=seen)
+        seen = store.lease_until("e1")  # and now its holder is gone: no renewal comes
+        assert store.claim_lease("e1", now=later, until=later + minutes(1), ending_by=seen)
+        assert store.lease_until("e1") == later + minutes(1)
+        # A second restart that saw the same lease comes too late.
+        assert not store.claim_lease("e1", now=later, until=later + minutes(2), ending_by=seen)
+
+    def test_claims_at_once_from_two_store_objects_give_the_lease_to_one(
+        self, open_store: OpenStore
+    ) -> None:
+        stores = [open_store(), open_store()]
+        rounds = 20  # many chances for the two statements to meet
+        start = threading.Barrier(2, timeout=60)
+        won: list[list[bool]] = [[], []]
+
+        def claim(worker: int) -> None:
+            for n in range(rounds):
+                start.wait()
+                won[worker].append(
+                    stores[worker].claim_lease(f"e{n}", now=T0, until=T0 + minutes(1))
+                )
+
+        threads = [threading.Thread(target=claim, args=(n,)) for n in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert [first + second for first, second in zip(*won, strict=True)] == [1] * rounds
+
 
 class TestTransactions:
     def test_atomic_rolls_back_everything_on_error(self, store: Store) -> None:
