@@ -33,10 +33,13 @@ from traitlets import (
     default,
     validate,
 )
+from traitlets.config.application import StrDict
+from traitlets.config.loader import KVArgParseConfigLoader
 
 from jupyter_recall._version import __version__
+from jupyter_recall.command_line import StrictLoader
 from jupyter_recall.core.clock import SystemClock
-from jupyter_recall.core.errors import StoreError, ValidationError
+from jupyter_recall.core.errors import StoreError, UsageError, ValidationError
 from jupyter_recall.engine.channels.settings import ChannelSettingsJSON
 from jupyter_recall.engine.scheduler import Scheduler
 from jupyter_recall.server.localzone import local_zone_name
@@ -235,12 +238,25 @@ jupyter recall scheduler --db-url postgresql://recall@db/recall --root /srv/note
         # The server's own config files: one place for RecallApp and RecallScheduler options.
         return "jupyter_server_config"
 
+    def _create_loader(
+        self,
+        argv: list[str] | None,
+        aliases: StrDict,
+        flags: StrDict,
+        classes: Any,
+    ) -> KVArgParseConfigLoader:
+        """traitlets' loader made strict: a mistyped option must not start the scheduler
+        without it (``--dburl=...`` would fire the default store's jobs)."""
+        return StrictLoader(
+            argv, aliases, flags, classes=classes, log=self.log, subcommands=self.subcommands
+        )
+
     def initialize(self, argv: Any = None) -> None:
         """As JupyterApp's; a command line it refuses is one line on stderr, exit status 2."""
         try:
             super().initialize(argv)
             self._check_command_line()
-        except ValidationError as error:
+        except (ValidationError, UsageError) as error:
             print(f"{COMMAND}: error: {error}", file=sys.stderr)
             raise SystemExit(EXIT_USAGE) from None
 

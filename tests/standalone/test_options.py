@@ -101,3 +101,20 @@ def test_a_log_level_is_a_name_or_a_number(given: str, level: int):
 def test_a_bad_log_level_in_process_is_a_validation_error_naming_the_option():
     with pytest.raises(ValidationError, match=r"--log-level: not a log level: 'verbose'"):
         RecallScheduler().parse_command_line(["--log-level=verbose"])
+
+
+@pytest.mark.parametrize(
+    ("option", "meant"),
+    [
+        ("--dburl=sqlite:///elsewhere.sqlite", "--db-url"),
+        ("--RecallScheduler.max_slep=5", "--RecallScheduler.max_sleep"),
+    ],
+)
+def test_an_unknown_option_is_refused_with_the_nearest_one(tmp_path: Path, option, meant):
+    # Ignored with a warning, a mistyped --db-url would start on the other store.
+    db = tmp_path / "recall.sqlite"
+    result = run_scheduler_command(tmp_path, f"--db-url=sqlite:///{db}", option)
+    line = refusal(result)
+    assert f"unknown option {option.split('=')[0]}" in line
+    assert f"did you mean {meant}?" in line
+    assert not db.exists()
