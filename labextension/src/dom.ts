@@ -21,3 +21,33 @@ export function h<K extends keyof HTMLElementTagNameMap>(
   }
   return element;
 }
+
+/**
+ * Replaces the children of `list` and puts the keyboard focus back where it was: on the new
+ * element of the same row (its `keyAttribute`) and the same `data-action`, or on the row. Views
+ * are rebuilt at every event; without this, a keyboard user's focus would drop to the page.
+ */
+export function replaceKeepingFocus(
+  list: HTMLElement,
+  keyAttribute: string,
+  children: Node[]
+): void {
+  const active = document.activeElement;
+  const focused = active instanceof HTMLElement && list.contains(active) ? active : null;
+  const row = focused?.closest(`[${keyAttribute}]`) ?? null;
+  const key = row?.getAttribute(keyAttribute) ?? null;
+  const action = focused && focused !== row ? focused.getAttribute('data-action') : null;
+  list.replaceChildren(...children);
+  if (key === null) {
+    return;
+  }
+  const newRow = Array.from(list.querySelectorAll<HTMLElement>(`[${keyAttribute}]`)).find(
+    element => element.getAttribute(keyAttribute) === key
+  );
+  const target = action
+    ? Array.from(newRow?.querySelectorAll<HTMLElement>('[data-action]') ?? []).find(
+        element => element.getAttribute('data-action') === action
+      )
+    : newRow;
+  (target ?? newRow)?.focus({ preventScroll: true });
+}

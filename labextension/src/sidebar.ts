@@ -3,7 +3,7 @@ import { Widget } from '@lumino/widgets';
 
 import { actionLabel, buttonActions } from './actions';
 import { JobDetails } from './details';
-import { h } from './dom';
+import { h, replaceKeepingFocus } from './dom';
 import { JobForm } from './form';
 import { pendingClock } from './icons';
 import { RecallModel } from './model';
@@ -176,10 +176,12 @@ export class RecallSidebar extends Widget {
     const jobs = visibleJobs(model.state, model.filter, model.settings.hideFinished);
     const pending = notebooksWithPendingRecalls(model.state);
     const now = new Date();
-    this._list.replaceChildren(
-      ...(jobs.length
+    replaceKeepingFocus(
+      this._list,
+      'data-job-id',
+      jobs.length
         ? jobs.map(job => this._job(job, now, pending))
-        : [h('li', { class: 'jp-RecallSidebar-empty' }, model.trans.__('No jobs'))])
+        : [h('li', { class: 'jp-RecallSidebar-empty' }, model.trans.__('No jobs'))]
     );
     // The server has more jobs than the pages read so far.
     this._loadMore.hidden = !model.nextCursor;

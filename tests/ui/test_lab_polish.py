@@ -46,9 +46,13 @@ def job(lab: Lab, name: str, when: str = "every day at 09:00", **extra: Any) -> 
 
 
 def box(locator: Any) -> dict[str, float]:
-    found = locator.bounding_box()
-    assert found is not None
-    return found
+    """The element's box; measured again if the sidebar rebuilt its rows in between (an event
+    replaces the row, and the replaced one has no box)."""
+    for _ in range(20):
+        found = locator.bounding_box()
+        if found is not None:
+            return dict(found)
+    raise AssertionError(f"{locator} has no box")
 
 
 def assert_badges_keep_their_size(sidebar: Any, long_id: str, short_id: str) -> None:
@@ -251,3 +255,26 @@ def test_finished_jobs_are_hidden_and_cleared_after_a_confirmation(clean, page, 
     expect(sidebar.locator(".jp-RecallSidebar-finished")).not_to_contain_text("hidden")
     remaining = clean.request("GET", "/api/recall/jobs")["jobs"]
     assert [record["id"] for record in remaining] == [keep["id"]]
+
+
+def test_the_keyboard_focus_stays_on_its_button_when_the_list_is_rebuilt(clean, page):
+    from playwright.sync_api import expect
+
+    first = job(clean, "first")
+    sidebar = open_sidebar(page, f"{clean.url}/lab?reset&token={TOKEN}")
+    row = sidebar.locator(f'[data-job-id="{first["id"]}"]')
+    row.locator('[data-action="pause"]').focus()
+    second = job(clean, "second")  # its event rebuilds the list
+    expect(sidebar.locator(f'[data-job-id="{second["id"]}"]')).to_have_count(1)
+    focused = page.evaluate(
+        "() => [document.activeElement.closest('[data-job-id]')?.getAttribute('data-job-id'),"
+        " document.activeElement.getAttribute('data-action')]"
+    )
+    assert focused == [first["id"], "pause"]
+    page.keyboard.press("Enter")  # the focused button still acts
+    expect(row).to_have_attribute("data-status", "paused")
+    expect(row.locator('[data-action="resume"]')).to_be_visible()
+    row.focus()
+    job(clean, "third")
+    expect(sidebar.locator(".jp-RecallSidebar-job")).to_have_count(3)
+    assert page.evaluate("() => document.activeElement.getAttribute('data-job-id')") == first["id"]
