@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 import time
 
 import pytest
@@ -62,6 +63,38 @@ async def test_cancel_kills_the_process(runner, root):
     with pytest.raises(asyncio.CancelledError):
         await task
     assert not _alive(pid)
+
+
+CANCELS = 120
+"""Cancellations right after the start: asyncio hung on a few percent of them (CPython 3.11)."""
+
+
+async def _cancelled_at_once(runner, delay: float) -> bool:
+    """Whether a call cancelled ``delay`` seconds after it started ends within 10 s."""
+    call = asyncio.ensure_future(runner.run_tool("shell.run", {"command": "sleep 30"}))
+    await asyncio.sleep(delay)
+    call.cancel()
+    try:
+        await asyncio.wait_for(asyncio.shield(call), 10)
+    except asyncio.CancelledError:
+        return True
+    except asyncio.TimeoutError:
+        return False
+    return call.done()
+
+
+def test_a_cancel_while_the_process_starts_never_hangs(runner):
+    # In a loop of its own thread, as the kernel's tools run: there, asyncio watches child
+    # processes from threads, and a spawn cancelled half-way waited forever for its process.
+    async def many() -> list[float]:
+        delays = [(index % 12) * 0.0005 for index in range(CANCELS)]
+        return [delay for delay in delays if not await _cancelled_at_once(runner, delay)]
+
+    hung: list[list[float]] = []
+    thread = threading.Thread(target=lambda: hung.append(asyncio.run(many())))
+    thread.start()
+    thread.join(timeout=600)
+    assert hung == [[]], f"calls cancelled after these delays never ended: {hung}"
 
 
 @pytest.mark.parametrize(

@@ -72,8 +72,20 @@ async def _start(argv: list[str], through_shell: bool, cwd: str, env: dict[str, 
         "start_new_session": True,
     }
     if through_shell:
-        return await asyncio.create_subprocess_shell(argv[0], **options)
-    return await asyncio.create_subprocess_exec(*argv, **options)
+        spawning = asyncio.ensure_future(asyncio.create_subprocess_shell(argv[0], **options))
+    else:
+        spawning = asyncio.ensure_future(asyncio.create_subprocess_exec(*argv, **options))
+    try:
+        return await asyncio.shield(spawning)
+    except asyncio.CancelledError:
+        # Cancelled while asyncio connects the pipes, the spawn waits for the process to end
+        # and never sees it end (CPython 3.11): the call would hang. Let the spawn finish,
+        # then kill what it started; the cancellation goes on.
+        with contextlib.suppress(Exception):
+            process = await spawning
+            _kill(process)
+            await process.wait()
+        raise
 
 
 def _kill(process: Any) -> None:
