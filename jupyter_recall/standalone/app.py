@@ -33,6 +33,7 @@ from traitlets import (
     default,
     validate,
 )
+from traitlets.config import Config
 from traitlets.config.application import StrDict
 from traitlets.config.loader import KVArgParseConfigLoader
 
@@ -251,14 +252,39 @@ jupyter recall scheduler --db-url postgresql://recall@db/recall --root /srv/note
             argv, aliases, flags, classes=classes, log=self.log, subcommands=self.subcommands
         )
 
+    @default("raise_config_file_errors")
+    def _raise_config_file_errors_default(self) -> bool:
+        # A service must not start without the settings it was given: traitlets and
+        # jupyter_core would only log a config file that fails and go on.
+        return True
+
+    def update_config(self, config: Config) -> None:
+        """As traitlets'; a value an option's own check refuses (``max_sleep=0``, on the command
+        line or in a config file) is a UsageError, one line and exit 2, not "Bad config"."""
+        try:
+            super().update_config(config)
+        except TraitError as error:
+            raise UsageError(str(error)) from None
+
     def initialize(self, argv: Any = None) -> None:
         """As JupyterApp's; a command line it refuses is one line on stderr, exit status 2."""
         try:
-            super().initialize(argv)
+            self._initialize_reading_config(argv)
             self._check_command_line()
         except (ValidationError, UsageError) as error:
             print(f"{COMMAND}: error: {error}", file=sys.stderr)
             raise SystemExit(EXIT_USAGE) from None
+
+    def _initialize_reading_config(self, argv: Any) -> None:
+        """JupyterApp's initialize; what a config file raises (its own code failing) becomes a
+        UsageError naming the failure, its traceback in the debug log."""
+        try:
+            super().initialize(argv)
+        except (ValidationError, UsageError, SystemExit):
+            raise
+        except Exception as error:
+            self.log.debug("config file failed", exc_info=True)
+            raise UsageError(f"a config file failed: {type(error).__name__}: {error}") from None
 
     def _check_command_line(self) -> None:
         """What jupyter_core lets through: arguments (it takes options only), a ``--config``

@@ -118,3 +118,40 @@ def test_an_unknown_option_is_refused_with_the_nearest_one(tmp_path: Path, optio
     assert f"unknown option {option.split('=')[0]}" in line
     assert f"did you mean {meant}?" in line
     assert not db.exists()
+
+
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        (
+            ("--db-url=sqlite:///unused.sqlite", "--RecallScheduler.max_sleep=0"),
+            "RecallScheduler.max_sleep must be a positive",
+        ),
+        (("--db-url=mysql://x/y",), "RecallScheduler.db_url"),
+    ],
+)
+def test_a_value_an_option_refuses_is_one_line_naming_it(tmp_path: Path, options, named):
+    result = run_scheduler_command(tmp_path, *options)
+    line = refusal(result)
+    assert named in line
+    assert "Bad config" not in line
+    assert not (tmp_path / "unused.sqlite").exists()
+
+
+def test_a_bad_value_in_a_config_file_is_one_line_naming_it(tmp_path: Path):
+    config = tmp_path / "scheduler_config.py"
+    config.write_text("c.RecallScheduler.max_concurrent_runs = 0\n")
+    db = tmp_path / "recall.sqlite"
+    result = run_scheduler_command(tmp_path, f"--db-url=sqlite:///{db}", f"--config={config}")
+    assert "RecallScheduler.max_concurrent_runs must be >= 1, got 0" in refusal(result)
+    assert not db.exists()
+
+
+def test_a_config_file_that_fails_is_one_line_naming_it(tmp_path: Path):
+    config = tmp_path / "scheduler_config.py"
+    config.write_text("c.RecallScheduler.max_sleep = (\n")
+    db = tmp_path / "recall.sqlite"
+    result = run_scheduler_command(tmp_path, f"--db-url=sqlite:///{db}", f"--config={config}")
+    line = refusal(result)
+    assert "a config file failed: SyntaxError" in line
+    assert not db.exists()
