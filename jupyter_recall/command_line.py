@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 from traitlets import Float, Int, TraitError, TraitType
+from traitlets.config.application import Application, StrDict
 from traitlets.config.loader import KVArgParseConfigLoader
 
 from jupyter_recall.core.errors import UsageError
@@ -94,3 +95,20 @@ def _accepted(trait: TraitType[Any, Any]) -> str:
     if isinstance(trait, Float):
         return "a number"
     return "a value of type " + type(trait).__name__
+
+
+class StrictCommandLine(Application):
+    """An application whose command line is read by ``StrictLoader`` (mixed in before
+    ``JupyterApp``)."""
+
+    def _create_loader(
+        self,
+        argv: list[str] | None,
+        aliases: StrDict,
+        flags: StrDict,
+        classes: Any,
+    ) -> KVArgParseConfigLoader:
+        """traitlets' loader made strict (the signature is traitlets', StrDict included)."""
+        return StrictLoader(
+            argv, aliases, flags, classes=classes, log=self.log, subcommands=self.subcommands
+        )

@@ -9,12 +9,10 @@ from typing import Any
 
 from jupyter_core.application import JupyterApp, base_aliases, base_flags
 from traitlets import Bool, Float, Unicode
-from traitlets.config.application import StrDict
-from traitlets.config.loader import KVArgParseConfigLoader
 
 from jupyter_recall._version import __version__
 from jupyter_recall.client.remote import Client
-from jupyter_recall.command_line import StrictLoader
+from jupyter_recall.command_line import StrictCommandLine
 from jupyter_recall.core.errors import (
     RecallConnectionError,
     RecallError,
@@ -62,7 +60,7 @@ def with_flags(extra: dict[str, Flag]) -> dict[str, Flag]:
     return {**COMMON_FLAGS, **extra}
 
 
-class RecallCommand(JupyterApp):
+class RecallCommand(StrictCommandLine, JupyterApp):
     """Base of the subcommands: finds the server, maps errors to one message and an exit code."""
 
     version = __version__
@@ -92,18 +90,6 @@ class RecallCommand(JupyterApp):
 
     def _config_file_name_default(self) -> str:
         return "jupyter_recall_cli_config"
-
-    def _create_loader(
-        self,
-        argv: list[str] | None,
-        aliases: StrDict,
-        flags: StrDict,
-        classes: Any,
-    ) -> KVArgParseConfigLoader:
-        """traitlets' loader made strict (the signature is traitlets', StrDict included)."""
-        return StrictLoader(
-            argv, aliases, flags, classes=classes, log=self.log, subcommands=self.subcommands
-        )
 
     def initialize(self, argv: Any = None) -> None:
         # A bad command line is one line and exit status 2, like the errors of run().

@@ -34,11 +34,9 @@ from traitlets import (
     validate,
 )
 from traitlets.config import Config
-from traitlets.config.application import StrDict
-from traitlets.config.loader import KVArgParseConfigLoader
 
 from jupyter_recall._version import __version__
-from jupyter_recall.command_line import StrictLoader
+from jupyter_recall.command_line import StrictCommandLine
 from jupyter_recall.core.clock import SystemClock
 from jupyter_recall.core.errors import StoreError, UsageError, ValidationError
 from jupyter_recall.engine.channels.settings import ChannelSettingsJSON
@@ -107,7 +105,7 @@ class LogLevelEnum(Enum[Any]):
         )
 
 
-class RecallScheduler(JupyterApp):
+class RecallScheduler(StrictCommandLine, JupyterApp):
     """The jupyter_recall engine in a process of its own."""
 
     name = "jupyter-recall-scheduler"
@@ -239,20 +237,6 @@ jupyter recall scheduler --db-url postgresql://recall@db/recall --root /srv/note
         # The server's own config files: one place for RecallApp and RecallScheduler options.
         return "jupyter_server_config"
 
-    def _create_loader(
-        self,
-        argv: list[str] | None,
-        aliases: StrDict,
-        flags: StrDict,
-        classes: Any,
-    ) -> KVArgParseConfigLoader:
-        """traitlets' loader made strict: a mistyped option must not start the scheduler
-        without it (``--dburl=...`` would fire the default store's jobs)."""
-        return StrictLoader(
-            argv, aliases, flags, classes=classes, log=self.log, subcommands=self.subcommands
-        )
-
-    @default("raise_config_file_errors")
     def _raise_config_file_errors_default(self) -> bool:
         # A service must not start without the settings it was given: traitlets and
         # jupyter_core would only log a config file that fails and go on.
