@@ -12,11 +12,11 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pytest
 
-from jupyter_recall.core.model import Run, RunStatus
+from jupyter_recall.core.model import Job, Run, RunStatus
 from jupyter_recall.engine import event_notes
 from jupyter_recall.engine.event_notes import Note
 from jupyter_recall.engine.event_relay import EventRelay
@@ -64,6 +64,13 @@ def store(tmp_path: Path) -> Iterator[SQLiteStore]:
     opened.close()
 
 
+def stored_run(store: SQLiteStore, **changes: Any) -> tuple[Job, Run]:
+    job = make_job()
+    store.insert_jobs([job])
+    [run] = store.insert_runs([make_run(job, T0, **changes)])
+    return job, run
+
+
 def relay_with_view(store: SQLiteStore) -> tuple[EventRelay, list[Event]]:
     bus = EventBus()
     seen: list[Event] = []
@@ -85,9 +92,7 @@ def note(kind: str, run: Run, **more: str | int) -> Note:
 async def test_an_end_after_output_in_one_batch_carries_the_ended_run(
     store: SQLiteStore,
 ) -> None:
-    job = make_job()
-    store.insert_jobs([job])
-    [run] = store.insert_runs([make_run(job, T0)])
+    job, run = stored_run(store)
     relay, seen = relay_with_view(store)
     await hear(relay, [note(RUN_STARTED, run)])  # the relay now holds the run, running
 
@@ -110,9 +115,7 @@ async def test_an_end_after_output_in_one_batch_carries_the_ended_run(
 async def test_output_of_a_known_run_is_labelled_without_reading_it_again(
     store: SQLiteStore,
 ) -> None:
-    job = make_job()
-    store.insert_jobs([job])
-    [run] = store.insert_runs([make_run(job, T0)])
+    _, run = stored_run(store)
     relay, seen = relay_with_view(store)
     await hear(relay, [note(RUN_STARTED, run)])
 
@@ -126,9 +129,7 @@ async def test_output_of_a_known_run_is_labelled_without_reading_it_again(
 async def test_a_start_output_and_end_in_one_batch_all_carry_the_stored_run(
     store: SQLiteStore,
 ) -> None:
-    job = make_job()
-    store.insert_jobs([job])
-    [run] = store.insert_runs([make_run(job, T0, status=RunStatus.FAILED, error="boom")])
+    _, run = stored_run(store, status=RunStatus.FAILED, error="boom")
     relay, seen = relay_with_view(store)
 
     await hear(
