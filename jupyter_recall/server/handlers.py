@@ -145,6 +145,12 @@ class RecallHandler(ExtensionHandlerMixin, APIHandler):
     def query_count(self, name: str, maximum: int) -> int | None:
         return parse_count(self.get_query_argument(name, None), name, maximum)
 
+    def query_as_sent(self, name: str) -> str | None:
+        """The last value of a query argument as it came: tornado's ``get_query_argument``
+        turns control characters into spaces and strips, so a check of a NUL never saw one."""
+        values = self.request.query_arguments.get(name)
+        return self.decode_argument(values[-1], name=name) if values else None
+
     def query_choice(self, name: str, accepted: tuple[str, ...]) -> str | None:
         value = self.get_query_argument(name, None)
         if value is not None and value not in accepted:
@@ -170,7 +176,7 @@ def _job_filter(handler: RecallHandler) -> JobFilter:
         session=handler.get_query_argument("path", None),
         schedule_kind=handler.query_choice("schedule_kind", SCHEDULE_KINDS),
         pending_recalls_only=handler.query_choice("pending_recalls", FLAGS) in FLAGS[:2],
-        search=check_search(handler.get_query_argument("q", None)),
+        search=check_search(handler.query_as_sent("q")),
     )
 
 

@@ -125,3 +125,13 @@ async def test_bad_sort_order_and_search_name_their_field(jp_fetch):
     assert error["field"] == "order"
     error = await call(jp_fetch, "GET", "api/recall/jobs", expect=400, q="x" * 201)
     assert error["field"] == "q"
+
+
+async def test_a_nul_in_the_search_is_refused_as_sent(jp_fetch):
+    # tornado's get_query_argument turns control characters into spaces: the check reads q as
+    # it came, so ?q=%00 is refused rather than answered as an empty search.
+    for path in ("api/recall/jobs", "api/recall/jobs/counts"):
+        for text in ("\x00", "report\x00"):
+            error = await call(jp_fetch, "GET", path, expect=400, q=text)
+            assert error["field"] == "q"
+            assert "NUL" in error["message"]
