@@ -1,7 +1,8 @@
 """Typed records of what a job does (its action), where (its target) and how (its options).
 
 Each record is parsed from JSON in one place (``from_json``, naming the field of any error:
-``action.code``, ``target.type``, ``options.exclusive_timeout``) and written back to JSON in one
+``action.code``, ``target.type``, ``options.exclusive_timeout``; an action's unknown field is
+refused by name, ``action.zzz``) and written back to JSON in one
 place (``to_json``, the normalised form the REST API answers and the stores persist, under the
 payload ``version`` the codec adds). Frozen dataclasses with slots: no dependency, immutable (a
 record can be shared by every job of a batch), and cheap to build.
@@ -102,6 +103,15 @@ def _require_text(data: Mapping[str, Any], key: str, prefix: str) -> str:
     return value
 
 
+def refuse_unknown(data: Mapping[str, Any], accepted: tuple[str, ...], prefix: str = "") -> None:
+    """Refuse a key of ``data`` outside ``accepted``, naming it (``prefix.key``) and listing
+    the accepted ones: a misspelt field would otherwise be dropped without a word."""
+    unknown = sorted(str(key) for key in data if key not in accepted)
+    if unknown:
+        field_name = f"{prefix}.{unknown[0]}" if prefix else unknown[0]
+        raise ValidationError(field_name, "unknown field", accepted=accepted)
+
+
 def _optional_text(data: Mapping[str, Any], key: str, prefix: str) -> str | None:
     value = data.get(key)
     if value is None:
@@ -129,6 +139,7 @@ class CodeAction:
     """Python code run in a kernel."""
 
     type: ClassVar[str] = "code"
+    fields: ClassVar[tuple[str, ...]] = ("type", "code")
     code: str
 
     @property
@@ -138,6 +149,7 @@ class CodeAction:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> CodeAction:
+        refuse_unknown(data, cls.fields, "action")
         return cls(code=_require_text(data, "code", "action"))
 
     def to_json(self) -> CodeActionJSON:
@@ -149,6 +161,7 @@ class InstructionAction:
     """A recall: an instruction handed back to the notebook (or its agent) at the time."""
 
     type: ClassVar[str] = "instruction"
+    fields: ClassVar[tuple[str, ...]] = ("type", "instruction", "comment")
     instruction: str
     comment: str | None = None
 
@@ -158,6 +171,7 @@ class InstructionAction:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> InstructionAction:
+        refuse_unknown(data, cls.fields, "action")
         return cls(
             instruction=_require_text(data, "instruction", "action"),
             comment=_optional_text(data, "comment", "action"),
@@ -175,6 +189,7 @@ class ToolAction:
     """A named tool (``module.action``) called with free-form JSON ``params``."""
 
     type: ClassVar[str] = "tool"
+    fields: ClassVar[tuple[str, ...]] = ("type", "name", "params")
     name: str
     params: dict[str, Any] = field(default_factory=dict)
 
@@ -184,6 +199,7 @@ class ToolAction:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ToolAction:
+        refuse_unknown(data, cls.fields, "action")
         name = _require_text(data, "name", "action")
         module, dot, action = name.partition(".")
         if not dot or not module or not action:
@@ -199,6 +215,7 @@ class NotebookAction:
     """A whole notebook run in a fresh kernel, with free-form papermill-style ``parameters``."""
 
     type: ClassVar[str] = "notebook"
+    fields: ClassVar[tuple[str, ...]] = ("type", "path", "parameters")
     path: str
     """As the user wrote it; ``relative_path`` is the path under the contents root."""
     parameters: dict[str, Any] = field(default_factory=dict)
@@ -209,6 +226,7 @@ class NotebookAction:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> NotebookAction:
+        refuse_unknown(data, cls.fields, "action")
         path = _require_text(data, "path", "action")
         if not path.endswith(".ipynb"):
             raise ValidationError("action.path", f"must name a .ipynb file, got {path!r}")
@@ -227,6 +245,7 @@ class NotificationAction:
     """A notification sent to a channel (the session's by default)."""
 
     type: ClassVar[str] = "notification"
+    fields: ClassVar[tuple[str, ...]] = ("type", "message", "title", "channel", "priority")
     message: str
     title: str | None = None
     channel: str | None = None
@@ -238,6 +257,7 @@ class NotificationAction:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> NotificationAction:
+        refuse_unknown(data, cls.fields, "action")
         return cls(
             message=_require_text(data, "message", "action"),
             title=_optional_text(data, "title", "action"),

@@ -23,7 +23,7 @@ from jupyter_recall.core.errors import ConflictError, NotFoundError, RecallError
 from jupyter_recall.core.limits import FLAGS, ID_PATTERN, SCHEDULE_KINDS, TEXT_LIMITS
 from jupyter_recall.core.model import Job, JobKind, JobStatus, RunStatus
 from jupyter_recall.core.payloads import check_text
-from jupyter_recall.core.records import Target
+from jupyter_recall.core.records import Target, refuse_unknown
 from jupyter_recall.core.when import parse_when
 from jupyter_recall.engine.scheduler import Scheduler
 from jupyter_recall.server.answer_text import answer_text
@@ -66,6 +66,7 @@ from jupyter_recall.store.base import JOB_SORT_KEYS, JobFilter, RunFilter
 AUTH_RESOURCE = "recall"
 JOB_ACTIONS = ("pause", "resume", "skip", "trigger", "cancel")
 PREVIEW_COUNT = 5
+PARSE_FIELDS = ("when", "tz", "check")
 READY_TIMEOUT = 30.0
 BODY_METHODS = ("POST", "PUT", "PATCH", "DELETE")
 
@@ -377,6 +378,7 @@ class ParseHandler(RecallHandler):
     @authorized_to("read")
     async def post(self) -> None:
         body = self.json_body()
+        refuse_unknown(body, PARSE_FIELDS)
         when = body.get("when")
         if not isinstance(when, str):
             raise ValidationError("when", f"must be a string, got {json_type(when)}")

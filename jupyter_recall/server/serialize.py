@@ -23,6 +23,7 @@ from jupyter_recall.core.records import (
     TargetJSON,
     action_from_json,
     check_fits,
+    refuse_unknown,
     target_from_json,
 )
 from jupyter_recall.engine.jobs import JobChanges
@@ -190,12 +191,6 @@ def _when_or_after(body: Mapping[str, Any]) -> Any:
     return After.from_json(body["after"]).text
 
 
-def _refuse_unknown(body: Mapping[str, Any], allowed: tuple[str, ...]) -> None:
-    unknown = sorted(set(body) - set(allowed))
-    if unknown:
-        raise ValidationError(unknown[0], "unknown field", accepted=allowed)
-
-
 def _optional_str(body: Mapping[str, Any], key: str) -> str | None:
     value = body.get(key)
     if value is not None and not isinstance(value, str):
@@ -224,7 +219,7 @@ def default_session(target: Target) -> str | None:
 
 def new_job_from_json(body: Mapping[str, Any]) -> NewJob:
     """Validate a `POST /api/recall/jobs` body; every error names its field."""
-    _refuse_unknown(body, NEW_JOB_FIELDS)
+    refuse_unknown(body, NEW_JOB_FIELDS)
     when = _when_or_after(body)
     if not isinstance(when, str) or not when.strip():
         raise ValidationError("when", f"must be a non-empty string, got {when!r:.80}")
@@ -269,7 +264,7 @@ def _options(body: Mapping[str, Any]) -> JobOptions:
 
 def new_jobs_from_json(body: Mapping[str, Any]) -> list[NewJob]:
     """Validate a `POST /api/recall/jobs` body ``{"jobs": [...]}``; errors name the index."""
-    _refuse_unknown(body, ("jobs",))
+    refuse_unknown(body, ("jobs",))
     items = body["jobs"]
     if not isinstance(items, list) or not items:
         raise ValidationError(
@@ -303,7 +298,7 @@ def _refuse_two_recalls_per_session(news: list[NewJob]) -> None:
 
 def job_changes_from_json(body: Mapping[str, Any], current: Job) -> JobChanges:
     """Validate a `PATCH /api/recall/jobs/{id}` body into the changes of ``change_job``."""
-    _refuse_unknown(body, PATCH_FIELDS)
+    refuse_unknown(body, PATCH_FIELDS)
     action = action_from_json(body["action"]) if "action" in body else None
     target = target_from_json(body["target"]) if "target" in body else None
     if action is not None or target is not None:

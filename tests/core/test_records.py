@@ -91,3 +91,24 @@ def test_combinations_that_cannot_run_name_the_target_type():
     with pytest.raises(ValidationError, match="fresh kernel"):
         check_fits(NotebookAction("a.ipynb"), KernelTarget(kernel_id="k"))
     check_fits(NotebookAction("a.ipynb"), SERVER_TARGET)
+
+
+FULL_ACTIONS = [
+    {"type": "code", "code": "x"},
+    {"type": "instruction", "instruction": "look", "comment": "why"},
+    {"type": "tool", "name": "http.get", "params": {"url": "u"}},
+    {"type": "notebook", "path": "a.ipynb", "parameters": {"n": 1}},
+    {"type": "notification", "message": "m", "title": "t", "channel": "log", "priority": "low"},
+]
+
+
+@pytest.mark.parametrize("payload", FULL_ACTIONS, ids=lambda payload: payload["type"])
+def test_an_actions_unknown_field_is_refused_and_what_it_writes_reads_back(payload):
+    # The stores decode actions with action_from_json: every field to_json writes is accepted.
+    record = action_from_json(payload)
+    assert record.to_json() == payload
+    assert action_from_json(record.to_json()) == record
+    with pytest.raises(ValidationError) as info:
+        action_from_json({**payload, "zzz": 1})
+    assert info.value.field == "action.zzz"
+    assert list(info.value.accepted or ()) == list(payload)

@@ -1,0 +1,35 @@
+"""Fields of job bodies the server checks as the notifications endpoint and the job body do:
+unknown fields refused by name, a notification action's priority and lengths, the options the
+notifier reads. Against a real server (pytest-jupyter's ``jp_fetch``)."""
+
+from __future__ import annotations
+
+from tests.server.rest import call
+
+JOBS = "api/recall/jobs"
+NOTIFY = {"type": "notification", "message": "hello"}
+
+
+def job(action: dict, **extra: object) -> dict:
+    return {"when": "in 1h", "action": action, **extra}
+
+
+async def test_an_unknown_field_of_an_action_is_refused_by_name(jp_fetch):
+    body = job({"type": "code", "code": "1", "zzz": 1}, target={"type": "headless"})
+    error = await call(jp_fetch, "POST", JOBS, body, expect=400)
+    assert (error["field"], error["accepted"]) == ("action.zzz", ["type", "code"])
+    created = await call(jp_fetch, "POST", JOBS, job(NOTIFY), expect=201)
+    path = f"{JOBS}/{created['id']}"
+    change = {"action": {**NOTIFY, "colour": "red"}}
+    error = await call(jp_fetch, "PATCH", path, change, expect=400)
+    assert error["field"] == "action.colour"
+    assert "priority" in error["accepted"]
+    batch = {"jobs": [job(NOTIFY), job({**NOTIFY, "zz": 1})]}
+    error = await call(jp_fetch, "POST", JOBS, batch, expect=400)
+    assert error["field"] == "jobs[1].action.zz"
+
+
+async def test_an_unknown_field_of_a_parse_request_is_refused_by_name(jp_fetch):
+    error = await call(jp_fetch, "POST", "api/recall/parse", {"when": "in 1h", "zz": 1}, expect=400)
+    assert (error["field"], error["accepted"]) == ("zz", ["when", "tz", "check"])
+    await call(jp_fetch, "POST", "api/recall/parse", {"when": "in 1h", "tz": "UTC", "check": True})
