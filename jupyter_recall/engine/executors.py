@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
@@ -64,6 +66,40 @@ class NoopExecutor:
 
     async def execute(self, job: Job, run: Run, output: OutputSink) -> RunOutcome:
         return RunOutcome()
+
+
+class RunLimits(Protocol):
+    """What a run executing holds of the engine's limits: a worker and its target's slot."""
+
+    def leave(self) -> bool:
+        """Give both up; False when they are not held (already left)."""
+        ...
+
+    async def come_back(self) -> None:
+        """Take both again, waiting for them as a new run would (before the runs waiting)."""
+        ...
+
+
+CURRENT_LIMITS: ContextVar[RunLimits | None] = ContextVar("recall_run_limits", default=None)
+"""Set by the engine while an executor executes a run (``engine/runner.py``)."""
+
+
+@asynccontextmanager
+async def outside_limits() -> AsyncIterator[None]:
+    """Within this, the run being executed holds neither a worker nor its target's slot.
+
+    For a wait that is not work, such as a person's decision: other runs of the same target
+    execute meanwhile. On the way out the run waits for its slot and a worker again, so the
+    work that follows is bounded as before. Outside an engine's run it does nothing.
+    """
+    limits = CURRENT_LIMITS.get()
+    if limits is None or not limits.leave():
+        yield
+        return
+    try:
+        yield
+    finally:
+        await limits.come_back()
 
 
 RunCallable = Callable[[Job, Run, OutputSink], Awaitable[RunOutcome | None]]

@@ -9,6 +9,11 @@ the run's handling). A run becomes ready when it has
 2. a slot of its *target* (``executor.concurrency_key(job)``): at most ``per_target_limit``
    runs of one target execute at once. A run waiting for either holds no worker.
 
+An executing run may step outside both limits while it waits for something that is not work
+(``executors.outside_limits``: a server-side tool waiting for a person's approval): it gives
+up its target's slot, a new worker takes its place, and on its way back it waits for a slot
+and a worker again, ahead of the runs not started yet.
+
 A run fired ahead of its due instant (``firing.fire_due``) first waits for that instant in a
 heap, counted in its job's lane already; a change to its job withdraws it (``withdraw_ahead``)
 so that the scheduler can undo it. Each executing run has its own cancel scope, so it can be
@@ -27,6 +32,7 @@ from datetime import datetime, timedelta
 from enum import Enum
 
 import anyio
+import anyio.abc
 
 from jupyter_recall.core.clock import Clock
 from jupyter_recall.core.model import Job, Run, RunStatus
@@ -38,7 +44,7 @@ from jupyter_recall.engine.events import (
     RUN_STARTED,
     EventBus,
 )
-from jupyter_recall.engine.executors import Executor
+from jupyter_recall.engine.executors import CURRENT_LIMITS, Executor
 from jupyter_recall.engine.failures import watches_failures
 from jupyter_recall.engine.firing import Claim, Ended
 from jupyter_recall.engine.retrying import with_retry
@@ -128,6 +134,9 @@ class _Where(Enum):
     TARGET = "waiting for a slot of its target"
     READY = "waiting for a worker"
     EXECUTING = "executing"
+    OUTSIDE = "executing, outside the limits (waiting for a person)"
+    BACK_SLOT = "coming back inside the limits: waiting for a slot of its target"
+    BACK_WORKER = "coming back inside the limits: waiting for a worker"
 
 
 @dataclass(slots=True)
@@ -159,6 +168,24 @@ class _Item:
     claim: Claim | None = None
     handed_off: bool = False
     """Another engine took it over: its end is that engine's to write."""
+    back: anyio.Event | None = None
+    """Set when it may come back inside the limits (a slot, then a worker, is its)."""
+
+
+class _Limits:
+    """``executors.RunLimits`` of one executing run."""
+
+    __slots__ = ("_item", "_runner")
+
+    def __init__(self, runner: Runner, item: _Item) -> None:
+        self._runner = runner
+        self._item = item
+
+    def leave(self) -> bool:
+        return self._runner.leave_limits(self._item)
+
+    async def come_back(self) -> None:
+        await self._runner.come_back(self._item)
 
 
 class Runner:
@@ -202,6 +229,11 @@ class Runner:
         """Runs fired ahead, by instant (a heap; withdrawn ones stay until popped)."""
         self._ahead_order = itertools.count()
         self._ahead_changed = anyio.Event()
+        self._group: anyio.abc.TaskGroup | None = None
+        self._returning: deque[_Item] = deque()
+        """Runs coming back inside the limits, waiting for a worker to give them its place."""
+        self._surplus = 0
+        """Workers to retire: runs that left the limits and ended before coming back."""
 
     # --- the workers ------------------------------------------------------------------------
 
@@ -210,6 +242,7 @@ class Runner:
         self._scope = anyio.CancelScope()
         with self._scope:
             async with anyio.create_task_group() as workers:
+                self._group = workers
                 for _ in range(self._workers):
                     workers.start_soon(self._worker)
                 workers.start_soon(self._release_ahead)
@@ -222,11 +255,14 @@ class Runner:
     async def _worker(self) -> None:
         done = 0
         while True:
-            while not self._ready:
+            while not self._ready and not self._returning:
                 wake = anyio.Event()
                 self._idle_workers.append(wake)
                 await wake.wait()
                 self._waking = False
+            if self._returning:
+                self._retire_for(self._returning.popleft())
+                return
             item = self._ready.popleft()
             if self._ready:
                 # Wake-ups are chained: runs released together then start one loop turn
@@ -235,6 +271,9 @@ class Runner:
                 self._wake_worker()
             item.where = _Where.EXECUTING
             await self._execute(item)
+            if self._surplus:
+                self._surplus -= 1
+                return
             done += 1
             if done % YIELD_EVERY == 0:
                 await anyio.lowlevel.checkpoint()
@@ -343,7 +382,13 @@ class Runner:
             self._target_waiting.setdefault(item.key, deque()).append(item)
             return
         self._target_running[item.key] = running + 1
+        self._grant_slot(item)
+
+    def _grant_slot(self, item: _Item) -> None:
         item.has_slot = True
+        if item.where is _Where.BACK_SLOT and item.back is not None:
+            item.back.set()
+            return
         item.where = _Where.READY
         self._ready.append(item)
         self._wake_worker()
@@ -358,9 +403,9 @@ class Runner:
         if item is None:
             return False
         item.reason = item.reason or reason
-        if item.where is _Where.EXECUTING:
-            if item.scope is not None:
-                item.scope.cancel()
+        if item.scope is not None:
+            # Executing, inside the limits or not: its task ends it.
+            item.scope.cancel()
             return True
         self._withdraw(item)
         self._end(item, item.run, RunStatus.CANCELLED, None)
@@ -414,6 +459,7 @@ class Runner:
         # stops its work the way it stops a run (interrupt, shut down, cancel).
         deadline = math.inf if limit is None else anyio.current_time() + limit
         item.scope = anyio.CancelScope(deadline=deadline)
+        limits = CURRENT_LIMITS.set(_Limits(self, item))
         try:
             with item.scope:
                 run = run_with(run, status=RunStatus.RUNNING, started_at=self._clock.now())
@@ -423,6 +469,7 @@ class Runner:
                 if began is not None:
                     run = run_with(run, status=RunStatus.RUNNING, started_at=began)
         finally:
+            CURRENT_LIMITS.reset(limits)
             if limit is not None and item.reason is None and item.scope.cancelled_caught:
                 item.reason = timed_out(limit)
             self._end(item, run, status, error)
@@ -486,11 +533,7 @@ class Runner:
         waiting = self._target_waiting.get(key)
         if waiting:
             # The slot goes straight to the next run of the same target.
-            item = waiting.popleft()
-            item.has_slot = True
-            item.where = _Where.READY
-            self._ready.append(item)
-            self._wake_worker()
+            self._grant_slot(waiting.popleft())
             return
         running = self._target_running[key] - 1
         if running:
@@ -506,3 +549,58 @@ class Runner:
             self._admit(item)
         else:
             lane.busy = False
+
+    # --- outside the limits (``executors.outside_limits``) ---------------------------------------
+
+    def leave_limits(self, item: _Item) -> bool:
+        """The executing ``item`` gives up its slot; a new worker takes its place."""
+        if item.where is not _Where.EXECUTING or self._group is None:
+            return False
+        item.where = _Where.OUTSIDE
+        if item.has_slot:
+            item.has_slot = False
+            self._release_slot(item.key)
+        self._group.start_soon(self._worker)
+        return True
+
+    async def come_back(self, item: _Item) -> None:
+        """Wait for a slot of its target, then for a worker's place, before the runs not
+        started yet. Cancelled (stopped) on the way, it holds what it got, for ``_release``."""
+        if item.where is not _Where.OUTSIDE:
+            return
+        await self._slot_back(item)
+        await self._worker_back(item)
+
+    async def _slot_back(self, item: _Item) -> None:
+        running = self._target_running.get(item.key, 0)
+        if running < self._per_target_limit:
+            self._target_running[item.key] = running + 1
+            item.has_slot = True
+            return
+        item.where, item.back = _Where.BACK_SLOT, anyio.Event()
+        self._target_waiting.setdefault(item.key, deque()).appendleft(item)
+        try:
+            await item.back.wait()
+        finally:
+            if not item.has_slot:
+                self._target_waiting[item.key].remove(item)
+
+    async def _worker_back(self, item: _Item) -> None:
+        item.where, item.back = _Where.BACK_WORKER, anyio.Event()
+        self._returning.append(item)
+        self._wake_worker()
+        try:
+            await item.back.wait()
+        finally:
+            if item.where is _Where.BACK_WORKER:
+                # Stopped before a worker made room: its task retires once the run ends.
+                self._returning.remove(item)
+                self._surplus += 1
+
+    def _retire_for(self, item: _Item) -> None:
+        """This worker ends; the run coming back executes in its place."""
+        item.where = _Where.EXECUTING
+        if item.back is not None:
+            item.back.set()
+        if self._ready or self._returning:
+            self._wake_worker()

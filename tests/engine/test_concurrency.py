@@ -14,7 +14,7 @@ import pytest
 from jupyter_recall.core.clock import ManualClock, SystemClock
 from jupyter_recall.core.model import Job, Run, RunStatus
 from jupyter_recall.core.records import JobOptions, NotificationAction
-from jupyter_recall.engine.executors import CallableExecutor, OutputSink
+from jupyter_recall.engine.executors import CallableExecutor, OutputSink, outside_limits
 from jupyter_recall.engine.scheduler import NewJob, Scheduler
 from jupyter_recall.store.sqlite import SQLiteStore
 from jupyter_recall.store.urls import open_store, sqlite_url
@@ -70,6 +70,80 @@ async def test_runs_are_bounded_globally_and_per_target(
             assert done.status is RunStatus.SUCCEEDED
     store.close()
     assert (most["a"], most["b"], script.most_active) == (2, 1, 3)
+
+
+class Person:
+    """Runs of ``wait`` jobs wait for a person's answer outside the limits, then work; the
+    runs inside the limits are counted."""
+
+    def __init__(self) -> None:
+        self.waiting: dict[str, anyio.Event] = {}
+        self.inside = 0
+        self.most_inside = 0
+        self.worked: list[str] = []
+
+    async def __call__(self, job: Job, run: Run, output: OutputSink) -> None:
+        if job.action.headline == "wait":
+            answer = self.waiting[job.id] = anyio.Event()
+            async with outside_limits():
+                await answer.wait()
+        self.inside += 1
+        self.most_inside = max(self.most_inside, self.inside)
+        try:
+            await anyio.sleep(0.01)
+            self.worked.append(job.action.headline)
+        finally:
+            self.inside -= 1
+
+
+async def test_a_run_waiting_outside_the_limits_holds_no_slot_nor_worker(
+    db: Path, clock: ManualClock
+) -> None:
+    person = Person()
+    store = SQLiteStore(db)
+    engine = Scheduler(store, Lanes(person), clock=clock, max_concurrent_runs=1, per_target_limit=1)
+    async with engine:
+        waits = await engine.add_jobs([on("a", "wait"), on("a", "wait")], owner=OWNER)
+        await eventually(lambda: len(person.waiting) == 2)
+        # One worker, one slot, two runs waiting: a third run of the same target still goes.
+        (urgent,) = await engine.add_jobs([on("a", "urgent")], owner=OWNER)
+        (done,) = await wait_runs(engine, urgent.id, 1)
+        assert done.status is RunStatus.SUCCEEDED
+        # Answered, a run comes back inside the limits and works there.
+        person.waiting[waits[0].id].set()
+        (done,) = await wait_runs(engine, waits[0].id, 1)
+        assert done.status is RunStatus.SUCCEEDED
+        # Stopped while it waits, the other one gives back nothing it does not hold.
+        (waiting,) = await wait_runs(engine, waits[1].id, 1, final=False)
+        await engine.stop_run(waiting.id, owner=OWNER)
+        (stopped,) = await wait_runs(engine, waits[1].id, 1)
+        assert stopped.status is RunStatus.CANCELLED
+        later = await engine.add_jobs([on("a", "later") for _ in range(3)], owner=OWNER)
+        for job in later:
+            (done,) = await wait_runs(engine, job.id, 1)
+            assert done.status is RunStatus.SUCCEEDED
+    store.close()
+    assert person.worked == ["urgent", "wait", "later", "later", "later"]
+    assert person.most_inside == 1
+
+
+async def test_runs_coming_back_inside_the_limits_wait_for_a_slot_and_a_worker(
+    db: Path, clock: ManualClock
+) -> None:
+    person = Person()
+    store = SQLiteStore(db)
+    engine = Scheduler(store, Lanes(person), clock=clock, max_concurrent_runs=2, per_target_limit=1)
+    async with engine:
+        jobs = await engine.add_jobs([on("a", "wait") for _ in range(4)], owner=OWNER)
+        await eventually(lambda: len(person.waiting) == 4)
+        for answer in person.waiting.values():
+            answer.set()
+        for job in jobs:
+            (done,) = await wait_runs(engine, job.id, 1)
+            assert done.status is RunStatus.SUCCEEDED
+    store.close()
+    assert person.worked == ["wait"] * 4
+    assert person.most_inside == 1
 
 
 async def test_two_engines_on_one_file_fire_each_occurrence_exactly_once(db: Path) -> None:

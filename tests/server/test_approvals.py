@@ -27,14 +27,14 @@ def recall_config(recall_config):
     return recall_config
 
 
-async def pending(jp_fetch, *, timeout: float = 30.0) -> list[dict]:
-    """The pending records, once there is one."""
+async def pending(jp_fetch, *, timeout: float = 30.0, count: int = 1) -> list[dict]:
+    """The pending records, once there are ``count``."""
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
         records = (await call(jp_fetch, "GET", "api/recall/approvals", status="pending"))[
             "approvals"
         ]
-        if records:
+        if len(records) >= count:
             return records
         assert asyncio.get_running_loop().time() < deadline, "no pending approval"
         await asyncio.sleep(0.1)
@@ -71,6 +71,28 @@ async def test_a_server_tool_job_waits_for_the_inbox_and_runs_once_approved(jp_f
     result = json.loads(run["output"].splitlines()[-1])
     assert result["success"] is True
     assert "approved-run" in json.dumps(result["data"])
+
+
+async def test_tool_jobs_waiting_for_approval_do_not_delay_other_server_jobs(jp_fetch):
+    # Two waiting runs would fill the `server` target's slots (per_kernel_limit: 2).
+    tools = [
+        await call(jp_fetch, "POST", "api/recall/jobs", shell_job(f"echo waited-{i}"), expect=201)
+        for i in range(2)
+    ]
+    records = await pending(jp_fetch, count=2)
+    urgent = {"when": "now", "action": {"type": "notification", "message": "urgent"}}
+    job = await call(jp_fetch, "POST", "api/recall/jobs", urgent, expect=201)
+    # Well before the approvals' 120 s.
+    run = await wait_for_run(jp_fetch, job["id"], timeout=20)
+    assert run["status"] == "succeeded", run
+    assert "urgent" in run["output"]
+    for record in records:
+        path = f"api/recall/approvals/{record['id']}"
+        await call(jp_fetch, "POST", path, {"decision": "approve"})
+    for index, tool in enumerate(tools):
+        run = await wait_for_run(jp_fetch, tool["id"], timeout=60)
+        assert run["status"] == "succeeded", run
+        assert f"waited-{index}" in run["output"]
 
 
 async def test_a_denied_server_tool_job_fails_with_the_reason(jp_fetch):

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.core.model import Job, Run
-from jupyter_recall.engine.executors import OutputSink, RunOutcome
+from jupyter_recall.engine.executors import OutputSink, RunOutcome, outside_limits
 from jupyter_recall.server.approvals import ApprovalInbox, ServerInboxGate
 from jupyter_recall.server.executors.payloads import (
     NotificationAction,
@@ -14,7 +15,7 @@ from jupyter_recall.server.executors.payloads import (
     parse_job_payloads,
 )
 from jupyter_recall.tools import ToolRunner
-from jupyter_recall.tools.approval import DEFAULT_TIMEOUT, Approvals
+from jupyter_recall.tools.approval import DEFAULT_TIMEOUT, ApprovalRequest, Approvals
 from jupyter_recall.tools.policy import APPROVE
 
 TOOLS_UNAVAILABLE = "tool actions are not available: no tool runner is configured"
@@ -24,12 +25,26 @@ NO_APPROVAL = (
 )
 
 
+class RunApprovals(Approvals):
+    """The approvals of one server-side run: it waits for the decision outside the engine's
+    limits (``engine.executors.outside_limits``), holding neither a worker nor a slot of the
+    ``server`` target, so that other server jobs run meanwhile; approved, the tool runs once
+    the run has a slot and a worker again."""
+
+    async def ask(
+        self, tool: str, params: dict[str, Any], source: str, timeout: float | None = None
+    ) -> ApprovalRequest:
+        async with outside_limits():
+            return await super().ask(tool, params, source, timeout)
+
+
 class ServerActionExecutor:
     """Notification and tool actions, which need no kernel.
 
     Tool actions run through ``tools`` (a ``ToolRunner`` set by the server wiring), under the
     server's policies; an ``approve`` tool waits for a decision in the approvals inbox (``inbox``,
-    set by the wiring; without one it is refused) for ``approval_timeout`` seconds, as its run.
+    set by the wiring; without one it is refused) for ``approval_timeout`` seconds, as its run,
+    outside the engine's limits (``RunApprovals``).
     The tool's result is the run's output as JSON; a failed tool call (or a denial) fails the run
     with the tool's error.
     """
@@ -60,7 +75,7 @@ class ServerActionExecutor:
         if self.inbox is None:
             return None
         gate = ServerInboxGate(self.inbox, job.owner, f"run:{run.id}")
-        return Approvals(self.approval_timeout, inbox=gate)
+        return RunApprovals(self.approval_timeout, inbox=gate)
 
     async def _run_tool(
         self, action: ToolAction, output: OutputSink, approvals: Approvals | None
