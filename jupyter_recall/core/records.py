@@ -17,11 +17,13 @@ from typing import Any, ClassVar, NotRequired, TypedDict, TypeVar
 
 from jupyter_recall.core.documents import OutputConfigJSON, output_config_of
 from jupyter_recall.core.errors import ValidationError
-from jupyter_recall.core.limits import MAX_SECONDS
+from jupyter_recall.core.limits import MAX_SECONDS, NOTIFICATION_PRIORITIES
 
 ACTION_TYPES = ("code", "instruction", "tool", "notebook", "notification")
 TARGET_TYPES = ("kernel", "headless", "server")
 MISSING_KERNEL_POLICIES = ("start", "skip", "fail")
+NOTIFICATION_MESSAGE_LIMIT = 10_000
+NOTIFICATION_TITLE_LIMIT = 200
 
 R = TypeVar("R")
 
@@ -129,6 +131,27 @@ def optional_object(data: Mapping[str, Any], key: str, prefix: str = "") -> dict
         return {}
     # A copy: the record must not change when the caller's dict does.
     return dict(require_mapping(value, f"{prefix}.{key}" if prefix else key))
+
+
+# --- notifications: the one rule of a notification's priority and lengths ------------------------
+# ``engine/notify.py`` (the notifications endpoint, the kernel, watchers) and the notification
+# action of a job check with these.
+
+
+def notification_priority(value: object, field_name: str = "priority") -> str:
+    """One of ``NOTIFICATION_PRIORITIES``, or a ValidationError naming ``field_name``."""
+    if not isinstance(value, str) or value not in NOTIFICATION_PRIORITIES:
+        raise ValidationError(
+            field_name, f"unknown priority {value!r}", accepted=NOTIFICATION_PRIORITIES
+        )
+    return value
+
+
+def check_notification_length(value: str, field_name: str, limit: int) -> str:
+    """A notification's message or title: at most ``limit`` characters."""
+    if len(value) > limit:
+        raise ValidationError(field_name, f"longer than {limit} characters ({len(value)})")
+    return value
 
 
 # --- actions ------------------------------------------------------------------------------------
@@ -265,6 +288,15 @@ class NotificationAction:
             priority=_optional_text(data, "priority", "action"),
         )
 
+    def check(self) -> None:
+        """The notifications endpoint's checks (``notification_priority``, the lengths), made
+        when a job is created or changed (``check_fits``), not when a stored job is decoded."""
+        check_notification_length(self.message, "action.message", NOTIFICATION_MESSAGE_LIMIT)
+        if self.title is not None:
+            check_notification_length(self.title, "action.title", NOTIFICATION_TITLE_LIMIT)
+        if self.priority is not None:
+            notification_priority(self.priority, "action.priority")
+
     def to_json(self) -> NotificationActionJSON:
         out: NotificationActionJSON = {"type": "notification", "message": self.message}
         if self.title is not None:
@@ -400,7 +432,13 @@ def target_from_json(value: object) -> Target:
 
 
 def check_fits(action: Action, target: Target) -> None:
-    """Refuse combinations that cannot run (kernel code on the server, a notebook in a kernel)."""
+    """Refuse an action that cannot run as given: values its record reads but its JSON form
+    does not bound (a notification's priority and lengths), and combinations that cannot run
+    (kernel code on the server, a notebook in a kernel). Made at every creation and change of
+    a job and before each run, never when a stored job is decoded (a job stored by an older
+    release still lists)."""
+    if isinstance(action, NotificationAction):
+        action.check()
     check_types_fit(action.type, target.type)
 
 

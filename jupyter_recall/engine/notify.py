@@ -27,7 +27,13 @@ from jupyter_recall.core.documents import (
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.core.limits import NOTIFICATION_PRIORITIES
 from jupyter_recall.core.model import Job, Run, new_id
-from jupyter_recall.core.records import optional_object
+from jupyter_recall.core.records import (
+    NOTIFICATION_MESSAGE_LIMIT,
+    NOTIFICATION_TITLE_LIMIT,
+    check_notification_length,
+    notification_priority,
+    optional_object,
+)
 
 log = logging.getLogger("jupyter_recall.notifications")
 
@@ -35,8 +41,8 @@ PRIORITIES = NOTIFICATION_PRIORITIES
 SESSION = "session"
 UI = "ui"
 DEFAULT_CHANNEL = SESSION
-MAX_MESSAGE = 10_000
-MAX_TITLE = 200
+MAX_MESSAGE = NOTIFICATION_MESSAGE_LIMIT
+MAX_TITLE = NOTIFICATION_TITLE_LIMIT
 MAX_TAGS = 20
 MAX_TAG = 50
 OUTCOME_OUTPUT_CLIP = 2000
@@ -121,9 +127,7 @@ def _text(data: Mapping[str, Any], key: str, limit: int, *, required: bool = Fal
         return ""
     if not isinstance(value, str) or (required and not value.strip()):
         raise ValidationError(key, f"must be a non-empty string, got {value!r}")
-    if len(value) > limit:
-        raise ValidationError(key, f"longer than {limit} characters ({len(value)})")
-    return value
+    return check_notification_length(value, key, limit)
 
 
 def _tags(value: object) -> tuple[str, ...]:
@@ -161,9 +165,7 @@ def build_notification(
         raise ValidationError(unknown[0], "unknown field", accepted=NOTIFICATION_FIELDS)
     # Absent means normal; anything given is one of the four (an empty string, null or false
     # had slipped through as "normal").
-    priority = data.get("priority", "normal")
-    if priority not in PRIORITIES:
-        raise ValidationError("priority", f"unknown priority {priority!r}", accepted=PRIORITIES)
+    priority = notification_priority(data.get("priority", "normal"))
     session = data.get("session")
     if session is not None and (not isinstance(session, str) or not session):
         raise ValidationError("session", f"must be a notebook path or kernel id, got {session!r}")
@@ -174,7 +176,7 @@ def build_notification(
         created_at=now,
         channel=_channel_name(data.get("channel")),
         title=_text(data, "title", MAX_TITLE),
-        priority=str(priority),
+        priority=priority,
         tags=_tags(data.get("tags")),
         structured_data=optional_object(data, "structured_data"),
         output_config=output_config_of(optional_object(data, "output_config")),

@@ -112,3 +112,21 @@ def test_an_actions_unknown_field_is_refused_and_what_it_writes_reads_back(paylo
         action_from_json({**payload, "zzz": 1})
     assert info.value.field == "action.zzz"
     assert list(info.value.accepted or ()) == list(payload)
+
+
+def test_a_notification_is_checked_at_creation_not_when_a_stored_one_is_decoded():
+    stored = {"type": "notification", "message": "m", "priority": "urgent"}
+    legacy = action_from_json(stored)  # a job an older release accepted still lists
+    with pytest.raises(ValidationError) as info:
+        check_fits(legacy, SERVER_TARGET)
+    assert (info.value.field, info.value.accepted) == (
+        "action.priority",
+        ("low", "normal", "high", "critical"),
+    )
+    for field, limit in (("message", 10_000), ("title", 200)):
+        action = action_from_json({"type": "notification", "message": "m", field: "x" * limit})
+        check_fits(action, SERVER_TARGET)
+        action = dataclasses.replace(action, **{field: "x" * (limit + 1)})
+        with pytest.raises(ValidationError, match=f"longer than {limit}") as info:
+            check_fits(action, SERVER_TARGET)
+        assert info.value.field == f"action.{field}"

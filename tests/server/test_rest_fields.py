@@ -33,3 +33,28 @@ async def test_an_unknown_field_of_a_parse_request_is_refused_by_name(jp_fetch):
     error = await call(jp_fetch, "POST", "api/recall/parse", {"when": "in 1h", "zz": 1}, expect=400)
     assert (error["field"], error["accepted"]) == ("zz", ["when", "tz", "check"])
     await call(jp_fetch, "POST", "api/recall/parse", {"when": "in 1h", "tz": "UTC", "check": True})
+
+
+async def test_a_notification_action_is_checked_as_the_notifications_endpoint_checks(jp_fetch):
+    sent = await call(
+        jp_fetch,
+        "POST",
+        "api/recall/notifications",
+        {"message": "x", "priority": "urgent"},
+        expect=400,
+    )
+    bad = {**NOTIFY, "priority": "urgent"}
+    error = await call(jp_fetch, "POST", JOBS, job(bad), expect=400)
+    assert error["field"] == "action.priority"
+    assert error["accepted"] == sent["accepted"] == ["low", "normal", "high", "critical"]
+    assert error["message"].endswith(sent["message"].split(": ", 1)[1])
+    for field, text in (("message", "m" * 10_001), ("title", "t" * 201)):
+        error = await call(jp_fetch, "POST", JOBS, job({**NOTIFY, field: text}), expect=400)
+        assert error["field"] == f"action.{field}"
+    fits = {**NOTIFY, "message": "m" * 10_000, "title": "t" * 200, "priority": "critical"}
+    created = await call(jp_fetch, "POST", JOBS, job(fits), expect=201)
+    path = f"{JOBS}/{created['id']}"
+    error = await call(jp_fetch, "PATCH", path, {"action": bad}, expect=400)
+    assert error["field"] == "action.priority"
+    error = await call(jp_fetch, "POST", JOBS, {"jobs": [job(NOTIFY), job(bad)]}, expect=400)
+    assert error["field"] == "jobs[1].action.priority"

@@ -504,6 +504,10 @@ def test_openapi_states_the_limits_kept_beside_their_code():
     assert notification["tags"]["maxItems"] == notify.MAX_TAGS
     assert notification["tags"]["items"]["maxLength"] == notify.MAX_TAG
     assert notification["priority"]["enum"] == list(notify.PRIORITIES)
+    action = _schemas()["Action"]["properties"]
+    assert action["message"]["maxLength"] == notify.MAX_MESSAGE
+    assert action["title"]["maxLength"] == notify.MAX_TITLE
+    assert action["priority"]["enum"] == list(notify.PRIORITIES)
     interval = _schemas()["NewWatcher"]["properties"]["interval"]
     assert (interval["minimum"], interval["maximum"]) == (
         watcher_runtime.MIN_INTERVAL,
