@@ -532,6 +532,22 @@ class JobOptions:
         config = self.values.get("output_config")
         return output_config_of(config) if isinstance(config, Mapping) else {}
 
+    def check(self) -> None:
+        """The options the notifier reads (``engine/notify.py``) with the type it reads, made
+        when a job is created or changed (``check_options_fit``), not when a stored job is
+        decoded: a value of another type would be kept and silently ignored."""
+        channel = self.values.get("output_channel")
+        if channel is not None and (not isinstance(channel, str) or not channel.strip()):
+            raise ValidationError(
+                "options.output_channel", f"must be a channel's name, got {channel!r:.80}"
+            )
+        config = self.values.get("output_config")
+        if config is not None and not isinstance(config, Mapping):
+            raise ValidationError(
+                "options.output_config",
+                f"must be a JSON object (the channel's settings), got {config!r:.80}",
+            )
+
     def to_json(self) -> dict[str, Any]:
         return dict(self.values)
 
@@ -540,9 +556,11 @@ NO_OPTIONS = JobOptions()
 
 
 def check_options_fit(options: JobOptions, target: Target) -> None:
-    """Refuse kernel options set on a job that runs in no notebook's live kernel: they would
-    be kept and silently do nothing (``exclusive`` waits for that kernel to be idle;
-    ``on_missing_kernel`` says what to do when it is not running)."""
+    """Refuse options that would be kept and silently do nothing: the notifier's of another
+    type (``JobOptions.check``), kernel options set on a job that runs in no notebook's live
+    kernel (``exclusive`` waits for that kernel to be idle; ``on_missing_kernel`` says what to
+    do when it is not running)."""
+    options.check()
     if target.type == "kernel":
         return
     where = f"not on a {target.type!r} target"

@@ -15,6 +15,7 @@ from jupyter_recall.core.records import (
     ToolAction,
     action_from_json,
     check_fits,
+    check_options_fit,
     target_from_json,
 )
 
@@ -130,3 +131,14 @@ def test_a_notification_is_checked_at_creation_not_when_a_stored_one_is_decoded(
         with pytest.raises(ValidationError, match=f"longer than {limit}") as info:
             check_fits(action, SERVER_TARGET)
         assert info.value.field == f"action.{field}"
+
+
+def test_the_notifiers_options_are_checked_at_creation_not_when_decoded():
+    for key, value in (("output_channel", 5), ("output_channel", " "), ("output_config", "zz")):
+        stored = JobOptions.from_json({key: value})  # an older release's job still lists
+        with pytest.raises(ValidationError) as info:
+            check_options_fit(stored, SERVER_TARGET)
+        assert info.value.field == f"options.{key}"
+    kept = {"output_channel": "ops", "output_config": {"url": "u"}, "output_chanel": 1}
+    check_options_fit(JobOptions.from_json(kept), SERVER_TARGET)
+    check_options_fit(JobOptions.from_json({"output_channel": None}), SERVER_TARGET)

@@ -58,3 +58,27 @@ async def test_a_notification_action_is_checked_as_the_notifications_endpoint_ch
     assert error["field"] == "action.priority"
     error = await call(jp_fetch, "POST", JOBS, {"jobs": [job(NOTIFY), job(bad)]}, expect=400)
     assert error["field"] == "jobs[1].action.priority"
+
+
+async def test_options_the_notifier_reads_must_have_their_type(jp_fetch):
+    refused = [
+        ("output_channel", 5),
+        ("output_channel", ["hook"]),
+        ("output_channel", ""),
+        ("output_config", "zz"),
+        ("output_config", 7),
+    ]
+    for key, value in refused:
+        body = job(NOTIFY, options={key: value})
+        error = await call(jp_fetch, "POST", JOBS, body, expect=400)
+        assert error["field"] == f"options.{key}", (key, value)
+    good = {"output_channel": "hook", "output_config": {"url": "u"}, "mine": [1]}
+    created = await call(jp_fetch, "POST", JOBS, job(NOTIFY, options=good), expect=201)
+    assert created["options"] == good
+    path = f"{JOBS}/{created['id']}"
+    error = await call(jp_fetch, "PATCH", path, {"options": {"output_config": 7}}, expect=400)
+    assert error["field"] == "options.output_config"
+    batch = {"jobs": [job(NOTIFY), job(NOTIFY, options={"output_channel": 5})]}
+    error = await call(jp_fetch, "POST", JOBS, batch, expect=400)
+    assert error["field"] == "jobs[1].options.output_channel"
+    assert (await call(jp_fetch, "GET", path))["options"] == good
