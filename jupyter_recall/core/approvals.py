@@ -3,6 +3,11 @@
 A record is ``pending`` until someone decides it (``approved`` or ``denied``, with who and
 when) or its ``expires_at`` passes (``expired``). A decided or expired record never changes
 again: the first answer wins, whichever surface gave it.
+
+A record whose asker stops waiting first (a server-side run stopped, its job deleted, its
+server stopped or crashed) is *withdrawn*: ``expired`` at that moment, its ``note`` saying why
+(``withdrawn: ...``). Not a status of its own: to every surface a withdrawn request is what an
+expired one is, a question nobody waits for any more, which can no longer be decided.
 """
 
 from __future__ import annotations
@@ -20,6 +25,8 @@ EXPIRED = "expired"
 STATUSES = (PENDING, APPROVED, DENIED, EXPIRED)
 DECISIONS = {"approve": APPROVED, "deny": DENIED}
 """What a person may answer -> the status it gives."""
+WITHDRAWN = "withdrawn: "
+"""How the note of a withdrawn record begins."""
 NOTE_LIMIT = 2000
 SUMMARY_LIMIT = 500
 
@@ -83,6 +90,11 @@ def check_status(status: object) -> str:
     if not isinstance(status, str) or status not in STATUSES:
         raise ValidationError("status", f"unknown status {status!r}", accepted=STATUSES)
     return status
+
+
+def withdrawn_note(asked_by: str, why: str) -> str:
+    """The note of a record withdrawn because ``asked_by`` stopped waiting, ``why``."""
+    return f"{WITHDRAWN}{asked_by} {why} before a decision"
 
 
 def clip_summary(text: str) -> str:

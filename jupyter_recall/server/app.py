@@ -314,6 +314,7 @@ class RecallApp(ExtensionApp):
         )
         self._events.attach(self.scheduler)
         self.notifications.attach(self.scheduler)
+        self.approvals.attach(self.scheduler)
         self._pause_notices = PauseNotices(self.notifications)
         self._pause_notices.attach(self.scheduler)
         self.watchers = WatcherService(self.scheduler, self._watcher_runtime)
@@ -458,7 +459,7 @@ class RecallApp(ExtensionApp):
             self.notifications.aclose,
             self._pause_notices.aclose,
             self.tool_runner.close,
-            self.approvals.close,
+            self.approvals.aclose,
             self._store.close,
         ):
             try:

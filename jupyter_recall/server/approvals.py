@@ -4,7 +4,10 @@
 on the event stream (``approval.created``, ``approval.decided``, ``approval.expired``). A kernel
 that asks creates a record over REST and polls it from its own thread (``kernel/inbox.py``); a
 server-side tool job asks through ``ServerInboxGate``. The first answer wins, whichever
-surface gave it; the record keeps who gave it and when.
+surface gave it; the record keeps who gave it and when. A server-side run that ends before a
+decision withdraws its record (``expired``, with a note saying why: ``core/approvals.py``):
+at once when it is stopped, its job deleted or its server stopping; at the next start for the
+runs a crashed server left, when they are found interrupted (``attach``).
 
 ``GET /api/recall/approvals[?status=]``, ``POST /api/recall/approvals`` (a kernel asks),
 ``GET /api/recall/approvals/{id}``, ``POST /api/recall/approvals/{id}`` (a decision).
@@ -13,6 +16,7 @@ surface gave it; the record keeps who gave it and when.
 from __future__ import annotations
 
 import asyncio
+import logging
 import uuid
 from collections.abc import Callable, Mapping
 from datetime import timedelta
@@ -24,6 +28,7 @@ from jupyter_server.auth.decorator import authorized
 from tornado import web
 
 from jupyter_recall.core.approvals import (
+    EXPIRED,
     PENDING,
     ApprovalJSON,
     ApprovalRecord,
@@ -31,10 +36,14 @@ from jupyter_recall.core.approvals import (
     check_note,
     check_status,
     clip_summary,
+    withdrawn_note,
 )
 from jupyter_recall.core.clock import Clock
 from jupyter_recall.core.errors import ConflictError, NotFoundError, ValidationError
 from jupyter_recall.core.limits import ID_PATTERN
+from jupyter_recall.core.model import RunStatus
+from jupyter_recall.engine.events import RUN_FINISHED, Event, RunFinished
+from jupyter_recall.engine.scheduler import Scheduler
 from jupyter_recall.server.handlers import RecallHandler
 from jupyter_recall.server.sse import EventHub
 from jupyter_recall.store.base import ApprovalStore
@@ -46,6 +55,9 @@ CREATED = "approval.created"
 DECIDED = "approval.decided"
 EXPIRED_EVENT = "approval.expired"
 MAX_TIMEOUT = 7 * 24 * 3600.0
+INTERRUPTED = "was interrupted (its server stopped)"
+"""Why the approval of a run found interrupted is withdrawn."""
+log = logging.getLogger("jupyter_recall.approvals")
 
 
 def approval_to_json(record: ApprovalRecord) -> ApprovalJSON:
@@ -75,6 +87,7 @@ class ApprovalInbox:
         self._limiter = anyio.CapacityLimiter(1)
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._expiring: set[asyncio.Task[None]] = set()
+        self._withdrawing: set[asyncio.Task[None]] = set()
 
     async def _call(self, func: Callable[[], T]) -> T:
         return await anyio.to_thread.run_sync(func, limiter=self._limiter)
@@ -140,13 +153,60 @@ class ApprovalInbox:
         )
         if not settled:
             current = await self.get(owner, approval_id)
-            raise ConflictError(f"approval {approval_id} is already {current.status}")
-        timer = self._timers.pop(approval_id, None)
-        if timer is not None:
-            timer.cancel()
+            why = f" ({current.note})" if current.status == EXPIRED and current.note else ""
+            raise ConflictError(f"approval {approval_id} is already {current.status}{why}")
+        self._cancel_timer(approval_id)
         record = await self.get(owner, approval_id)
         self._publish(DECIDED, record)
         return record
+
+    async def withdraw(self, approval_id: str, note: str) -> bool:
+        """Settle a pending record ``expired`` with ``note``: whoever asked no longer waits.
+        False when it was not pending."""
+        now = self._clock.now()
+        settled = await self._call(
+            lambda: self._store.decide_approval(
+                approval_id, EXPIRED, decided_by=None, note=note, now=now
+            )
+        )
+        if not settled:
+            return False
+        self._cancel_timer(approval_id)
+        record = await self._call(partial(self._store.get_approval, approval_id))
+        if record is not None:
+            self._publish(EXPIRED_EVENT, record)
+        return True
+
+    async def withdraw_asked_by(self, owner: str, asked_by: str, why: str) -> None:
+        """Withdraw the owner's pending records ``asked_by`` asked."""
+        pending = await self._call(lambda: self._store.list_approvals(owner, PENDING))
+        for record in pending:
+            if record.asked_by == asked_by:
+                await self.withdraw(record.id, withdrawn_note(asked_by, why))
+
+    def attach(self, scheduler: Scheduler) -> None:
+        """Withdraw the records of the runs found interrupted: those a crashed server left,
+        when the next start (or another engine, its lease gone) interrupts them."""
+        scheduler.subscribe(self._on_run_finished, types={RUN_FINISHED})
+
+    def _on_run_finished(self, event: Event) -> None:
+        if not isinstance(event, RunFinished) or event.run.status is not RunStatus.INTERRUPTED:
+            return
+        run = event.run
+        work = self.withdraw_asked_by(run.owner, f"run:{run.id}", INTERRUPTED)
+        task = asyncio.get_running_loop().create_task(work)
+        self._withdrawing.add(task)
+        task.add_done_callback(self._withdrawn)
+
+    def _withdrawn(self, task: asyncio.Task[None]) -> None:
+        self._withdrawing.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("approvals of an interrupted run not withdrawn", exc_info=task.exception())
+
+    def _cancel_timer(self, approval_id: str) -> None:
+        timer = self._timers.pop(approval_id, None)
+        if timer is not None:
+            timer.cancel()
 
     def _publish(self, kind: str, record: ApprovalRecord) -> None:
         self._events.publish_document(
@@ -160,12 +220,16 @@ class ApprovalInbox:
             }
         )
 
-    def close(self) -> None:
+    async def aclose(self) -> None:
+        """Stop the timers; let the withdrawals under way finish (call before the store
+        closes, after the engine stopped: its last runs may have ended interrupted)."""
         for timer in self._timers.values():
             timer.cancel()
         self._timers.clear()
         for task in self._expiring:
             task.cancel()
+        if self._withdrawing:
+            await asyncio.wait(set(self._withdrawing), timeout=10)
 
 
 class ServerInboxGate:
@@ -176,17 +240,30 @@ class ServerInboxGate:
         self._inbox = inbox
         self._owner = owner
         self._asked_by = asked_by
+        self._opened: list[str] = []
 
     async def open(self, request: ApprovalRequest) -> str:
-        record = await self._inbox.create(
-            self._owner,
-            tool=request.tool,
-            summary=request.describe(),
-            source=request.source,
-            asked_by=self._asked_by,
-            timeout=request.timeout,
-        )
+        # Shielded: a run stopped meanwhile still learns the record's id, to withdraw it.
+        with anyio.CancelScope(shield=True):
+            record = await self._inbox.create(
+                self._owner,
+                tool=request.tool,
+                summary=request.describe(),
+                source=request.source,
+                asked_by=self._asked_by,
+                timeout=request.timeout,
+            )
+        self._opened.append(record.id)
         return record.id
+
+    async def withdraw(self, why: str) -> None:
+        """The run no longer waits: withdraw its records still pending (never raises)."""
+        note = withdrawn_note(self._asked_by, why)
+        for record_id in self._opened:
+            try:
+                await self._inbox.withdraw(record_id, note)
+            except Exception:
+                log.exception("approval %s not withdrawn", record_id)
 
     async def outcome(self, record_id: str) -> str | None:
         record = await self._inbox.get(self._owner, record_id)

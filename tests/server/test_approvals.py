@@ -95,6 +95,44 @@ async def test_tool_jobs_waiting_for_approval_do_not_delay_other_server_jobs(jp_
         assert f"waited-{index}" in run["output"]
 
 
+async def settled(jp_fetch, approval_id: str, *, timeout: float = 30.0) -> dict:
+    """The record once it is no longer pending."""
+    path = f"api/recall/approvals/{approval_id}"
+    deadline = asyncio.get_running_loop().time() + timeout
+    while (record := await call(jp_fetch, "GET", path))["status"] == "pending":
+        assert asyncio.get_running_loop().time() < deadline, "still pending"
+        await asyncio.sleep(0.1)
+    return record
+
+
+async def assert_withdrawn(jp_fetch, record: dict) -> None:
+    """Withdrawn: expired with a note naming the run, and no decision is taken any more."""
+    got = await settled(jp_fetch, record["id"])
+    assert got["status"] == "expired"
+    assert got["decided_by"] is None
+    assert got["note"].startswith(f"withdrawn: {record['asked_by']} was stopped")
+    path = f"api/recall/approvals/{record['id']}"
+    late = await call(jp_fetch, "POST", path, {"decision": "approve"}, expect=409)
+    assert "already expired (withdrawn: " in late["message"]
+
+
+async def test_stopping_a_run_waiting_for_approval_withdraws_it(jp_fetch):
+    job = await call(jp_fetch, "POST", "api/recall/jobs", shell_job("echo stopped"), expect=201)
+    [record] = await pending(jp_fetch)
+    run_id = record["asked_by"].removeprefix("run:")
+    await call(jp_fetch, "POST", f"api/recall/runs/{run_id}/stop")
+    await assert_withdrawn(jp_fetch, record)
+    run = await wait_for_run(jp_fetch, job["id"])
+    assert run["status"] == "cancelled"
+
+
+async def test_deleting_the_job_of_a_run_waiting_for_approval_withdraws_it(jp_fetch):
+    job = await call(jp_fetch, "POST", "api/recall/jobs", shell_job("echo deleted"), expect=201)
+    [record] = await pending(jp_fetch)
+    await call(jp_fetch, "DELETE", f"api/recall/jobs/{job['id']}", expect=204)
+    await assert_withdrawn(jp_fetch, record)
+
+
 async def test_a_denied_server_tool_job_fails_with_the_reason(jp_fetch):
     job = await call(jp_fetch, "POST", "api/recall/jobs", shell_job("echo never"), expect=201)
     [record] = await pending(jp_fetch)

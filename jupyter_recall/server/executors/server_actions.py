@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import anyio
+
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.core.model import Job, Run
 from jupyter_recall.engine.executors import OutputSink, RunOutcome, outside_limits
@@ -19,6 +21,8 @@ from jupyter_recall.tools.approval import DEFAULT_TIMEOUT, ApprovalRequest, Appr
 from jupyter_recall.tools.policy import APPROVE
 
 TOOLS_UNAVAILABLE = "tool actions are not available: no tool runner is configured"
+STOPPED = "was stopped (on request, by its job's deletion, at its time limit or by the server)"
+"""Why a run's approval is withdrawn when the run is cancelled while it waits."""
 NO_APPROVAL = (
     "a server-side job cannot ask for approval (no approvals inbox is configured); "
     "set its policy to auto in RecallApp.tool_policies, or run it from a kernel"
@@ -29,13 +33,23 @@ class RunApprovals(Approvals):
     """The approvals of one server-side run: it waits for the decision outside the engine's
     limits (``engine.executors.outside_limits``), holding neither a worker nor a slot of the
     ``server`` target, so that other server jobs run meanwhile; approved, the tool runs once
-    the run has a slot and a worker again."""
+    the run has a slot and a worker again. Cancelled while it waits (stopped, its job deleted,
+    its time limit, the server stopping), it withdraws its record from the inbox."""
+
+    def __init__(self, timeout: float, gate: ServerInboxGate) -> None:
+        super().__init__(timeout, inbox=gate)
+        self._gate = gate
 
     async def ask(
         self, tool: str, params: dict[str, Any], source: str, timeout: float | None = None
     ) -> ApprovalRequest:
         async with outside_limits():
-            return await super().ask(tool, params, source, timeout)
+            try:
+                return await super().ask(tool, params, source, timeout)
+            except anyio.get_cancelled_exc_class():
+                with anyio.CancelScope(shield=True):
+                    await self._gate.withdraw(STOPPED)
+                raise
 
 
 class ServerActionExecutor:
@@ -75,7 +89,7 @@ class ServerActionExecutor:
         if self.inbox is None:
             return None
         gate = ServerInboxGate(self.inbox, job.owner, f"run:{run.id}")
-        return RunApprovals(self.approval_timeout, inbox=gate)
+        return RunApprovals(self.approval_timeout, gate)
 
     async def _run_tool(
         self, action: ToolAction, output: OutputSink, approvals: Approvals | None
