@@ -156,6 +156,21 @@ class PoliciesJSON(TypedDict):
     keep_runs_for: float | None
 
 
+POLICY_FIELDS = (
+    "catchup_window",
+    "coalesce",
+    "overlap",
+    "max_runs",
+    "end_at",
+    "jitter",
+    "timeout",
+    "retries",
+    "pause_after_failures",
+    "keep_runs",
+    "keep_runs_for",
+)
+
+
 @dataclass(frozen=True, slots=True)
 class Policies:
     """Firing policies of one job. Validation happens here, once, naming the field."""
@@ -225,22 +240,7 @@ class Policies:
     @classmethod
     def from_dict(cls, data: Mapping[str, object]) -> Policies:
         """Build from user or stored input; unknown keys are refused by name."""
-        known = {
-            "catchup_window",
-            "coalesce",
-            "overlap",
-            "max_runs",
-            "end_at",
-            "jitter",
-            "timeout",
-            "retries",
-            "pause_after_failures",
-            "keep_runs",
-            "keep_runs_for",
-        }
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ValidationError(unknown[0], "unknown policy", accepted=sorted(known))
+        refuse_unknown_policies(data)
         end_at = data.get("end_at")
         return cls(
             catchup_window=_optional_float(data, "catchup_window", 3600.0),
@@ -255,6 +255,13 @@ class Policies:
             keep_runs=parse_keep_runs(data.get("keep_runs")),
             keep_runs_for=parse_keep_for(data.get("keep_runs_for")),
         )
+
+
+def refuse_unknown_policies(data: Mapping[str, object]) -> None:
+    """An unknown key of a policies object, named with the accepted ones."""
+    unknown = sorted(set(data) - set(POLICY_FIELDS))
+    if unknown:
+        raise ValidationError(unknown[0], "unknown policy", accepted=sorted(POLICY_FIELDS))
 
 
 DEFAULT_POLICIES = Policies()

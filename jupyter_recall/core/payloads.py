@@ -71,6 +71,22 @@ def check_short_texts(data: Mapping[str, Any]) -> None:
             check_text(value, key, limit)
 
 
+def merge_patch(target: Mapping[str, object], patch: Mapping[str, object]) -> dict[str, object]:
+    """``target`` with a JSON merge patch applied (RFC 7386): keys given replace, null removes
+    a key, an object merges into the object it meets (into nothing when it meets another
+    value), keys not given are kept. Neither argument changes."""
+    merged = dict(target)
+    for key, value in patch.items():
+        if value is None:
+            merged.pop(key, None)
+        elif isinstance(value, Mapping):
+            base = merged.get(key)
+            merged[key] = merge_patch(base if isinstance(base, Mapping) else {}, value)
+        else:
+            merged[key] = value
+    return merged
+
+
 @contextmanager
 def within(prefix: str) -> Iterator[None]:
     """Errors raised inside name their field from ``prefix`` (``jobs[2].when``)."""

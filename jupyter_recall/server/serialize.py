@@ -10,8 +10,16 @@ from jupyter_recall.core.actions import allowed_action_names
 from jupyter_recall.core.dependency import After
 from jupyter_recall.core.errors import ConflictError, ValidationError
 from jupyter_recall.core.limits import TEXT_LIMITS
-from jupyter_recall.core.model import DEFAULT_POLICIES, Job, JobKind, Policies, PoliciesJSON, Run
-from jupyter_recall.core.payloads import check_policy_bounds, check_text, within
+from jupyter_recall.core.model import (
+    DEFAULT_POLICIES,
+    Job,
+    JobKind,
+    Policies,
+    PoliciesJSON,
+    Run,
+    refuse_unknown_policies,
+)
+from jupyter_recall.core.payloads import check_policy_bounds, check_text, merge_patch, within
 from jupyter_recall.core.records import (
     NO_OPTIONS,
     SERVER_TARGET,
@@ -26,6 +34,7 @@ from jupyter_recall.core.records import (
     refuse_unknown,
     target_from_json,
 )
+from jupyter_recall.core.retries import RETRY_FIELDS
 from jupyter_recall.engine.jobs import JobChanges
 from jupyter_recall.engine.scheduler import NewJob
 from jupyter_recall.server.body import json_type
@@ -312,9 +321,50 @@ def job_changes_from_json(body: Mapping[str, Any], current: Job) -> JobChanges:
         name=_optional_str(body, "name"),
         action=action,
         target=target,
-        policies=_policies(body),
-        options=JobOptions.from_json(body["options"]) if "options" in body else None,
+        policies=_patched_policies(body, current.policies),
+        options=_patched_options(body, current.options),
     )
+
+
+NULL_IS_A_VALUE = ("catchup_window",)
+"""Policies whose null means something else than their default (no limit): a merge patch's
+null sets it, as at creation, rather than removing the key."""
+
+
+def _patched_policies(body: Mapping[str, Any], current: Policies) -> Policies | None:
+    """A PATCH's ``policies``: a JSON merge patch of the job's (``merge_patch``); null resets
+    them all. Unknown keys are refused even as null (which would remove nothing)."""
+    if "policies" not in body:
+        return None
+    patch = body["policies"]
+    if patch is None:
+        return DEFAULT_POLICIES
+    patch = _object_or_null(patch, "policies")
+    with within("policies"):
+        refuse_unknown_policies(patch)
+        retries = patch.get("retries")
+        if isinstance(retries, Mapping):
+            refuse_unknown(retries, RETRY_FIELDS, "retries")
+        merged = merge_patch(current.to_dict(), patch)
+        merged.update({key: None for key in NULL_IS_A_VALUE if key in patch and patch[key] is None})
+        check_policy_bounds(merged)
+        return Policies.from_dict(merged)
+
+
+def _patched_options(body: Mapping[str, Any], current: JobOptions) -> JobOptions | None:
+    """A PATCH's ``options``: a JSON merge patch of the job's; null removes them all."""
+    if "options" not in body:
+        return None
+    patch = body["options"]
+    if patch is None:
+        return NO_OPTIONS
+    return JobOptions.from_json(merge_patch(current.values, _object_or_null(patch, "options")))
+
+
+def _object_or_null(value: object, field: str) -> Mapping[str, object]:
+    if not isinstance(value, Mapping):
+        raise ValidationError(field, f"must be a JSON object or null, got {json_type(value)}")
+    return value
 
 
 MAX_RUNS_LIMIT = 10_000

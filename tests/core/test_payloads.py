@@ -6,6 +6,7 @@ from jupyter_recall.core.payloads import (
     check_action_fits_target,
     check_policy_bounds,
     check_text,
+    merge_patch,
 )
 from jupyter_recall.core.records import JobOptions, action_from_json, target_from_json
 
@@ -143,3 +144,14 @@ def test_policy_bounds_name_the_policy_and_range(policies, field):
 def test_policy_bounds_accept_the_ends_and_leave_types_to_policies():
     check_policy_bounds({"max_runs": 1, "jitter": 0, "catchup_window": MAX_SECONDS})
     check_policy_bounds({"max_runs": MAX_RUNS, "catchup_window": None, "jitter": "soon"})
+
+
+def test_merge_patch_follows_rfc_7386():
+    target = {"a": "b", "c": {"d": "e", "f": "g"}, "l": [1, 2]}
+    patch = {"a": "z", "c": {"f": None}, "l": [3], "n": {"x": None, "y": 1}}
+    merged = merge_patch(target, patch)
+    assert merged == {"a": "z", "c": {"d": "e"}, "l": [3], "n": {"y": 1}}
+    assert target == {"a": "b", "c": {"d": "e", "f": "g"}, "l": [1, 2]}  # unchanged
+    assert merge_patch({"a": {"b": 1}}, {"a": 2}) == {"a": 2}
+    assert merge_patch({"a": 2}, {"a": {"b": 1}}) == {"a": {"b": 1}}
+    assert merge_patch({"a": 1}, {}) == {"a": 1}

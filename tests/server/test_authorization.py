@@ -266,7 +266,7 @@ async def test_patch_into_code_is_refused_and_leaves_the_job(jp_fetch):
     Refusals.current = {SESSIONS_WRITE}
     path = f"api/recall/jobs/{opener['id']}"
     assert_refused(await call(jp_fetch, "PATCH", path, {"name": "n"}, expect=403), SESSIONS_WRITE)
-    assert (await call(jp_fetch, "PATCH", path, {"options": {}}))["options"] == {}
+    assert (await call(jp_fetch, "PATCH", path, {"options": None}))["options"] == {}
 
 
 async def test_owners_declaration_is_refused_whole(jp_fetch):

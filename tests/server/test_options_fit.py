@@ -64,6 +64,9 @@ async def test_moving_an_exclusive_job_off_its_kernel_needs_its_options_changed_
     error = await call(jp_fetch, "PATCH", path, {"target": HEADLESS}, expect=400)
     assert error["field"] == "options.exclusive"
     assert (await call(jp_fetch, "GET", path))["target"] == LIVE
-    moved = await call(jp_fetch, "PATCH", path, {"target": HEADLESS, "options": {}})
+    # options merge (RFC 7386): null removes the key.
+    moved = await call(
+        jp_fetch, "PATCH", path, {"target": HEADLESS, "options": {"exclusive": None}}
+    )
     assert moved["target"] == HEADLESS
     assert moved["options"] == {}
