@@ -477,7 +477,7 @@ class RecallApp(ExtensionApp):
 
     async def _stop_scheduler(self) -> None:
         if self._session_watcher is not None:
-            self._session_watcher.stop()
+            await self._session_watcher.aclose()
         self._events.close_all()
         self._stopped.set()
         runner, self._runner = self._runner, None

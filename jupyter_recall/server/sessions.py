@@ -59,16 +59,23 @@ class SessionWatcher:
         self._kernels = serverapp.kernel_manager
         self._event_logger = event_logger
         self._running = False
+        self._waiting: set[asyncio.Task[None]] = set()
+        """Cancellations waiting for their session rows to go: ended by ``aclose``."""
 
     def start(self) -> None:
         self._running = True
         self._event_logger.add_listener(schema_id=KERNEL_ACTIONS, listener=self._on_kernel_action)
 
-    def stop(self) -> None:
+    async def aclose(self) -> None:
+        """Stop listening, and end the cancellations still waiting (a task left sleeping
+        would be destroyed pending when the server's loop closes)."""
         self._running = False
         self._event_logger.remove_listener(
             schema_id=KERNEL_ACTIONS, listener=self._on_kernel_action
         )
+        for task in self._waiting:
+            task.cancel()
+        await asyncio.gather(*self._waiting, return_exceptions=True)
 
     async def _on_kernel_action(self, logger: EventLogger, schema_id: str, data: Any) -> None:
         if not self._running or data.get("action") != "shutdown" or not data.get("kernel_id"):
@@ -77,6 +84,11 @@ class SessionWatcher:
         # Read before the first await: delete_session deletes the row right after the shutdown
         # this event reports, and this listener's task starts before it resumes.
         paths = self._session_paths_of(kernel_id)
+        task = asyncio.ensure_future(self._cancel_later(kernel_id, paths))
+        self._waiting.add(task)
+        task.add_done_callback(self._waiting.discard)
+
+    async def _cancel_later(self, kernel_id: str, paths: set[str]) -> None:
         await asyncio.sleep(ROW_DELETION_DELAY)
         if self._running:
             try:

@@ -56,3 +56,15 @@ async def test_another_sessions_deletion_keeps_a_closed_notebooks_recall(jp_fetc
     kept = await call(jp_fetch, "GET", f"api/recall/jobs/{closed['id']}")
     assert kept["status"] == "active"
     assert kept["pending"] is True
+
+
+async def test_stopping_the_extension_ends_the_cancellations_still_waiting(jp_fetch, jp_serverapp):
+    (app,) = jp_serverapp.extension_manager.extension_apps["jupyter_recall"]
+    kernel = json.loads((await jp_fetch("api", "kernels", method="POST", body="{}")).body)
+    await jp_fetch("api", "kernels", kernel["id"], method="DELETE")
+    waiting = list(app._session_watcher._waiting)
+    assert waiting, "the shutdown's cancellation waits for the session rows to go"
+    await app.stop_extension()
+    # Ended, not left sleeping to be destroyed pending when the server's loop closes.
+    assert all(task.done() for task in waiting)
+    assert not app._session_watcher._waiting
