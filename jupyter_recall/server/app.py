@@ -90,7 +90,12 @@ class RecallApp(ExtensionApp):
         "(default: the server's local zone).",
     )
     max_concurrent_runs = Integer(16, config=True, help="Runs executing at once, server-wide.")
-    per_kernel_limit = Integer(2, config=True, help="Runs executing at once in one kernel.")
+    per_kernel_limit = Integer(
+        2,
+        config=True,
+        help="Runs executing at once per target: in one live kernel, in fresh kernels "
+        "all together, on the server all together.",
+    )
     output_limit = Integer(
         100_000, config=True, help="Characters of output kept per run (the head, then a marker)."
     )

@@ -42,6 +42,7 @@ from jupyter_recall.core.clock import Clock
 from jupyter_recall.core.errors import ConflictError, NotFoundError, ValidationError
 from jupyter_recall.core.limits import ID_PATTERN
 from jupyter_recall.core.model import RunStatus
+from jupyter_recall.core.records import refuse_unknown
 from jupyter_recall.engine.events import RUN_FINISHED, Event, RunFinished
 from jupyter_recall.engine.scheduler import Scheduler
 from jupyter_recall.server.handlers import RecallHandler
@@ -298,6 +299,9 @@ def _text(body: Mapping[str, object], name: str, limit: int = 500) -> str:
     return value
 
 
+NEW_APPROVAL_FIELDS = ("tool", "summary", "source", "asked_by", "timeout")
+
+
 class ApprovalsHandler(RecallHandler):
     auth_resource = "recall"
 
@@ -314,6 +318,7 @@ class ApprovalsHandler(RecallHandler):
     @authorized
     async def post(self) -> None:
         body = self.json_body()
+        refuse_unknown(body, NEW_APPROVAL_FIELDS)
         timeout = body.get("timeout", 300)
         if check_timeout(timeout) > MAX_TIMEOUT:
             raise ValidationError("timeout", f"must be at most {MAX_TIMEOUT:g} seconds")

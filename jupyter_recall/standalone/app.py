@@ -147,7 +147,12 @@ jupyter recall scheduler --db-url postgresql://recall@db/recall --root /srv/note
         "", config=True, help="As RecallApp.default_timezone (default: the local zone)."
     )
     max_concurrent_runs = Integer(16, config=True, help="Runs executing at once.")
-    per_kernel_limit = Integer(2, config=True, help="Runs executing at once in one kernel.")
+    per_kernel_limit = Integer(
+        2,
+        config=True,
+        help="Runs executing at once per target: in one live kernel, in fresh kernels "
+        "all together, on the server all together.",
+    )
     output_limit = Integer(100_000, config=True, help="Characters of output kept per run.")
     max_sleep = Float(
         1.0,

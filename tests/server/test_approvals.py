@@ -193,3 +193,10 @@ async def test_each_change_is_an_event_for_the_owner(jp_fetch, jp_serverapp):
     assert [event["type"] for event in events] == ["approval.created", "approval.decided"]
     assert events[1]["approval"]["status"] == "approved"
     assert events[1]["approval"]["id"] == record["id"]
+
+
+async def test_an_unknown_field_of_a_new_approval_is_refused_naming_it(jp_fetch):
+    error = await call(jp_fetch, "POST", "api/recall/approvals", {**ASK, "zz": 1}, expect=400)
+    assert error["field"] == "zz"
+    assert error["accepted"] == ["tool", "summary", "source", "asked_by", "timeout"]
+    assert (await call(jp_fetch, "GET", "api/recall/approvals"))["approvals"] == []
