@@ -219,9 +219,10 @@ def api_path(*segments: str) -> str:
     return "/api/recall/" + "/".join(escaped)
 
 
-MAX_URL = 32_768
-"""Characters of a request's URL at most: the server (tornado) drops a request line over
-64 KiB without answering, which would read as "cannot reach the server"."""
+MAX_URL = 60_000
+"""Characters of a request's URL at most: the server (tornado) drops a request whose request
+line and headers pass 64 KiB without answering, which would read as "cannot reach the server";
+the headers we send take a few hundred bytes."""
 
 
 def _too_long(url: str, query: Mapping[str, Any]) -> ValidationError:

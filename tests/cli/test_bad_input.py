@@ -207,3 +207,7 @@ def test_a_filter_too_long_for_a_url_names_its_option(app):
     assert result.code == 2
     line = one_error_line(result.err)
     assert line.startswith("jupyter recall list: error: --search: makes the request's URL"), line
+    # Just under the bound, the request reaches the server, which names the bound it keeps.
+    reached = app("list", "--search", "x" * 55_000)
+    assert reached.code == 2
+    assert "--search: at most 200 characters" in one_error_line(reached.err)
