@@ -187,8 +187,31 @@ export class RecallSidebar extends Widget {
     this._loadMore.hidden = !model.nextCursor;
     this._renderFinished(jobs);
     this._details.render(now);
+    this._revealDetails();
     this._watchers.render(now);
     this._notifications.render(now);
+  }
+
+  /**
+   * Brings a newly selected job's details into view: they follow every loaded row, so with a
+   * long list they would open far below the row clicked. At the top of the sidebar, leaving
+   * room below for the runs still loading; nothing moves when they are already in view.
+   */
+  private _revealDetails(): void {
+    const selected = this.model.selectedJob;
+    if (selected === this._revealed) {
+      return;
+    }
+    this._revealed = selected;
+    const details = this._details.node;
+    if (!selected || details.hidden) {
+      return;
+    }
+    const shown = this.node.getBoundingClientRect();
+    const box = details.getBoundingClientRect();
+    if (box.top < shown.top || box.top + Math.min(box.height, 120) > shown.bottom) {
+      details.scrollIntoView({ block: 'start' });
+    }
   }
 
   /** How many finished jobs the list leaves out, and the action clearing them. */
@@ -328,6 +351,8 @@ export class RecallSidebar extends Widget {
   private _clearFinished: HTMLButtonElement;
   private _loadMore: HTMLButtonElement;
   private _details = new JobDetails(this.model);
+  /** The selected job whose details were brought into view. */
+  private _revealed: string | null = null;
   private _watchers = new WatcherList(this.model);
   private _notifications = new NotificationList(this.model);
 }
