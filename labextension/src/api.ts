@@ -91,8 +91,12 @@ export class RecallApi {
    * Checks what the user typed: an expression that does not parse is an answer naming why
    * (`valid: false`), not an error, so a form checking each keystroke fails no request.
    */
-  check(when: string): Promise<IParseCheck> {
-    return this.request<IParseCheck>('POST', 'parse', { when, check: true });
+  check(when: string, tz?: string): Promise<IParseCheck> {
+    return this.request<IParseCheck>(
+      'POST',
+      'parse',
+      tz ? { when, tz, check: true } : { when, check: true }
+    );
   }
 
   create(job: { [key: string]: unknown }): Promise<IJob> {

@@ -26,6 +26,7 @@ export class JobDetails {
         onSubmit: (event: Event) => void this._save(event)
       },
       h('label', {}, trans.__('New schedule'), this._editor.input),
+      this._editor.zoneNote,
       this._editor.preview,
       h(
         'div',
@@ -99,7 +100,7 @@ export class JobDetails {
       return;
     }
     try {
-      await this.model.reschedule(job, this._editor.value);
+      await this.model.reschedule(job, this._editor.value, this._editor.zone);
       this._close();
       this.render(new Date());
     } catch (error) {

@@ -63,6 +63,7 @@ export class JobForm {
       this._notebook,
       h('label', {}, trans.__('Fires'), this._fires),
       this._whenLabel,
+      this._when.zoneNote,
       this._when.preview,
       this._afterLabel,
       h('label', {}, trans.__('Name'), this._name),
@@ -125,6 +126,7 @@ export class JobForm {
     this._whenLabel.hidden = after;
     this._when.input.required = !after; // a hidden empty required field would block submitting
     this._when.preview.hidden = after;
+    this._when.zoneNote.hidden = after;
     this._afterLabel.hidden = !after;
     if (after) {
       this._fillUpstreams();
@@ -155,7 +157,7 @@ export class JobForm {
     if (this._fires.value === 'after') {
       return { after: { job: this._upstream.value, on: this._on.value } };
     }
-    return { when: this._when.value };
+    return { when: this._when.value, tz: this._when.zone };
   }
 
   /** A notebook run in a fresh kernel ("Schedule this notebook…"). */

@@ -318,9 +318,12 @@ export class RecallModel {
     return found;
   }
 
-  /** A new schedule for a job; the server's job.updated event brings the change. */
-  async reschedule(job: IJob, when: string): Promise<void> {
-    await this.api.update(job.id, { when });
+  /**
+   * A new schedule for a job, read in the zone `tz` (the browser's); the server's job.updated
+   * event brings the change.
+   */
+  async reschedule(job: IJob, when: string, tz?: string): Promise<void> {
+    await this.api.update(job.id, tz ? { when, tz } : { when });
     this.error = '';
     this._changed.emit();
   }

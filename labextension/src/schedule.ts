@@ -1,6 +1,7 @@
 import { IErrorBody } from './api';
 import { h } from './dom';
 import { RecallModel } from './model';
+import { browserZone } from './time';
 
 const PREVIEW_DELAY_MS = 300;
 
@@ -23,9 +24,18 @@ export class SchedulePreview {
       onInput: () => this.schedule()
     });
     this.preview.setAttribute('aria-label', model.trans.__('Schedule preview'));
+    this.zoneNote = h(
+      'div',
+      { class: 'jp-RecallForm-zone' },
+      model.trans.__('times in %1', this.zone)
+    );
   }
 
   readonly input: HTMLInputElement;
+  /** The zone the expression is read in (the browser's), sent with the check and the job. */
+  readonly zone = browserZone();
+  /** Says which zone that is, under the field. */
+  readonly zoneNote: HTMLElement;
   /** Told whether the expression parses, after each check (Save and Create follow it). */
   onValidity: (valid: boolean) => void = () => undefined;
   readonly preview = h('div', { class: 'jp-RecallForm-preview', 'aria-live': 'polite' });
@@ -54,7 +64,7 @@ export class SchedulePreview {
       return;
     }
     try {
-      const checked = await this.model.api.check(when);
+      const checked = await this.model.api.check(when, this.zone);
       if (asked !== this._asked) {
         return;
       }

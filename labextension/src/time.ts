@@ -4,6 +4,11 @@
  * "3 hr. ago"). Pure, so it is unit-tested on its own (test/time.test.ts).
  */
 
+/** The browser's time zone (an IANA name, e.g. "Europe/Paris"): the zone of what the user types. */
+export function browserZone(): string {
+  return Intl.DateTimeFormat().resolvedOptions().timeZone;
+}
+
 /** How times are shown (the `timeFormat` setting). */
 export type TimeMode = 'relative-absolute' | 'absolute' | 'relative';
 

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import re
 from typing import Any
+from urllib.parse import urlparse
+
+import pytest
 
 from tests.server.live_server import TOKEN
 from tests.ui.conftest import NEEDS_LABEXTENSION, Lab, open_sidebar
@@ -27,6 +30,17 @@ def body(name: str, when: str = "every day at 09:00", **extra: Any) -> dict[str,
 def job(lab: Lab, name: str, when: str = "every day at 09:00", **extra: Any) -> dict[str, Any]:
     created: dict[str, Any] = lab.request("POST", "/api/recall/jobs", body(name, when, **extra))
     return created
+
+
+@pytest.fixture
+def tokyo_page(browser: Any) -> Any:
+    context = browser.new_context(
+        viewport={"width": 1280, "height": 900}, locale="en-GB", timezone_id="Asia/Tokyo"
+    )
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    yield page
+    context.close()
 
 
 def test_the_selected_jobs_details_come_into_view_among_300_jobs(clean, page, screenshot):
@@ -54,3 +68,58 @@ def test_the_selected_jobs_details_come_into_view_among_300_jobs(clean, page, sc
     expect(details.locator("h3")).to_have_text(other_name)
     expect(details.locator("h3")).to_be_in_viewport()
     expect(details.locator(".jp-RecallSidebar-run").first).to_be_in_viewport()
+
+
+def test_the_form_and_edit_schedule_work_in_the_browsers_zone(clean, tokyo_page, screenshot):
+    """The server's zone is UTC; the browser is in Tokyo: 09:00 is 09:00 in Tokyo."""
+    from playwright.sync_api import expect
+
+    page = tokyo_page
+    requests: list[dict[str, Any]] = []
+    page.on(
+        "request",
+        lambda r: (
+            requests.append({"url": r.url, "body": r.post_data_json})
+            if "/api/recall/" in r.url and r.method in ("POST", "PATCH")
+            else None
+        ),
+    )
+    sidebar = open_sidebar(page, clean.url + LAB)
+    form = sidebar.get_by_role("form", name="New job")
+    expect(form).to_contain_text("times in Asia/Tokyo")
+    form.get_by_role("textbox", name="When").fill("every day at 09:00")
+    preview = form.get_by_label("Schedule preview")
+    # 09:00 in Tokyo, shown in the browser's zone (Tokyo): 09:00.
+    expect(preview.get_by_role("listitem").first).to_contain_text("09:00")
+    form.get_by_role("textbox", name="Name").fill("tokyo morning")
+    form.get_by_role("textbox", name="Code").fill("print('ohayo')")
+    form.get_by_role("combobox", name="Runs in").select_option("headless")
+    form.get_by_role("button", name="Create").click()
+    expect(form).to_contain_text("Created tokyo morning")
+    listed = clean.request("GET", "/api/recall/jobs")["jobs"]
+    created = [j for j in listed if j["name"] == "tokyo morning"]
+    assert len(created) == 1
+    assert created[0]["tz"] == "Asia/Tokyo", created[0]
+    assert "T00:00" in created[0]["next_fire_at"], created[0]["next_fire_at"]  # 09:00 JST
+
+    # Edit schedule: the new schedule is in the browser's zone too.
+    utc = job(clean, "utc job", tz="UTC")
+    row = sidebar.locator(f'[data-job-id="{utc["id"]}"]')
+    row.click()
+    details = sidebar.get_by_role("region", name="Selected job")
+    details.get_by_role("button", name="Edit the schedule of utc job").click()
+    editor = details.get_by_role("form", name="Edit schedule")
+    editor.get_by_role("textbox", name="New schedule").fill("every day at 10:00")
+    expect(editor).to_contain_text("times in Asia/Tokyo")
+    expect(editor.get_by_label("Schedule preview").get_by_role("listitem").first).to_contain_text(
+        "10:00"
+    )
+    editor.get_by_role("button", name="Save").click()
+    expect(editor).to_be_hidden()
+    edited = clean.request("GET", f"/api/recall/jobs/{utc['id']}")
+    assert edited["tz"] == "Asia/Tokyo", edited
+    assert "T01:00" in edited["next_fire_at"], edited["next_fire_at"]
+    parses = [r["body"] for r in requests if urlparse(r["url"]).path.endswith("/recall/parse")]
+    assert parses, requests
+    assert all(p.get("tz") == "Asia/Tokyo" for p in parses), parses
+    screenshot(page, "lab_form_browser_zone")
