@@ -219,6 +219,10 @@ export function addApprovals(
     isActive: () => model.pending.length > 0,
     activeStateChanged: model.changed
   });
+  // A request decided (here, in the panel, over REST, from the CLI) or expired: its toast
+  // goes, as its buttons could only fail.
+  const toasts = new Map<string, string>();
+  model.changed.connect(() => dismissDecided(model, toasts));
   app.serviceManager.events.stream.connect((_, emission: Event.Emission) => {
     if (emission.schema_id !== SCHEMA_ID) {
       return;
@@ -228,7 +232,7 @@ export function addApprovals(
     if (record) {
       model.apply(record);
       if (event.type === 'approval.created') {
-        toast(model, record, show);
+        toasts.set(record.id, toast(model, record, show));
       }
     }
   });
@@ -236,9 +240,21 @@ export function addApprovals(
   return model;
 }
 
-function toast(model: ApprovalsModel, record: IApproval, show: () => void): void {
+/** Dismisses the toasts (approval id -> toast id) of the requests no longer waiting. */
+function dismissDecided(model: ApprovalsModel, toasts: Map<string, string>): void {
+  const waiting = new Set(model.pending.map(record => record.id));
+  for (const [approval, id] of toasts) {
+    if (!waiting.has(approval)) {
+      Notification.dismiss(id);
+      toasts.delete(approval);
+    }
+  }
+}
+
+/** The toast of a request waiting for a decision; its id. */
+function toast(model: ApprovalsModel, record: IApproval, show: () => void): string {
   const { trans } = model;
-  Notification.emit(trans.__('Approval needed: %1', record.summary), 'warning', {
+  return Notification.emit(trans.__('Approval needed: %1', record.summary), 'warning', {
     autoClose: false,
     actions: [
       { label: trans.__('Approve'), callback: () => void model.decide(record.id, 'approve') },

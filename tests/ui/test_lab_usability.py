@@ -11,6 +11,8 @@ import pytest
 
 from tests.server.live_server import TOKEN
 from tests.ui.conftest import NEEDS_LABEXTENSION, Lab, open_sidebar
+from tests.ui.test_lab_approvals import ask
+from tests.ui.test_lab_commands import open_lab
 
 pytestmark = NEEDS_LABEXTENSION
 
@@ -123,3 +125,27 @@ def test_the_form_and_edit_schedule_work_in_the_browsers_zone(clean, tokyo_page,
     assert parses, requests
     assert all(p.get("tz") == "Asia/Tokyo" for p in parses), parses
     screenshot(page, "lab_form_browser_zone")
+
+
+def test_an_approval_toast_goes_once_the_approval_is_decided(page, clean):
+    from playwright.sync_api import expect
+
+    open_lab(page, clean)
+    expect(page.locator(".jp-RecallStatus")).to_be_visible()
+    # Decided over REST: its toast goes.
+    first = ask(clean, "make first")
+    toast = page.locator(".Toastify__toast", has_text="shell.run(command='make first')")
+    expect(toast).to_be_visible()
+    clean.request("POST", f"/api/recall/approvals/{first['id']}", {"decision": "deny"})
+    expect(toast).to_have_count(0)
+
+    # Decided in the Approvals panel: its toast goes.
+    second = ask(clean, "make second")
+    toast = page.locator(".Toastify__toast", has_text="shell.run(command='make second')")
+    expect(toast).to_be_visible()
+    page.locator(".jp-RecallApprovalsStatus").click()
+    panel = page.get_by_role("region", name="Recall approvals")
+    item = panel.locator(f'[data-approval-id="{second["id"]}"]')
+    item.get_by_role("button", name="Approve").click()
+    expect(item).to_have_attribute("data-status", "approved")
+    expect(toast).to_have_count(0)
