@@ -336,7 +336,10 @@ export class RecallSidebar extends Widget {
       job.status === 'paused' && job.paused_reason
         ? h('div', { class: 'jp-RecallSidebar-pausedReason' }, job.paused_reason)
         : null,
-      job.last_error ? h('div', { class: 'jp-RecallSidebar-lastError' }, job.last_error) : null,
+      // Clamped to three lines (base.css): the whole error is its hover and the run's view.
+      job.last_error
+        ? h('div', { class: 'jp-RecallSidebar-lastError', title: job.last_error }, job.last_error)
+        : null,
       h('div', { class: 'jp-RecallSidebar-actions' }, ...this._actions(job))
     );
   }

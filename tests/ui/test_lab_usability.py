@@ -149,3 +149,30 @@ def test_an_approval_toast_goes_once_the_approval_is_decided(page, clean):
     item.get_by_role("button", name="Approve").click()
     expect(item).to_have_attribute("data-status", "approved")
     expect(toast).to_have_count(0)
+
+
+def test_a_long_last_error_is_clamped(clean, page, screenshot):
+    from playwright.sync_api import expect
+
+    # 1,200 characters without a space, then 200 words: the error of a failed run.
+    code = "raise ValueError('E' * 1200 + ' word' * 200)"
+    failing = job(
+        clean,
+        "failing",
+        action={"type": "code", "code": code},
+        target={"type": "headless", "kernel_name": "python3"},
+    )
+    sidebar = open_sidebar(page, clean.url + LAB)
+    row = sidebar.locator(f'[data-job-id="{failing["id"]}"]')
+    expect(row).to_be_visible()
+    clean.request("POST", f"/api/recall/jobs/{failing['id']}/trigger")
+    error = row.locator(".jp-RecallSidebar-lastError")
+    expect(error).to_be_visible(timeout=90_000)
+    box = error.bounding_box()
+    line = float(error.evaluate("n => parseFloat(getComputedStyle(n).lineHeight) || 16"))
+    assert box is not None
+    assert box["height"] <= 3.5 * line, (box, line)
+    assert row.evaluate("n => n.scrollWidth <= n.clientWidth + 1"), "the row overflows sideways"
+    # The whole error is one hover away.
+    assert "word word" in (error.get_attribute("title") or "")
+    screenshot(page, "lab_last_error_clamped")
