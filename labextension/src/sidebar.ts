@@ -1,4 +1,5 @@
 import { Dialog, showDialog } from '@jupyterlab/apputils';
+import type { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
 import { actionLabel, buttonActions } from './actions';
@@ -18,6 +19,9 @@ import {
   notebooksWithPendingRecalls,
   visibleJobs
 } from './state';
+
+/** How often the sidebar redraws its relative times when no event comes. */
+const TICK_MS = 30_000;
 
 function options(all: string, values: readonly string[]): HTMLOptionElement[] {
   return [h('option', { value: '' }, all), ...values.map(v => h('option', { value: v }, v))];
@@ -74,6 +78,40 @@ export class RecallSidebar extends Widget {
     );
     model.changed.connect(this._render, this);
     this._render();
+  }
+
+  /** Relative times ("in 3 min") move on while the sidebar shows, with no event to redraw. */
+  protected onAfterAttach(msg: Message): void {
+    super.onAfterAttach(msg);
+    if (this.isVisible) {
+      this._startTicking();
+    }
+  }
+
+  protected onAfterShow(msg: Message): void {
+    super.onAfterShow(msg);
+    this._startTicking();
+    this._render();
+  }
+
+  protected onBeforeHide(msg: Message): void {
+    super.onBeforeHide(msg);
+    this._stopTicking();
+  }
+
+  protected onBeforeDetach(msg: Message): void {
+    super.onBeforeDetach(msg);
+    this._stopTicking();
+  }
+
+  private _startTicking(): void {
+    this._stopTicking();
+    this._ticker = window.setInterval(() => this._render(), TICK_MS);
+  }
+
+  private _stopTicking(): void {
+    window.clearInterval(this._ticker);
+    this._ticker = 0;
   }
 
   /** Asks first, then deletes the jobs that never fire again (with their run history). */
@@ -354,6 +392,7 @@ export class RecallSidebar extends Widget {
   private _clearFinished: HTMLButtonElement;
   private _loadMore: HTMLButtonElement;
   private _details = new JobDetails(this.model);
+  private _ticker = 0;
   /** The selected job whose details were brought into view. */
   private _revealed: string | null = null;
   private _watchers = new WatcherList(this.model);

@@ -176,3 +176,15 @@ def test_a_long_last_error_is_clamped(clean, page, screenshot):
     # The whole error is one hover away.
     assert "word word" in (error.get_attribute("title") or "")
     screenshot(page, "lab_last_error_clamped")
+
+
+def test_relative_times_move_on_without_an_event(clean, page):
+    from playwright.sync_api import expect
+
+    page.clock.install()
+    soon = job(clean, "soon", when="in 10 min")
+    sidebar = open_sidebar(page, clean.url + LAB)
+    next_line = sidebar.locator(f'[data-job-id="{soon["id"]}"] .jp-RecallSidebar-next')
+    expect(next_line).to_have_text(re.compile(r"^next in (10|9) min"))
+    page.clock.fast_forward("05:00")
+    expect(next_line).to_have_text(re.compile(r"^next in (5|4) min"))
