@@ -327,12 +327,21 @@ export class RecallSidebar extends Widget {
     );
   }
 
+  /** When the job fires next; a paused one says it does not (its next_fire_at is stale). */
+  private _nextLine(job: IJob, now: Date): string {
+    const { trans } = this.model;
+    if (job.status === 'paused') {
+      return trans.__('paused: does not fire');
+    }
+    return job.next_fire_at
+      ? trans.__('next %1', this.model.time(job.next_fire_at, now))
+      : trans.__('no next fire');
+  }
+
   private _job(job: IJob, now: Date, pending: Set<string>): HTMLElement {
     const { trans } = this.model;
     const selected = job.id === this.model.selectedJob;
-    const next = job.next_fire_at
-      ? trans.__('next %1', this.model.time(job.next_fire_at, now))
-      : trans.__('no next fire');
+    const next = this._nextLine(job, now);
     const toggle = () => void this.model.select(selected ? null : job.id);
     return h(
       'li',
@@ -368,7 +377,10 @@ export class RecallSidebar extends Widget {
       this._notebookLine(job, pending),
       h(
         'div',
-        { class: 'jp-RecallSidebar-next', title: this.model.fullTime(job.next_fire_at) },
+        {
+          class: 'jp-RecallSidebar-next',
+          title: job.status === 'paused' ? '' : this.model.fullTime(job.next_fire_at)
+        },
         next
       ),
       job.status === 'paused' && job.paused_reason

@@ -188,3 +188,15 @@ def test_relative_times_move_on_without_an_event(clean, page):
     expect(next_line).to_have_text(re.compile(r"^next in (10|9) min"))
     page.clock.fast_forward("05:00")
     expect(next_line).to_have_text(re.compile(r"^next in (5|4) min"))
+
+
+def test_a_paused_job_says_it_is_paused_not_when_it_would_fire(clean, page):
+    from playwright.sync_api import expect
+
+    paused = job(clean, "paused daily")
+    clean.request("POST", f"/api/recall/jobs/{paused['id']}/pause")
+    sidebar = open_sidebar(page, clean.url + LAB)
+    row = sidebar.locator(f'[data-job-id="{paused["id"]}"]')
+    expect(row.locator(".jp-RecallSidebar-next")).to_have_text("paused: does not fire")
+    clean.request("POST", f"/api/recall/jobs/{paused['id']}/resume")
+    expect(row.locator(".jp-RecallSidebar-next")).to_have_text(re.compile(r"^next in "))
