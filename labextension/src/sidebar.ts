@@ -135,6 +135,26 @@ export class RecallSidebar extends Widget {
     }
   }
 
+  /** Cancelling ends a job for good (and hides it with the finished ones): asks first. */
+  private async _confirmCancel(job: IJob): Promise<void> {
+    const { trans } = this.model;
+    const answer = await showDialog({
+      title: trans.__('Cancel job'),
+      body: trans.__(
+        'Cancel %1? It never fires again, and finished jobs are hidden from the list.',
+        job.name
+      ),
+      buttons: [
+        Dialog.cancelButton({ label: trans.__('Keep job') }),
+        Dialog.warnButton({ label: trans.__('Cancel job') })
+      ],
+      defaultButton: 0
+    });
+    if (answer.button.accept) {
+      await this.model.act(job, 'cancel');
+    }
+  }
+
   private _header(): HTMLElement {
     const { trans } = this.model;
     const search = h('input', {
@@ -280,7 +300,7 @@ export class RecallSidebar extends Widget {
           'aria-label': this.model.trans.__('%1 %2', label, job.name),
           onClick: (event: Event) => {
             event.stopPropagation();
-            void this.model.act(job, action);
+            void (action === 'cancel' ? this._confirmCancel(job) : this.model.act(job, action));
           }
         },
         label

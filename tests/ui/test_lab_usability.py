@@ -200,3 +200,23 @@ def test_a_paused_job_says_it_is_paused_not_when_it_would_fire(clean, page):
     expect(row.locator(".jp-RecallSidebar-next")).to_have_text("paused: does not fire")
     clean.request("POST", f"/api/recall/jobs/{paused['id']}/resume")
     expect(row.locator(".jp-RecallSidebar-next")).to_have_text(re.compile(r"^next in "))
+
+
+def test_cancel_asks_first_and_keeps_the_job_by_default(clean, page):
+    from playwright.sync_api import expect
+
+    daily = job(clean, "keep me")
+    sidebar = open_sidebar(page, clean.url + LAB)
+    row = sidebar.locator(f'[data-job-id="{daily["id"]}"]')
+    row.get_by_role("button", name="Cancel keep me").click()
+    dialog = page.locator(".jp-Dialog")
+    expect(dialog).to_contain_text("Cancel keep me?")
+    expect(dialog.get_by_role("button", name="Keep job")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(dialog).to_have_count(0)
+    assert clean.request("GET", f"/api/recall/jobs/{daily['id']}")["status"] == "active"
+
+    row.get_by_role("button", name="Cancel keep me").click()
+    dialog.get_by_role("button", name="Cancel job").click()
+    expect(row).to_have_count(0)
+    assert clean.request("GET", f"/api/recall/jobs/{daily['id']}")["status"] == "cancelled"
