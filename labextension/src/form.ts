@@ -232,13 +232,22 @@ export class JobForm {
     }
     try {
       const created = await this.model.api.create(job);
-      this._status.textContent = this.model.trans.__('Created %1', created.name);
+      this._status.textContent = this.model.trans.__('Created %1 (%2)', created.name, created.id);
       this._status.className = 'jp-RecallForm-status';
       this.model.apply({ type: 'job.created', job: created });
+      this._reset();
     } catch (error) {
       this._status.textContent = (error as Error).message;
       this._status.className = 'jp-RecallForm-status jp-mod-error';
     }
+  }
+
+  /** After a Create: the time and name go, so a second click does not make a duplicate. */
+  private _reset(): void {
+    this._when.value = '';
+    this._name.value = '';
+    this._whenValid = false;
+    this._validity();
   }
 
   private _notebook = h('div', { class: 'jp-RecallForm-notebook' });

@@ -220,3 +220,29 @@ def test_cancel_asks_first_and_keeps_the_job_by_default(clean, page):
     dialog.get_by_role("button", name="Cancel job").click()
     expect(row).to_have_count(0)
     assert clean.request("GET", f"/api/recall/jobs/{daily['id']}")["status"] == "cancelled"
+
+
+def test_the_form_is_reset_after_create(clean, page):
+    from playwright.sync_api import expect
+
+    sidebar = open_sidebar(page, clean.url + LAB)
+    form = sidebar.get_by_role("form", name="New job")
+    when = form.get_by_role("textbox", name="When")
+    name = form.get_by_role("textbox", name="Name")
+    when.fill("every day at 09:00")
+    name.fill("only once")
+    form.get_by_role("textbox", name="Code").fill("print(1)")
+    form.get_by_role("combobox", name="Runs in").select_option("headless")
+    create = form.get_by_role("button", name="Create")
+    expect(create).to_be_enabled()
+    create.click()
+    expect(form).to_contain_text(re.compile(r"Created only once \([0-9a-f]{12}\)"))
+    expect(when).to_have_value("")
+    expect(name).to_have_value("")
+    create.click()  # a second click: nothing to create
+    page.wait_for_timeout(1500)
+    listed = clean.request("GET", "/api/recall/jobs")["jobs"]
+    assert [j["name"] for j in listed] == ["only once"]
+    created = re.search(r"\(([0-9a-f]{12})\)", form.inner_text())
+    assert created
+    assert created.group(1) == listed[0]["id"]
