@@ -128,7 +128,9 @@ export class RecallSidebar extends Widget {
       buttons: [
         Dialog.cancelButton({ label: trans.__('Keep') }),
         Dialog.warnButton({ label: trans.__('Delete') })
-      ]
+      ],
+      // Enter keeps them: the safe answer is the one a stray key gives.
+      defaultButton: 0
     });
     if (answer.button.accept) {
       await this.model.clearFinished();
@@ -370,12 +372,15 @@ export class RecallSidebar extends Widget {
         'data-job-id': job.id,
         'data-status': job.status,
         'data-kind': job.kind,
-        'aria-selected': selected ? 'true' : 'false',
+        // A row holds buttons, so it is no listbox option: aria-current marks the one selected.
+        'aria-current': selected ? 'true' : false,
         'aria-label': trans.__('%1 %2, %3', job.kind, job.name, job.status),
         tabindex: '0',
         onClick: toggle,
         onKeyDown: (event: Event) => {
-          if ((event as KeyboardEvent).key === 'Enter' && event.target === event.currentTarget) {
+          const { key } = event as KeyboardEvent;
+          if ((key === 'Enter' || key === ' ') && event.target === event.currentTarget) {
+            event.preventDefault(); // Space would scroll the sidebar
             toggle();
           }
         }

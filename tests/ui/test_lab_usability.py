@@ -246,3 +246,33 @@ def test_the_form_is_reset_after_create(clean, page):
     created = re.search(r"\(([0-9a-f]{12})\)", form.inner_text())
     assert created
     assert created.group(1) == listed[0]["id"]
+
+
+def test_space_selects_a_row_and_dialogs_default_to_the_safe_button(clean, page):
+    from playwright.sync_api import expect
+
+    rows = [job(clean, f"row {i}") for i in range(3)]
+    done = job(clean, "done", when="in 1s")
+    sidebar = open_sidebar(page, clean.url + LAB)
+    row = sidebar.locator(f'[data-job-id="{rows[1]["id"]}"]')
+    row.focus()
+    before = sidebar.evaluate("n => n.scrollTop")
+    page.keyboard.press("Space")
+    details = sidebar.get_by_role("region", name="Selected job")
+    expect(details.locator("h3")).to_have_text("row 1")
+    expect(row).to_have_attribute("aria-current", "true")
+    assert row.get_attribute("aria-selected") is None
+    assert sidebar.evaluate("n => n.scrollTop") == before
+    expect(row).to_be_focused()
+    page.keyboard.press("Space")
+    expect(details).to_be_hidden()
+    assert row.get_attribute("aria-current") is None
+
+    clear = sidebar.get_by_role("button", name=re.compile("^Clear 1 finished job"))
+    expect(clear).to_be_visible(timeout=60_000)
+    clear.click()
+    dialog = page.locator(".jp-Dialog")
+    expect(dialog.get_by_role("button", name="Keep")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(dialog).to_have_count(0)
+    assert clean.request("GET", f"/api/recall/jobs/{done['id']}")["status"] == "completed"
