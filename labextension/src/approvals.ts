@@ -16,7 +16,7 @@ import {
   pendingApprovals,
   withArrivals
 } from './approvalRecords';
-import { h } from './dom';
+import { h, replaceKeepingFocus } from './dom';
 import { recallIcon } from './icons';
 import { SCHEMA_ID } from './state';
 
@@ -62,9 +62,13 @@ export class ApprovalsModel {
     this._changed.emit();
   }
 
-  async decide(id: string, decision: Decision): Promise<void> {
+  /** Decides a request, with the user's note if any; a success clears an earlier error. */
+  async decide(id: string, decision: Decision, note = ''): Promise<void> {
+    const body = note.trim() ? { decision, note: note.trim() } : { decision };
     try {
-      this.apply(await this.api.request<IApproval>('POST', `approvals/${id}`, { decision }));
+      const decided = await this.api.request<IApproval>('POST', `approvals/${id}`, body);
+      this.error = '';
+      this.apply(decided);
     } catch (error) {
       // Decided elsewhere first (409) or gone: show what the server has now.
       this.error = String((error as Error).message ?? error);
@@ -104,11 +108,33 @@ export class ApprovalsPanel extends Widget {
     const { trans } = this.model;
     const records = this.model.records.slice(0, RECENT);
     this._error.textContent = this.model.error;
-    this._list.replaceChildren(
-      ...(records.length
+    replaceKeepingFocus(
+      this._list,
+      'data-approval-id',
+      records.length
         ? records.map(record => this._item(record))
-        : [h('li', { class: 'jp-RecallSidebar-empty' }, trans.__('No approvals'))])
+        : [h('li', { class: 'jp-RecallSidebar-empty' }, trans.__('No approvals'))]
     );
+    // The note being typed keeps its caret at the end across a redraw.
+    const active = document.activeElement;
+    if (active instanceof HTMLInputElement && this._list.contains(active)) {
+      active.setSelectionRange(active.value.length, active.value.length);
+    }
+  }
+
+  /** The optional note sent with a decision; kept across redraws until the decision. */
+  private _note(record: IApproval): HTMLInputElement {
+    const { trans } = this.model;
+    const input = h('input', {
+      type: 'text',
+      class: 'jp-RecallApprovals-note',
+      'data-action': 'note',
+      placeholder: trans.__('note (optional)'),
+      'aria-label': trans.__('Note for %1', record.summary),
+      onInput: () => this._notes.set(record.id, input.value)
+    });
+    input.value = this._notes.get(record.id) ?? '';
+    return input;
   }
 
   private _item(record: IApproval): HTMLElement {
@@ -133,6 +159,7 @@ export class ApprovalsPanel extends Widget {
     );
     if (record.status === 'pending') {
       item.append(
+        this._note(record),
         h(
           'div',
           { class: 'jp-RecallApprovals-buttons' },
@@ -150,12 +177,19 @@ export class ApprovalsPanel extends Widget {
       {
         type: 'button',
         class: `jp-Button jp-mod-styled jp-RecallApprovals-${decision}`,
-        onclick: () => void this.model.decide(record.id, decision)
+        'data-action': decision,
+        onclick: () => void this._decide(record, decision)
       },
       label
     );
   }
 
+  private async _decide(record: IApproval, decision: Decision): Promise<void> {
+    await this.model.decide(record.id, decision, this._notes.get(record.id));
+    this._notes.delete(record.id);
+  }
+
+  private _notes = new Map<string, string>();
   private _error = h('div', { class: 'jp-RecallApprovals-error', role: 'alert' });
   private _list = h('ul', { class: 'jp-RecallApprovals-list' });
 }

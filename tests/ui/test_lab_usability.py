@@ -276,3 +276,38 @@ def test_space_selects_a_row_and_dialogs_default_to_the_safe_button(clean, page)
     page.keyboard.press("Enter")
     expect(dialog).to_have_count(0)
     assert clean.request("GET", f"/api/recall/jobs/{done['id']}")["status"] == "completed"
+
+
+def test_the_approvals_panel_takes_a_note_and_clears_a_stale_error(clean, page):
+    from playwright.sync_api import expect
+
+    open_lab(page, clean)
+    expect(page.locator(".jp-RecallStatus")).to_be_visible()
+    first = ask(clean, "make late")
+    page.locator(".jp-RecallApprovalsStatus").click()
+    panel = page.get_by_role("region", name="Recall approvals")
+    item = panel.locator(f'[data-approval-id="{first["id"]}"]')
+    expect(item).to_have_attribute("data-status", "pending")
+    # The server refuses this decision (as when it was decided elsewhere a moment before).
+    refusal = {"message": "approval already denied", "reason": "ConflictError"}
+    page.route(
+        lambda url: urlparse(url).path.endswith(f"/approvals/{first['id']}"),
+        lambda route: (
+            route.fulfill(status=409, json=refusal)
+            if route.request.method == "POST"
+            else route.continue_()
+        ),
+    )
+    item.get_by_role("button", name="Approve").click()
+    error = panel.locator(".jp-RecallApprovals-error")
+    expect(error).to_have_text("approval already denied")
+
+    second = ask(clean, "make notes")
+    other = panel.locator(f'[data-approval-id="{second["id"]}"]')
+    note = other.get_by_role("textbox", name="Note for shell.run(command='make notes')")
+    note.fill("checked the makefile")
+    other.get_by_role("button", name="Approve").click()
+    expect(other).to_have_attribute("data-status", "approved")
+    expect(error).to_be_empty()
+    decided = clean.request("GET", f"/api/recall/approvals/{second['id']}")
+    assert decided["note"] == "checked the makefile", decided
