@@ -271,16 +271,20 @@ export class JobForm {
     name: 'retries',
     min: '0',
     step: '1',
-    placeholder: 'none',
-    title: 'Run a failed, timed-out or interrupted occurrence again, up to this many times'
+    placeholder: this.model.trans.__('none'),
+    title: this.model.trans.__(
+      'Run a failed, timed-out or interrupted occurrence again, up to this many times'
+    )
   });
   private _retryBackoff = h('input', {
     type: 'number',
     name: 'retry_backoff',
     min: '0',
     step: 'any',
-    placeholder: '10',
-    title: 'Seconds before the first retry; each further one waits twice as long'
+    placeholder: this.model.trans.__('10'),
+    title: this.model.trans.__(
+      'Seconds before the first retry; each further one waits twice as long'
+    )
   });
 
   /** policies.retries from the Retries and Retry backoff fields (the server checks them). */
@@ -300,22 +304,24 @@ export class JobForm {
     name: 'pause_after_failures',
     min: '1',
     step: '1',
-    placeholder: 'never',
-    title: 'Pause the job after this many consecutive failed occurrences'
+    placeholder: this.model.trans.__('never'),
+    title: this.model.trans.__('Pause the job after this many consecutive failed occurrences')
   });
   private _keepRuns = h('input', {
     type: 'number',
     name: 'keep_runs',
     min: '0',
     step: '1',
-    placeholder: "server's default",
-    title: 'Keep this many newest runs of the job'
+    placeholder: this.model.trans.__("server's default"),
+    title: this.model.trans.__('Keep this many newest runs of the job')
   });
   private _keepFor = h('input', {
     type: 'text',
     name: 'keep_runs_for',
-    placeholder: "server's default",
-    title: "Keep runs this long after they end: seconds, or '7d', '12h', '1h30'"
+    placeholder: this.model.trans.__("server's default"),
+    title: this.model.trans.__(
+      "Keep runs this long after they end: seconds, or '7d', '12h', '1h30'"
+    )
   });
 
   /** pause_after_failures, keep_runs, keep_runs_for as typed (the server checks them). */
