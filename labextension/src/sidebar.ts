@@ -224,7 +224,11 @@ export class RecallSidebar extends Widget {
     if (chosen && !paths.includes(chosen)) {
       paths.push(chosen);
     }
-    this._notebook.replaceChildren(...options(this.model.trans.__('All notebooks'), paths));
+    // Left as they are when unchanged: rebuilding the options closes the list a user has open.
+    const shown = Array.from(this._notebook.options, option => option.value);
+    if (shown.join('\n') !== ['', ...paths].join('\n')) {
+      this._notebook.replaceChildren(...options(this.model.trans.__('All notebooks'), paths));
+    }
     this._notebook.value = chosen;
   }
 

@@ -280,3 +280,21 @@ def test_the_keyboard_focus_stays_on_its_button_when_the_list_is_rebuilt(clean, 
     job(clean, "third")
     expect(sidebar.locator(".jp-RecallSidebar-job")).to_have_count(3)
     assert page.evaluate("() => document.activeElement.getAttribute('data-job-id')") == first["id"]
+
+
+def test_the_notebook_filters_options_survive_a_rebuild_of_the_list(clean, page):
+    from playwright.sync_api import expect
+
+    kernel_job = {"type": "kernel", "path": "a.ipynb"}
+    code = {"type": "code", "code": "1"}
+    clean.request(
+        "POST", "/api/recall/jobs", {"when": "in 1h", "action": code, "target": kernel_job}
+    )
+    sidebar = open_sidebar(page, f"{clean.url}/lab?reset&token={TOKEN}")
+    select = sidebar.locator(".jp-RecallSidebar-notebookFilter")
+    expect(select.locator("option")).to_have_count(2)
+    select.evaluate("node => { window.recallOption = node.options[1]; }")
+    second = job(clean, "another job")  # its event rebuilds the list, same notebooks
+    expect(sidebar.locator(f'[data-job-id="{second["id"]}"]')).to_have_count(1)
+    # The same option elements: rebuilding them would close the list a user has open.
+    assert select.evaluate("node => node.options[1] === window.recallOption")
