@@ -13,7 +13,7 @@ from datetime import datetime
 from itertools import pairwise
 
 from jupyter_recall.core.model import Job
-from jupyter_recall.core.records import Action, Target
+from jupyter_recall.core.records import Action, Target, option_warnings
 
 FRESH_KERNEL_MIN_GAP = 60.0
 """Seconds: a schedule whose runs come closer than this gets the warning."""
@@ -44,10 +44,13 @@ def fresh_kernel_warning(fire_times: Sequence[datetime]) -> str | None:
 
 def created_warnings(job: Job, count: int = 5) -> list[str]:
     """What to tell whoever created ``job`` (the REST answer's ``warnings``): a recurring job
-    that starts a fresh kernel more than once a minute. ``count`` fire times are looked at."""
-    if not job.schedule.is_recurring:
-        return []
-    if not starts_fresh_kernel(job.action, job.target):
+    that starts a fresh kernel more than once a minute (``count`` fire times are looked at),
+    an option key that looks misspelt (``records.option_warnings``)."""
+    return _cadence_warnings(job, count) + option_warnings(job.options)
+
+
+def _cadence_warnings(job: Job, count: int) -> list[str]:
+    if not job.schedule.is_recurring or not starts_fresh_kernel(job.action, job.target):
         return []
     warning = fresh_kernel_warning(job.schedule.next_fire_times(count))
     return [warning] if warning is not None else []

@@ -10,6 +10,7 @@ record can be shared by every job of a batch), and cheap to build.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -553,6 +554,32 @@ class JobOptions:
 
 
 NO_OPTIONS = JobOptions()
+
+READ_OPTIONS = (
+    "exclusive",
+    "exclusive_timeout",
+    "on_missing_kernel",
+    "output_channel",
+    "output_config",
+    "watcher",
+)
+"""The option keys something of ours reads; other keys are kept for whoever wrote them."""
+
+
+def option_warnings(options: JobOptions) -> list[str]:
+    """A warning per option key that looks like a misspelt one we read (``output_chanel``):
+    kept, as every other key is, but nothing would read it."""
+    warnings = []
+    for key in options.values:
+        if key in READ_OPTIONS:
+            continue
+        close = difflib.get_close_matches(str(key), READ_OPTIONS, n=1, cutoff=0.8)
+        if close:
+            warnings.append(
+                f"warning: options.{key} is kept but nothing reads it: did you mean "
+                f"options.{close[0]}?"
+            )
+    return warnings
 
 
 def check_options_fit(options: JobOptions, target: Target) -> None:

@@ -12,6 +12,7 @@ CODE = {"type": "code", "code": "print(1)"}
 NOTE = {"type": "notification", "message": "hi"}
 LIVE = {"type": "kernel", "path": "live.ipynb"}
 HEADLESS = {"type": "headless", "kernel_name": "python3"}
+SERVER = {"type": "server"}
 
 
 def job(action: dict, target: dict, options: dict) -> dict:
@@ -70,3 +71,19 @@ async def test_moving_an_exclusive_job_off_its_kernel_needs_its_options_changed_
     )
     assert moved["target"] == HEADLESS
     assert moved["options"] == {}
+
+
+async def test_an_option_key_that_looks_misspelt_is_kept_with_a_warning(jp_fetch):
+    options = {"output_chanel": "ops", "team": "data"}
+    created = await call(
+        jp_fetch, "POST", "api/recall/jobs", job(NOTE, SERVER, options), expect=201
+    )
+    assert created["options"] == options  # kept: other layers keep their own keys there
+    assert created["warnings"] == [
+        "warning: options.output_chanel is kept but nothing reads it: did you mean "
+        "options.output_channel?"
+    ]
+    plain = await call(
+        jp_fetch, "POST", "api/recall/jobs", job(NOTE, SERVER, {"team": "x"}), expect=201
+    )
+    assert "warnings" not in plain
