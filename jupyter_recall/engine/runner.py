@@ -170,6 +170,9 @@ class _Item:
     """Another engine took it over: its end is that engine's to write."""
     back: anyio.Event | None = None
     """Set when it may come back inside the limits (a slot, then a worker, is its)."""
+    time_left: float = math.inf
+    """Seconds of its time limit left when it stepped outside the limits (the clock of the
+    limit stops there: a person's decision is not the run's work)."""
 
 
 class _Limits:
@@ -557,6 +560,9 @@ class Runner:
         if item.where is not _Where.EXECUTING or self._group is None:
             return False
         item.where = _Where.OUTSIDE
+        if item.scope is not None:
+            item.time_left = item.scope.deadline - anyio.current_time()
+            item.scope.deadline = math.inf
         if item.has_slot:
             item.has_slot = False
             self._release_slot(item.key)
@@ -570,6 +576,8 @@ class Runner:
             return
         await self._slot_back(item)
         await self._worker_back(item)
+        if item.scope is not None:
+            item.scope.deadline = anyio.current_time() + item.time_left
 
     async def _slot_back(self, item: _Item) -> None:
         running = self._target_running.get(item.key, 0)

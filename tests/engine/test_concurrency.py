@@ -146,6 +146,42 @@ async def test_runs_coming_back_inside_the_limits_wait_for_a_slot_and_a_worker(
     assert person.most_inside == 1
 
 
+async def test_a_runs_time_limit_stops_counting_while_it_waits_outside_the_limits(
+    db: Path, clock: ManualClock
+) -> None:
+    async def slow(job: Job, run: Run, output: OutputSink) -> None:
+        if job.action.headline == "waits for a person":
+            async with outside_limits():
+                await anyio.sleep(0.6)  # past the limit: not the run's own time
+        await anyio.sleep(0.2)
+
+    store = SQLiteStore(db)
+    engine = Scheduler(store, Lanes(slow), clock=clock, default_timeout=0.4)
+    async with engine:
+        waits, works = await engine.add_jobs(
+            [on("a", "waits for a person"), on("b", "works")], owner=OWNER
+        )
+        (waited,) = await wait_runs(engine, waits.id, 1)
+        (worked,) = await wait_runs(engine, works.id, 1)
+    store.close()
+    assert waited.status is RunStatus.SUCCEEDED, waited.error
+    assert worked.status is RunStatus.SUCCEEDED
+
+    # The part inside the limits still counts: 0.6 s of work against the 0.4 s limit.
+    async def overlong(job: Job, run: Run, output: OutputSink) -> None:
+        async with outside_limits():
+            await anyio.sleep(0.1)
+        await anyio.sleep(0.6)
+
+    store = SQLiteStore(db)
+    engine = Scheduler(store, Lanes(overlong), clock=clock, default_timeout=0.4)
+    async with engine:
+        (job,) = await engine.add_jobs([on("c", "works too long")], owner=OWNER)
+        (ended,) = await wait_runs(engine, job.id, 1)
+    store.close()
+    assert ended.status is RunStatus.TIMED_OUT
+
+
 async def test_two_engines_on_one_file_fire_each_occurrence_exactly_once(db: Path) -> None:
     await two_engines_fire_each_occurrence_exactly_once(sqlite_url(db))
 
