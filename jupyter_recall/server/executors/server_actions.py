@@ -21,7 +21,7 @@ from jupyter_recall.tools.approval import DEFAULT_TIMEOUT, ApprovalRequest, Appr
 from jupyter_recall.tools.policy import APPROVE
 
 TOOLS_UNAVAILABLE = "tool actions are not available: no tool runner is configured"
-STOPPED = "was stopped (on request, by its job's deletion, at its time limit or by the server)"
+STOPPED = "was stopped (on request, by its job's deletion or by the server)"
 """Why a run's approval is withdrawn when the run is cancelled while it waits."""
 NO_APPROVAL = (
     "a server-side job cannot ask for approval (no approvals inbox is configured); "
