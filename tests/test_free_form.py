@@ -63,7 +63,7 @@ ALLOWED: dict[str, tuple[int, str]] = {
         2,
         "an export line's raw JSON, and a row of any table as column -> value",
     ),
-    "tools/approval.py": (3, TOOL_PARAMS + " (of the call waiting for approval)"),
+    "tools/approval.py": (2, TOOL_PARAMS + " (of the call waiting for approval)"),
     "tools/background.py": (3, TOOL_PARAMS + " (of a background task)"),
     "tools/parallel.py": (1, TOOL_PARAMS),
     "tools/registry.py": (3, TOOL_PARAMS),

@@ -19,7 +19,7 @@ import itertools
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypedDict
 
@@ -145,7 +145,7 @@ class Approvals:
         return request
 
     async def ask(
-        self, tool: str, params: dict[str, Any], source: str, timeout: float | None = None
+        self, tool: str, params: Mapping[str, Any], source: str, timeout: float | None = None
     ) -> ApprovalRequest:
         """Wait for an answer; the returned request's ``outcome`` says how it ended."""
         loop = asyncio.get_running_loop()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import anyio
@@ -41,7 +42,7 @@ class RunApprovals(Approvals):
         self._gate = gate
 
     async def ask(
-        self, tool: str, params: dict[str, Any], source: str, timeout: float | None = None
+        self, tool: str, params: Mapping[str, Any], source: str, timeout: float | None = None
     ) -> ApprovalRequest:
         async with outside_limits():
             try:
