@@ -5,6 +5,7 @@ upstream's run succeeds."""
 from __future__ import annotations
 
 import json
+import re
 import urllib.request
 from typing import Any
 
@@ -50,7 +51,9 @@ def test_the_form_creates_a_job_after_another_and_the_sidebar_shows_it(clean, pa
     form.get_by_role("combobox", name="Runs in").select_option("headless")
     form.get_by_role("button", name="Create").click()
 
-    expect(form.locator(".jp-RecallForm-status")).to_have_text("Created publish")
+    expect(form.locator(".jp-RecallForm-status")).to_have_text(
+        re.compile(r"Created publish \([0-9a-f]{12}\)")
+    )
     row = sidebar.locator(".jp-RecallSidebar-job").filter(has_text="publish")
     line = row.locator(".jp-RecallSidebar-upstream")
     expect(line).to_have_text(f"after nightly build ({upstream['id']}) succeeds", timeout=30_000)
