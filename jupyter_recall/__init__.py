@@ -28,15 +28,22 @@ if TYPE_CHECKING:
         background_run,
         background_status,
         background_wait,
+        refresh_tool_policies,
         run_parallel,
         run_parallel_async,
         run_tool,
         run_tool_async,
+        set_concurrency_limits,
         set_tool_policy,
         tool,
+        tool_policies,
+        tool_policy,
     )
     from jupyter_recall.kernel.connection import notifications
-    from jupyter_recall.kernel.connection.client import RecallConnectionError
+    from jupyter_recall.kernel.connection.client import (
+        RecallConnectionError,
+        require_server_kernel,
+    )
 
     # Watchers and notifications (kernel/watchers/watch.py).
     from jupyter_recall.kernel.connection.send import send_notification
@@ -81,14 +88,19 @@ __all__ = [
     "parse_when",
     "prune_runs",
     "recall",
+    "refresh_tool_policies",
+    "require_server_kernel",
     "run_parallel",
     "run_parallel_async",
     "run_tool",
     "run_tool_async",
     "schedule",
     "send_notification",
+    "set_concurrency_limits",
     "set_tool_policy",
     "tool",
+    "tool_policies",
+    "tool_policy",
     "unload_ipython_extension",
     "watch_history",
     "watch_list",
@@ -158,6 +170,12 @@ _KERNEL_MODULES = {
     "agent": "jupyter_recall.kernel.agent.tools",
     "notifications": "jupyter_recall.kernel.connection.notifications",
 }
+
+
+def __dir__() -> list[str]:
+    """What the module holds, and the kernel API it resolves on first use (``__all__``): so
+    ``dir(jupyter_recall)`` and tab completion list ``schedule``, ``watch_start``, ..."""
+    return sorted({*globals(), *__all__})
 
 
 def __getattr__(name: str) -> Any:

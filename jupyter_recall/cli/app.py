@@ -17,10 +17,11 @@ from jupyter_core.application import JupyterApp
 from jupyter_recall._version import __version__
 from jupyter_recall.cli import commands
 from jupyter_recall.cli.approvals import ApprovalsCommand, ApproveCommand, DenyCommand
-from jupyter_recall.cli.base import EXIT_FAILED, EXIT_USAGE
+from jupyter_recall.cli.base import EXIT_FAILED
 from jupyter_recall.cli.mcp_command import McpCommand
 from jupyter_recall.cli.prune import PruneCommand
 from jupyter_recall.cli.transfer import ExportCommand, ImportCommand, MigrateCommand
+from jupyter_recall.command_line import EXIT_USAGE
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.standalone.app import RecallScheduler
 
@@ -35,7 +36,7 @@ class SchedulerCommand(RecallScheduler):
         try:
             check_places(self.root_dir, self.gateway_url)
         except ValidationError as error:
-            print(f"jupyter recall scheduler: error: {error}", file=sys.stderr)
+            self.refuse(str(error))
             raise SystemExit(EXIT_USAGE) from None
         super().start()
 
@@ -62,6 +63,8 @@ SUBCOMMANDS: dict[str, tuple[type[JupyterApp], str]] = {
     "resume": (commands.ResumeCommand, "Let paused jobs fire again."),
     "skip": (commands.SkipCommand, "Skip the next occurrence of recurring jobs."),
     "trigger": (commands.TriggerCommand, "Run jobs once now."),
+    "delete": (commands.DeleteCommand, "Delete jobs and their runs for good (asks; --yes)."),
+    "stop": (commands.StopCommand, "Stop running runs (they end cancelled)."),
     "runs": (commands.RunsCommand, "List your runs (--since, --job, --status)."),
     "logs": (commands.LogsCommand, "Print a run's output (--follow to stream it)."),
     "parse": (commands.ParseCommand, "Check a time expression and preview its fire times."),

@@ -13,7 +13,7 @@ from traitlets import Unicode
 
 from jupyter_recall.cli import render
 from jupyter_recall.cli.base import EXIT_OK, RecallCommand, with_aliases
-from jupyter_recall.cli.commands import each_id
+from jupyter_recall.cli.commands import checked_id, each_id
 from jupyter_recall.client.remote import api_path
 from jupyter_recall.core import approvals
 from jupyter_recall.core.errors import ValidationError
@@ -79,6 +79,7 @@ class DecisionCommand(RecallCommand):
             body["note"] = self.note
 
         def decide(approval_id: str) -> None:
+            checked_id(approval_id, "approval")
             record = self.request("POST", api_path("approvals", approval_id), body=body)
             if self.json_output:
                 self.print_json(record)

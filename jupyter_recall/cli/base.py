@@ -9,11 +9,13 @@ from typing import Any
 
 from jupyter_core.application import JupyterApp, base_aliases, base_flags
 from traitlets import Bool, Float, Unicode
+from traitlets.config import Configurable
 
 from jupyter_recall._version import __version__
 from jupyter_recall.client.remote import Client
-from jupyter_recall.command_line import StrictCommandLine
+from jupyter_recall.command_line import EXIT_USAGE, StrictConfig
 from jupyter_recall.core.errors import (
+    NotFoundError,
     RecallConnectionError,
     RecallError,
     UsageError,
@@ -23,8 +25,8 @@ from jupyter_recall.core.errors import (
 EXIT_OK = 0
 EXIT_FAILED = 1
 """Not found, a conflict, a run that did not succeed, any other error."""
-EXIT_USAGE = 2
-"""Bad command line or input the server refused (the message names the field)."""
+# EXIT_USAGE (2, command_line.py): a bad command line, or input the server refused (the
+# message names the field).
 EXIT_NO_SERVER = 3
 """No server with jupyter_recall could be reached."""
 
@@ -60,7 +62,7 @@ def with_flags(extra: dict[str, Flag]) -> dict[str, Flag]:
     return {**COMMON_FLAGS, **extra}
 
 
-class RecallCommand(StrictCommandLine, JupyterApp):
+class RecallCommand(StrictConfig, JupyterApp):
     """Base of the subcommands: finds the server, maps errors to one message and an exit code."""
 
     version = __version__
@@ -92,12 +94,21 @@ class RecallCommand(StrictCommandLine, JupyterApp):
         return "jupyter_recall_cli_config"
 
     def initialize(self, argv: Any = None) -> None:
-        # A bad command line is one line and exit status 2, like the errors of run().
+        # A bad command line or config file is one line and exit status 2 (StrictConfig),
+        # like the errors of run().
         try:
             super().initialize(argv)
         except RecallError as error:
-            print(f"{self.name}: error: {message_of(error)}", file=sys.stderr)
+            self.refuse(message_of(error))
             raise SystemExit(EXIT_USAGE) from None
+
+    def setting_classes(self) -> list[type[Configurable]]:
+        """Every subcommand's class: one config file serves them all (``c.ListCommand.limit``
+        is not a typo when ``show`` runs)."""
+        found: list[type[Configurable]] = [RecallCommand]
+        for cls in found:
+            found += [sub for sub in cls.__subclasses__() if sub not in found]
+        return found
 
     def option_name(self, trait_name: str) -> str:
         """How the command line names a trait of RecallCommand: its alias, else the long form."""
@@ -123,6 +134,27 @@ class RecallCommand(StrictCommandLine, JupyterApp):
         """Where ``url`` was set, for the errors about it: the command line or a config file."""
         typed = any("url" in section for section in self.cli_config.values())
         return "--url" if typed else f"RecallCommand.url in {self.config_file_name}.py"
+
+    def describe(self, error: RecallError) -> str:
+        """The error's text for stderr; a job or run not found names the server asked when
+        it was picked among several running ones (another may hold it)."""
+        text = message_of(error)
+        if isinstance(error, NotFoundError) and self._client is not None:
+            text += self._which_server(self._client)
+        return text
+
+    def _which_server(self, client: Client) -> str:
+        if not client.server.source.startswith("runtime file"):
+            return ""  # given explicitly: the user knows which
+        from jupyter_recall.client.remote import running_servers, runtime_dir
+
+        count = len(running_servers(runtime_dir()))
+        if count < 2:
+            return ""
+        return (
+            f" (asked the server at {client.base}, found through {client.server.source}; "
+            f"{count} Jupyter servers are running: --url asks another)"
+        )
 
     def request(self, method: str, path: str, **kwargs: Any) -> Any:
         return self.client.request(method, path, **kwargs)
@@ -168,7 +200,7 @@ class RecallCommand(StrictCommandLine, JupyterApp):
             return 130
         except RecallError as error:
             code = exit_code_of(error)
-            print(f"{self.name}: error: {message_of(error)}", file=sys.stderr)
+            self.refuse(self.describe(error))
             return code
 
 

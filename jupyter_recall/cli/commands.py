@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import posixpath
 import re
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 from typing import Any, ClassVar
 
 from traitlets import Bool, Float, Int, Unicode
@@ -17,7 +20,6 @@ from jupyter_recall.cli.base import (
     EXIT_OK,
     RecallCommand,
     exit_code_of,
-    message_of,
     with_aliases,
     with_flags,
 )
@@ -32,6 +34,7 @@ from jupyter_recall.client.documents import (
     RunDocument,
     TargetDocument,
 )
+from jupyter_recall.client.ids import JOB_ID
 from jupyter_recall.client.remote import api_path
 from jupyter_recall.core.dependency import After
 from jupyter_recall.core.errors import (
@@ -41,6 +44,7 @@ from jupyter_recall.core.errors import (
     UsageError,
     ValidationError,
 )
+from jupyter_recall.core.records import contents_path
 
 ACTIVE_STATUSES = "active,paused"
 """What ``list`` shows without --status or --all: the jobs that may still fire."""
@@ -82,10 +86,12 @@ class ListCommand(RecallCommand):
     )
     kind = Unicode("", config=True, help="Comma-separated kinds (job, recall, watcher).")
     path = Unicode(
-        "",
+        None,
+        allow_none=True,
         config=True,
-        help="Only the jobs of this notebook: its session's recalls, the jobs that run in its "
-        "kernel or execute it.",
+        help="Only the jobs of this notebook (its path under the server's root, or a "
+        "filesystem path under it): its session's recalls, the jobs that run in its kernel or "
+        "execute it.",
     )
     all_jobs = Bool(False, config=True, help="Also the jobs that ended.")
     limit = Int(100, config=True, help="At most this many jobs (0: all, read page by page).")
@@ -106,12 +112,15 @@ class ListCommand(RecallCommand):
         }
         # A notebook is more than the session the server filters on (the kernel a job runs
         # in, the notebook it executes): those jobs are picked here, from every page.
-        limit = 0 if self.path else self.limit
+        path = None
+        if self.path is not None:
+            path = notebook_path(self.path, self.client.server.root_dir, "--path")
+        limit = 0 if path else self.limit
         jobs: list[JobDocument]
         with named_options(LIST_OPTIONS):
             jobs, more = read_pages(self.client.listing, "/api/recall/jobs", "jobs", query, limit)
-        if self.path:
-            jobs = [job for job in jobs if self.path in notebooks_of(job)]
+        if path:
+            jobs = [job for job in jobs if path in notebooks_of(job)]
             jobs, more = jobs[: self.limit or None], bool(self.limit) and len(jobs) > self.limit
         if self.json_output:
             self.print_json({"jobs": jobs})
@@ -183,7 +192,46 @@ def notebooks_of(job: JobDocument) -> set[str]:
     places = {job.get("session"), target.get("path") if target else None}
     if action is not None and action["type"] == "notebook":
         places.add(action.get("path"))
-    return {str(place) for place in places if place}
+    return {posixpath.normpath(str(place)).lstrip("/") for place in places if place}
+
+
+def notebook_path(text: str, root_dir: str | None, option: str) -> str:
+    """A notebook as the server names it, its path under the server's root (``sub/nb.ipynb``),
+    from what the user typed: that path (``./sub//nb.ipynb`` normalised), or a filesystem path
+    under the server's root dir (which the runtime file of the server gives). ValidationError
+    naming ``option`` for an empty one (``"$NB"`` unset), one leaving the root, or a
+    filesystem path outside it."""
+    if not text.strip():
+        raise ValidationError(
+            option, "is empty: give the notebook's path (relative to the server's root)"
+        )
+    if os.path.isabs(os.path.expanduser(text)):
+        return _under_root(os.path.expanduser(text), root_dir, option)
+    try:
+        return contents_path(text.replace(os.sep, "/"), option)
+    except ValidationError:
+        raise ValidationError(
+            option, f"{text!r} is not a notebook under the server's root (paths are relative to it)"
+        ) from None
+
+
+def _under_root(path: str, root_dir: str | None, option: str) -> str:
+    """A filesystem path as a path under the server's root (symbolic links followed too)."""
+    if not root_dir:
+        raise ValidationError(
+            option,
+            f"{path!r} is a filesystem path, and the server's root directory is not known here "
+            "(no runtime file of that server names it): give the path relative to its root",
+        )
+    pairs = [
+        (os.path.abspath(path), os.path.abspath(root_dir)),
+        (os.path.realpath(path), os.path.realpath(root_dir)),
+    ]
+    for full, root in pairs:
+        relative = os.path.relpath(full, root)
+        if relative not in (".", "..") and not relative.startswith(".." + os.sep):
+            return Path(relative).as_posix()
+    raise ValidationError(option, f"{path!r} is not under the server's root directory {root_dir!r}")
 
 
 class ShowCommand(RecallCommand):
@@ -192,7 +240,7 @@ class ShowCommand(RecallCommand):
     usage = "ID"
 
     def run(self) -> int:
-        (job_id,) = self.positional(1)
+        job_id = checked_id(self.positional(1)[0], "job")
         job = self.request("GET", api_path("jobs", job_id))
         if self.json_output:
             self.print_json(job)
@@ -244,7 +292,13 @@ jupyter recall add --after 3f9c2a1b7d0e:failed --notify "the nightly build faile
             ),
         }
     )
-    notebook = Unicode("", config=True, help="Run the code in the live kernel of this notebook.")
+    notebook = Unicode(
+        None,
+        allow_none=True,
+        config=True,
+        help="Run the code in the live kernel of this notebook: its path under the server's "
+        "root, or a filesystem path under that root.",
+    )
     notify = Unicode("", config=True, help="Send this notification instead of running code.")
     job_name = Unicode("", config=True, help="A name for the job.")
     tz = Unicode("", config=True, help="Time zone of the schedule (default: the server's).")
@@ -319,7 +373,7 @@ jupyter recall add --after 3f9c2a1b7d0e:failed --notify "the nightly build faile
         if self.tz:
             body["tz"] = self.tz
         if self.on_missing_kernel:
-            if not self.notebook:
+            if self.notebook is None:
                 raise UsageError(
                     "--on-missing-kernel says what to do when the notebook of --notebook has "
                     "no kernel: give --notebook PATH with it"
@@ -373,7 +427,7 @@ jupyter recall add --after 3f9c2a1b7d0e:failed --notify "the nightly build faile
         return {"job": after.job, "on": after.on.value}
 
     def _notification(self, args: list[str]) -> tuple[ActionDocument, TargetDocument]:
-        if len(args) > 1 or self.notebook or self.headless:
+        if len(args) > 1 or self.notebook is not None or self.headless:
             raise UsageError(
                 "--notify sends a notification from the server: give no ACTION code, "
                 "--notebook or --headless with it"
@@ -383,12 +437,13 @@ jupyter recall add --after 3f9c2a1b7d0e:failed --notify "the nightly build faile
     def _code(self, args: list[str]) -> tuple[ActionDocument, TargetDocument]:
         if len(args) != 2:
             raise UsageError(f"usage: {self.name} {self.usage}")
-        if self.notebook and self.headless:
+        if self.notebook is not None and self.headless:
             raise UsageError("--notebook and --headless exclude each other: choose one target")
         code = read_stdin_code() if args[1] == "-" else args[1]
         target: TargetDocument
-        if self.notebook:
-            target = {"type": "kernel", "path": self.notebook}
+        if self.notebook is not None:
+            path = notebook_path(self.notebook, self.client.server.root_dir, "--notebook")
+            target = {"type": "kernel", "path": path}
         else:
             target = {"type": "headless"}
             if self.kernel_name:
@@ -409,6 +464,19 @@ def read_stdin_code() -> str:
         ) from None
 
 
+def checked_id(ident: str, what: str) -> str:
+    """An id as typed; one that cannot be an id (``a/b``, ``x?y``) is not found, said before
+    any request (an empty one is the request's to refuse, naming ID)."""
+    if ident and not JOB_ID.match(ident):
+        error = NotFoundError(what, ident)
+        error.args = (
+            f"{what} {ident!r} not found (not a {what} id: ids are letters, digits, '-' and "
+            "'_', up to 64)",
+        )
+        raise error
+    return ident
+
+
 def each_id(command: RecallCommand, ids: list[str], act: Callable[[str], None]) -> int:
     """``act`` on every id, even after one fails: each failure is a line on stderr, and the
     exit code is the failures' (1 when they differ). No server stops it at once."""
@@ -419,7 +487,7 @@ def each_id(command: RecallCommand, ids: list[str], act: Callable[[str], None]) 
         except RecallConnectionError:
             raise
         except RecallError as error:
-            print(f"{command.name}: error: {ident}: {message_of(error)}", file=sys.stderr)
+            command.refuse(f"{ident}: {command.describe(error)}")
             codes.add(exit_code_of(error))
     if not codes:
         return EXIT_OK
@@ -436,6 +504,7 @@ class JobActionCommand(RecallCommand):
         return each_id(self, self.positional(1, -1), self.act_on)
 
     def act_on(self, job_id: str) -> None:
+        checked_id(job_id, "job")
         result = self.request(
             "POST", api_path("jobs", job_id, self.action), body=self.action_body()
         )
@@ -500,9 +569,79 @@ class TriggerCommand(JobActionCommand):
         )
 
 
+class DeleteCommand(RecallCommand):
+    """``delete ID...``: a job and its run history, for good (``DELETE /api/recall/jobs/{id}``).
+    Asked on a terminal, one question per job; not asked with --yes; refused without --yes
+    when standard input is not a terminal (a script must say it means it)."""
+
+    name = "jupyter recall delete"
+    description = (
+        "Delete jobs and their run history for good (cancel keeps them). Asks for each job on "
+        "a terminal; --yes does not ask, and is needed when standard input is not a terminal."
+    )
+    usage = "ID [ID ...] [--yes]"
+    flags = with_flags(
+        {
+            "yes": ({"DeleteCommand": {"yes": True}}, "Delete without asking."),
+            "y": ({"DeleteCommand": {"yes": True}}, "Same as --yes."),
+        }
+    )
+    yes = Bool(False, config=True, help="Delete without asking.")
+
+    def run(self) -> int:
+        ids = self.positional(1, -1)
+        if not self.yes and not sys.stdin.isatty():
+            raise UsageError(
+                "delete asks before deleting, and standard input is not a terminal: give "
+                "--yes to delete without asking"
+            )
+        return each_id(self, ids, self.delete_one)
+
+    def delete_one(self, job_id: str) -> None:
+        job: JobDocument = self.request("GET", api_path("jobs", checked_id(job_id, "job")))
+        if not self.yes and not confirmed(f"delete {render.job_line(job)}, and its runs?"):
+            print(f"kept job {job_id}", file=sys.stderr)
+            return
+        self.request("DELETE", api_path("jobs", job_id))
+        if self.json_output:
+            self.print_json(job)
+        else:
+            print(f"deleted job {job_id}" + (f" {job['name']!r}" if job.get("name") else ""))
+
+
+def confirmed(question: str) -> bool:
+    """The terminal's answer to a yes/no question; no unless "y" or "yes"."""
+    print(f"{question} [y/N] ", end="", file=sys.stderr, flush=True)
+    try:
+        answer = sys.stdin.readline()
+    except KeyboardInterrupt:
+        print(file=sys.stderr)
+        raise
+    return answer.strip().lower() in ("y", "yes")
+
+
+class StopCommand(RecallCommand):
+    """``stop RUN_ID...``: stop runs in flight (``POST /api/recall/runs/{id}/stop``)."""
+
+    name = "jupyter recall stop"
+    description = "Stop running runs: each ends cancelled (its job keeps its schedule)."
+    usage = "RUN_ID [RUN_ID ...]"
+
+    def run(self) -> int:
+        return each_id(self, self.positional(1, -1), self.stop_one)
+
+    def stop_one(self, run_id: str) -> None:
+        run = self.request("POST", api_path("runs", checked_id(run_id, "run"), "stop"))
+        if self.json_output:
+            self.print_json(run)
+        else:
+            print(f"run {run.get('id')} of job {run.get('job_id')}: {run.get('status')}")
+
+
 def parse_since(text: str, now: datetime) -> str:
     """``--since``: an ISO instant (local time when it has no offset) or a duration ago."""
-    compact = text.strip().lower().removesuffix("ago").strip()
+    # "-5m" (5 minutes back, as `date -d` reads it) is the same as "5m" and "5m ago".
+    compact = text.strip().lower().removesuffix("ago").strip().removeprefix("-").strip()
     parts = _AGO.findall(compact)
     try:
         if parts and _AGO.sub("", compact).strip() == "":
@@ -552,6 +691,9 @@ class RunsCommand(RecallCommand):
     def run(self) -> int:
         self.positional(0)
         check_limit(self.limit)
+        if self.job:
+            # A job that is not there has no runs: say so (exit 1), not "no runs".
+            self.request("GET", api_path("jobs", checked_id(self.job, "job")))
         query = {
             "since": parse_since(self.since, datetime.now(timezone.utc)) if self.since else None,
             "job_id": self.job or None,
@@ -598,7 +740,7 @@ class LogsCommand(RecallCommand):
     follow = Bool(False, config=True, help="Stream the output until the run ends.")
 
     def run(self) -> int:
-        (run_id,) = self.positional(1)
+        run_id = checked_id(self.positional(1)[0], "run")
         if self.follow:
             return self._follow(run_id)
         run = self.request("GET", api_path("runs", run_id))

@@ -59,7 +59,7 @@ def connect(
         source = url_source if url else f"${URL_VARIABLE}"
         check_url(explicit, source)
         chosen = token if token is not None else token_for(explicit, servers)
-        candidate = ServerInfo(explicit, chosen or "", source)
+        candidate = ServerInfo(explicit, chosen or "", source, root_dir_of(explicit, servers))
         client, tried = first_answering([candidate], timeout=min(timeout, EXPLICIT_PROBE_TIMEOUT))
         if client is None:
             raise RecallConnectionError(
@@ -76,6 +76,15 @@ def connect(
             raise RecallConnectionError(_one_line(_no_server_message(directory, tried)))
     client.timeout = timeout
     return client
+
+
+def root_dir_of(url: str, servers: list[ServerInfo]) -> str | None:
+    """The root directory the runtime file of the server at ``url`` records, if any (for the
+    filesystem paths of notebooks)."""
+    for info in servers:
+        if token_for(url, [info]) is not None:
+            return info.root_dir
+    return None
 
 
 def check_url(url: str, source: str) -> None:

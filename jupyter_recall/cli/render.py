@@ -7,8 +7,15 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
+from jupyter_recall.client.tables import PAUSED_NEXT, last_outcome
 from jupyter_recall.core.errors import ValidationError
-from jupyter_recall.core.text import clip, describe_target, job_status, text_table
+from jupyter_recall.core.text import (
+    CONTROL_PICTURES,
+    clip,
+    describe_target,
+    job_status,
+    text_table,
+)
 from jupyter_recall.core.timefmt import absolute, format_time, parse_instant
 from jupyter_recall.core.tz import resolve_tz
 
@@ -39,10 +46,12 @@ def describe_action(action: Any) -> str:
 
 
 def last_status(job: Mapping[str, Any]) -> str:
-    last = str(job.get("last_status") or "-")
-    if job.get("last_error"):
-        last = f"{last}: {job['last_error']}"
-    return clip(last, ERROR_WIDTH)
+    return clip(last_outcome(job), ERROR_WIDTH)
+
+
+def next_fire(job: Mapping[str, Any]) -> str:
+    """When the job fires next; a paused one does not."""
+    return PAUSED_NEXT if job.get("status") == "paused" else local_instant(job.get("next_fire_at"))
 
 
 def job_row(job: Mapping[str, Any]) -> tuple[str, ...]:
@@ -51,7 +60,7 @@ def job_row(job: Mapping[str, Any]) -> tuple[str, ...]:
         clip(job.get("name") or "", NAME_WIDTH),
         str(job.get("description") or job.get("when")),
         job_status(job),
-        local_instant(job.get("next_fire_at")),
+        next_fire(job),
         last_status(job),
     )
 
@@ -95,8 +104,11 @@ def runs_table(runs: Sequence[Mapping[str, Any]], names: Mapping[str, str] | Non
 
 
 def _fields(pairs: Sequence[tuple[str, str]]) -> str:
+    # A name or schedule holding an escape sequence must not reach the terminal as one.
     width = max(len(key) for key, _ in pairs)
-    return "\n".join(f"{key.ljust(width)}  {value}" for key, value in pairs)
+    return "\n".join(
+        f"{key.ljust(width)}  {value.translate(CONTROL_PICTURES)}" for key, value in pairs
+    )
 
 
 def job_detail(job: Mapping[str, Any], runs: Sequence[Mapping[str, Any]]) -> str:
@@ -114,7 +126,7 @@ def job_detail(job: Mapping[str, Any], runs: Sequence[Mapping[str, Any]]) -> str
         ("action", describe_action(job.get("action"))),
         ("target", describe_target(job.get("target"))),
         ("session", str(job.get("session") or "-")),
-        ("next fire", local_instant(job.get("next_fire_at"))),
+        ("next fire", next_fire(job)),
         ("runs", f"{job.get('run_count', 0)} ({job.get('failure_count', 0)} failed)"),
         ("last run", f"{local_instant(job.get('last_run_at'))}  {last_status(job)}"),
         ("policies", policies or "-"),
@@ -130,10 +142,12 @@ def job_detail(job: Mapping[str, Any], runs: Sequence[Mapping[str, Any]]) -> str
 def job_line(job: Mapping[str, Any]) -> str:
     """One line after a change: what the job is now."""
     name = f" {job['name']!r}" if job.get("name") else ""
-    return (
-        f"job {job.get('id')}{name}: {job.get('status')}, {job.get('description')}, "
-        f"next fire {local_instant(job.get('next_fire_at'))}"
+    ahead = (
+        "nothing fires until resumed"
+        if job.get("status") == "paused"
+        else f"next fire {local_instant(job.get('next_fire_at'))}"
     )
+    return f"job {job.get('id')}{name}: {job.get('status')}, {job.get('description')}, {ahead}"
 
 
 def _zoned(value: str, zone_name: str) -> str:

@@ -11,6 +11,7 @@ import io
 import itertools
 import os
 import sys
+import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import ExitStack, contextmanager, suppress
 from datetime import UTC, datetime
@@ -22,9 +23,15 @@ from traitlets import Bool, Int, Unicode
 
 from jupyter_recall.cli.base import EXIT_OK, Flag, RecallCommand
 from jupyter_recall.cli.progress import ProgressBar
-from jupyter_recall.core.errors import RecallError, UsageError, ValidationError
+from jupyter_recall.core.errors import (
+    RecallConnectionError,
+    RecallError,
+    StoreError,
+    UsageError,
+    ValidationError,
+)
 from jupyter_recall.store.base import Store
-from jupyter_recall.store.export_lines import load_export, read_header, write_export
+from jupyter_recall.store.export_lines import load_export, read_header, read_row, write_export
 from jupyter_recall.store.transfer import copy_store, refuse_occupied, total_rows
 from jupyter_recall.store.urls import MEMORY, SQLITE, open_store, sqlite_path, store_kind
 
@@ -49,19 +56,60 @@ FORMS = ("sqlite:///absolute/path", "postgresql://user:password@host:port/databa
 def opened(url: str, option: str, *, existing: bool = False) -> Iterator[Store]:
     """The store at ``url``, closed after; a bad URL is an error naming ``option``. An
     ``existing`` store is one to read: a SQLite file that is not there is refused rather than
-    created empty (a typo would otherwise copy nothing and succeed)."""
+    created empty (a typo would otherwise copy nothing and succeed). A SQLite file's missing
+    directory is not made (a typo, as the scheduler says), and a store that cannot be opened
+    (a PostgreSQL server down) is one line and exit status 3, as for a server not reached."""
     if not url:
         raise ValidationError(option, "give the store's URL", accepted=FORMS)
     try:
         if existing and store_kind(url) is SQLITE:
             _check_exists(sqlite_path(url), option)
-        store = open_store(url)
+        store = open_store(url, create_dirs=False)
     except ValidationError as exc:
         raise ValidationError(option, exc.message, accepted=exc.accepted) from None
+    except StoreError as exc:
+        why = " ".join(str(exc).split())
+        raise RecallConnectionError(f"{option}: cannot open the store: {why}") from None
     try:
         yield store
     finally:
         store.close()
+
+
+@contextmanager
+def removed_if_failed(url: str) -> Iterator[None]:
+    """A SQLite file that ``url`` names and that is not there yet is removed (with its WAL
+    files) if what follows fails: a failed import leaves no new store behind."""
+    path = _new_sqlite_file(url)
+    try:
+        yield
+    except BaseException:
+        for leftover in () if path is None else (path, f"{path}-wal", f"{path}-shm"):
+            with suppress(OSError):
+                Path(leftover).unlink()
+        raise
+
+
+def _new_sqlite_file(url: str) -> str | None:
+    try:
+        path = sqlite_path(url) if store_kind(url) is SQLITE else MEMORY
+    except ValidationError:
+        return None  # ``opened`` names the option
+    return None if path == MEMORY or Path(path).exists() else path
+
+
+def same_store(first: str, second: str) -> bool:
+    """Whether two URLs name one store: SQLite files compared by their resolved paths
+    (``sqlite:///tmp/x`` and ``sqlite:////tmp/./x`` are one file)."""
+    try:
+        if store_kind(first) is SQLITE and store_kind(second) is SQLITE:
+            paths = [sqlite_path(url) for url in (first, second)]
+            if MEMORY in paths:
+                return False  # each in-memory database is its own
+            return len({os.path.realpath("/" + path.lstrip("/")) for path in paths}) == 1
+    except ValidationError:
+        pass  # ``opened`` names the option
+    return first == second
 
 
 def _check_exists(path: str, option: str) -> None:
@@ -105,7 +153,7 @@ class MigrateCommand(StoreCommand):
     def run(self) -> int:
         self.positional(0)
         self.check_batch()
-        if self.source and self.source == self.target:
+        if self.source and self.target and same_store(self.source, self.target):
             raise ValidationError("--to", "is the same store as --from")
         with (
             opened(self.source, "--from", existing=True) as source,
@@ -157,19 +205,62 @@ class ImportCommand(StoreCommand):
         (path,) = self.positional(1)
         self.check_batch()
         with ExitStack() as stack:
-            # The input is checked before the store is opened: a failed import must not
-            # leave an empty SQLite file behind at --to.
+            # The whole input is checked before the store is opened: a bad line imports
+            # nothing, and leaves no empty SQLite file behind at --to.
             source = _stdin_utf8() if path == "-" else _open(stack, path, "r")
-            lines = _checked_lines(source, "standard input" if path == "-" else repr(path))
+            name = "standard input" if path == "-" else repr(path)
+            checked = _checked_whole(stack, source, name)
+            stack.enter_context(removed_if_failed(self.target))
             store = stack.enter_context(opened(self.target, "--to"))
             if not self.force:
                 refuse_occupied(store, "--to")
-            bar = self.progress("import", 0)
-            added = load_export(lines, store, progress=bar, batch=self.batch)
+            bar = self.progress("import", checked.rows)
+            added = load_export(checked.lines(), store, progress=bar, batch=self.batch)
             bar.finish()
         for table, count in added.items():
             print(f"{table}: {count} added")
         return EXIT_OK
+
+
+class CheckedInput:
+    """An export read once to check every line, to be read again to load it."""
+
+    def __init__(self, source: IO[str], rows: int) -> None:
+        self.source = source
+        self.rows = rows
+
+    def lines(self) -> Iterator[str]:
+        self.source.seek(0)
+        return iter(self.source)
+
+
+@contextmanager
+def _temporary_copy() -> Iterator[IO[str]]:
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as copy:
+        yield copy
+
+
+def _checked_whole(stack: ExitStack, source: IO[str], name: str) -> CheckedInput:
+    """Every line of the export checked (its header, then each row, naming the first bad
+    line); an input that cannot be read twice (standard input, a pipe) is kept in a
+    temporary file meanwhile."""
+    seekable = source.seekable()
+    copy = source
+    if not seekable:
+        copy = stack.enter_context(_temporary_copy())
+    rows = 0
+    for number, line in enumerate(_checked_lines(source, name), start=1):
+        if not seekable:
+            copy.write(line)
+        if number > 1 and line.strip():
+            try:
+                read_row(line, number)
+            except ValidationError as exc:
+                raise ValidationError(
+                    exc.field, f"{exc.message}; nothing was imported", accepted=exc.accepted
+                ) from None
+            rows += 1
+    return CheckedInput(copy, rows)
 
 
 def _write_failed(exc: OSError, out: IO[str], path: str | None) -> RecallError:
@@ -219,4 +310,8 @@ def _open(stack: ExitStack, path: str, mode: str) -> IO[str]:
         return stack.enter_context(Path(path).open(mode, encoding="utf-8"))
     except OSError as exc:
         doing = "create (an export never overwrites a file)" if mode == "x" else "read"
-        raise UsageError(f"FILE: cannot {doing} {path!r}: {exc.strerror}") from None
+        why = exc.strerror
+        directory = Path(path).parent
+        if isinstance(exc, FileNotFoundError) and mode == "x" and not directory.is_dir():
+            why = f"the directory {str(directory)!r} does not exist"
+        raise UsageError(f"FILE: cannot {doing} {path!r}: {why}") from None

@@ -235,6 +235,16 @@ def _too_long(url: str, query: Mapping[str, Any]) -> ValidationError:
     )
 
 
+def json_bytes(body: Any) -> bytes:
+    """``body`` as UTF-8 JSON: a non-ASCII character takes its 2 to 4 bytes, not a 6- or 12-byte
+    escape, against the server's body limit. A lone surrogate, which UTF-8 cannot hold, is sent
+    escaped, for the server to refuse naming its field."""
+    try:
+        return json.dumps(body, ensure_ascii=False).encode()
+    except UnicodeEncodeError:
+        return json.dumps(body).encode()
+
+
 class Client:
     """Synchronous JSON calls to one server's ``/api/recall`` (and ``/api/sessions``)."""
 
@@ -273,7 +283,7 @@ class Client:
         timeout: float | None = None,
     ) -> Any:
         """Send a request; the response object (a context manager) on success."""
-        data = json.dumps(body).encode() if body is not None else None
+        data = json_bytes(body) if body is not None else None
         if data is None and method in ("POST", "PATCH", "PUT"):
             data = b"{}"
         url = self.url(path, query)
@@ -409,6 +419,11 @@ class EventStream:
     def lines(self) -> Iterator[str]:
         for raw in self.response:
             yield raw.decode("utf-8", "replace").rstrip("\r\n")
+
+    def set_timeout(self, seconds: float) -> None:
+        """Bound each further read by ``seconds`` (the first ones may have waited less)."""
+        if self._sock is not None:
+            self._sock.settimeout(seconds)
 
     def close(self) -> None:
         # Shutting the socket down wakes a thread blocked reading it; close() alone does not.

@@ -18,6 +18,8 @@ __all__ = [  # clip, describe_target and text_table re-exported: the magics read
     "job_details",
     "job_row",
     "jobs_bundle",
+    "last_outcome",
+    "next_run",
     "now",
     "result_text",
     "short_instant",
@@ -78,10 +80,29 @@ def result_text(data: Any, width: int = RESULT_WIDTH) -> str:
     return clip(text, width)
 
 
+PAUSED_NEXT = "paused: does not fire"
+"""A paused job's next run, as the JupyterLab sidebar says it (it has no next fire)."""
+
+
+def next_run(job: Mapping[str, Any]) -> str:
+    """When the job fires next; a paused one does not (said in words, not as "-")."""
+    if job.get("status") == "paused":
+        return PAUSED_NEXT
+    return short_instant(job.get("next_fire_at"))
+
+
+def last_outcome(job: Mapping[str, Any]) -> str:
+    """The last run's status and error, the status said once: an error that starts with its
+    status (``timed_out: still running after ...``, ``missed: ...``) is shown as it is."""
+    last = str(job.get("last_status") or "-")
+    error = job.get("last_error")
+    if not error:
+        return last
+    error = str(error)
+    return error if error.startswith(f"{last}:") else f"{last}: {error}"
+
+
 def job_row(job: Mapping[str, Any]) -> tuple[str, ...]:
-    last = job.get("last_status") or "-"
-    if job.get("last_error"):
-        last = f"{last}: {job['last_error']}"
     return (
         str(job.get("id")),
         clip(str(job.get("name") or ""), NAME_WIDTH),
@@ -89,9 +110,9 @@ def job_row(job: Mapping[str, Any]) -> tuple[str, ...]:
         str(job.get("description") or job.get("when")),
         describe_target(job.get("target")),
         job_status(job),
-        short_instant(job.get("next_fire_at")),
+        next_run(job),
         str(job.get("run_count", 0)),
-        clip(last, NAME_WIDTH),
+        clip(last_outcome(job), NAME_WIDTH),
     )
 
 
@@ -122,6 +143,12 @@ def _output_tail(output: str) -> list[str]:
     return [f"      | {line}" for line in lines[-OUTPUT_LINES:]]
 
 
+def _status_line(job: Mapping[str, Any]) -> str:
+    if job.get("status") == "paused":
+        return f"  status:   {PAUSED_NEXT}"
+    return f"  status:   {job.get('status')}, next run {next_run(job)}"
+
+
 def job_details(job: Mapping[str, Any], runs: Sequence[Mapping[str, Any]]) -> str:
     """What ``%schedule status <id>`` prints: the job, then its latest runs with their output."""
     action = job.get("action") or {}
@@ -129,7 +156,7 @@ def job_details(job: Mapping[str, Any], runs: Sequence[Mapping[str, Any]]) -> st
     lines = [
         f"job {job.get('id')} {job.get('name')!r} ({job.get('kind')})",
         f"  schedule: {job.get('description')} [{job.get('canonical')}]",
-        f"  status:   {job.get('status')}, next run {short_instant(job.get('next_fire_at'))}",
+        _status_line(job),
         f"  target:   {describe_target(job.get('target'))}",
         f"  action:   {action.get('type')}: {clip(str(what), 200)}",
         f"  runs:     {job.get('run_count', 0)} ({job.get('failure_count', 0)} failed)",

@@ -6,7 +6,9 @@ runs it there.
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal
 
 from jupyter_recall.client.documents import ActionDocument, JobDocument, PoliciesDocument
 from jupyter_recall.client.ids import ID_LENGTH, JOB_ID
@@ -17,6 +19,7 @@ from jupyter_recall.client.toolspec import (
     ArrayParam,
     NumberParam,
     Param,
+    ParamSchema,
     ToolArguments,
     ToolSpec,
 )
@@ -89,19 +92,73 @@ MESSAGE_LENGTH = 10_000
 """A notification's message."""
 
 
+TAG_LENGTH = 50
+"""A notification tag's most characters (``engine/notify.py``'s ``MAX_TAG``)."""
+TAGS = 20
+"""A notification's most tags (``MAX_TAGS``)."""
+HISTORY = 100
+"""A watcher's ring buffer of checks (``store/watchers.py``'s ``RING_SIZE``): watch_history's
+largest ``last_n``."""
+PAGE = 10_000
+"""A listing's largest page (``server/listing.py``'s ``MAX_PAGE``)."""
+
+
+@dataclass(frozen=True)
+class IntegerParam(Param):
+    """An integer argument with a largest value, advertised (``maximum``) and checked."""
+
+    maximum: int | None = None
+
+    def schema(self) -> ParamSchema:
+        schema = super().schema()
+        if self.maximum is not None:
+            schema["maximum"] = self.maximum
+        return schema
+
+    def check(self, value: Any) -> Any:
+        checked = super().check(value)
+        if self.maximum is not None and checked > self.maximum:
+            raise ValidationError(self.name, f"must be <= {self.maximum:,}, got {checked:,}")
+        return checked
+
+
+@dataclass(frozen=True)
+class TextsParam(ArrayParam):
+    """An array of strings of 1 to ``item_length`` characters (``items`` says so)."""
+
+    item_length: int = 0
+
+    def check(self, value: Any) -> Any:
+        items = super().check(value)
+        if self.max_items is not None and len(items) > self.max_items:
+            raise ValidationError(self.name, f"at most {self.max_items} items, got {len(items)}")
+        for item in items:
+            if not isinstance(item, str) or not 1 <= len(item) <= self.item_length:
+                raise ValidationError(
+                    self.name, f"each item is a string of 1 to {self.item_length} characters"
+                )
+        return items
+
+
+@dataclass(frozen=True)
+class ChoiceParam(Param):
+    """A string of ``enum``; a value a surface refuses on purpose (``refused``: value and why)
+    is refused with its reason rather than as unknown."""
+
+    refused: tuple[tuple[str, str], ...] = ()
+
+    def check(self, value: Any) -> Any:
+        for refused, why in self.refused:
+            if value == refused:
+                raise ValidationError(self.name, why, accepted=self.enum)
+        return super().check(value)
+
+
 # --- jobs -----------------------------------------------------------------------------------------
 
 WHEN_HELP = (
     "Relative formats preferred: '30m', '2h 15m', 'in 3 hours', 'tomorrow at 09:00'; "
     "ISO 8601 ('2026-05-20T14:30:00+02:00') only if the time zone is known."
-)
-_JOB_ID = Param(
-    "job_id",
-    "string",
-    "Job id from schedule_once, schedule_cron, schedule_after or remember.",
-    True,
-    pattern=JOB_ID.pattern,
-    max_length=ID_LENGTH,
 )
 _JOB_FIELDS = {
     "name": "label",
@@ -180,8 +237,41 @@ def tool_policies(args: ToolArguments) -> PoliciesDocument:
     return policies
 
 
-_JOB_PARAMS = (
-    Param(
+# --- what the shared tools say to each reader -------------------------------------------------
+# One specification per tool and surface: the same names, arguments and checks, in words true
+# for the agent reading them. A kernel's agent has a notification queue, an on_recall handler
+# and `remember`; an agent outside a kernel (the MCP server's client) has none of them, and what
+# its jobs and watchers notify reaches the user's JupyterLab.
+
+
+@dataclass(frozen=True)
+class Surface:
+    """The words of the shared tools for one reader (an agent in a kernel, or over MCP)."""
+
+    fires: str
+    """What a job of schedule_once/schedule_after does when it fires."""
+    action_type: Param
+    prompt: str
+    output_channel: str
+    job_id: str
+    """Where a job id comes from."""
+    status: str
+    """schedule_status's description."""
+    notified: str
+    """Who watch_start's watcher notifies, and where."""
+    watch_channel: str
+    watch_list: str
+    fallback: str
+    """Where send_notification falls back to."""
+    when_params: tuple[Param, ...] = ()
+    """What schedule_once/schedule_cron take besides their schedule."""
+    fields: Mapping[str, str] = field(default_factory=dict)
+    """More server fields -> argument names, for the surface's own arguments."""
+
+
+KERNEL = Surface(
+    fires="a notification for you, a self-instruction (llm_prompt) or a tool call",
+    action_type=Param(
         "action_type",
         "string",
         "What happens when it fires: 'notification' (a message queued for you), "
@@ -190,22 +280,85 @@ _JOB_PARAMS = (
         enum=ACTION_TYPES,
         default="notification",
     ),
-    Param(
-        "tool_name",
+    prompt="For llm_prompt and notification: the message or instruction.",
+    output_channel="Where results go (default: your notification queue).",
+    job_id="Job id from schedule_once, schedule_cron, schedule_after or remember.",
+    status="Detailed status of one job: schedule, next run, counts and its latest runs with "
+    "their output.",
+    notified="you are notified ('[WATCHER UPDATE] ...' in your notification queue in a kernel, "
+    "in the user's JupyterLab otherwise, or on output_channel)",
+    watch_channel="A channel of the server (default: you).",
+    watch_list="List this session's watchers with their state and counts, running first.",
+    fallback="this session",
+)
+
+OUTPUT_TAIL = 1_000
+"""Characters of a run's output that a listing shows (its end: ``output_tail``)."""
+MCP_ACTION_TYPES = ("notification", "tool_call")
+NO_LLM_PROMPT = (
+    "'llm_prompt' needs a notebook session's agent (an on_recall handler in its kernel): "
+    "use notebook_recall with its notebook"
+)
+MCP = Surface(
+    fires="a notification for the user or a server tool call (a self-instruction for a "
+    "notebook's agent is notebook_recall)",
+    action_type=ChoiceParam(
+        "action_type",
         "string",
-        "For tool_call: the tool as module.action, e.g. 'http.get'.",
-        max_length=TOOL_LENGTH,
+        "What happens when it fires: 'notification' (the prompt shown in the user's "
+        "JupyterLab, or sent on output_channel) or 'tool_call' (a server tool call, its "
+        "result the run's output). A self-instruction for a notebook's agent is "
+        "notebook_recall.",
+        enum=MCP_ACTION_TYPES,
+        default="notification",
+        refused=(("llm_prompt", NO_LLM_PROMPT),),
     ),
-    Param("tool_params", "object", "For tool_call: the tool's parameters."),
-    Param("prompt", "string", "For llm_prompt and notification: the message or instruction."),
-    Param("label", "string", "Human-readable description of the job.", max_length=NAME_LENGTH),
-    Param(
-        "output_channel",
-        "string",
-        "Where results go (default: your notification queue).",
-        max_length=TOOL_LENGTH,
+    prompt="For notification: the message.",
+    output_channel="A channel of the server's config: where a notification goes (default "
+    "'ui', the user's JupyterLab), or where a tool_call's outcome is sent (default: nowhere; "
+    "run_output shows it).",
+    job_id="A job id (schedule_* or job_list).",
+    status="Detailed status of one job: schedule, next run, counts and its 5 latest runs, each "
+    f"with the last {OUTPUT_TAIL:,} characters of its output (output_tail; run_output for all "
+    "of it).",
+    notified="the user is notified (in their JupyterLab, or on output_channel; watch_history "
+    "shows every check)",
+    watch_channel="A channel of the server (default: the user's JupyterLab, 'ui').",
+    watch_list="List the user's watchers (every notebook's and the MCP server's) with their "
+    "state and counts, running first.",
+    fallback="the user's JupyterLab ('ui')",
+    when_params=(
+        Param(
+            "timezone_offset",
+            "string",
+            "±HH:MM or a zone name ('Europe/Paris'): the zone of absolute times and cron "
+            "fields ('0 9 * * *' at 09:00 there); default: the server's zone.",
+            max_length=TZ_LENGTH,
+        ),
     ),
-    Param("output_config", "object", "Per-delivery settings of the output channel."),
+    fields={"tz": "timezone_offset"},
+)
+
+
+def _job_params(surface: Surface) -> tuple[Param, ...]:
+    return (
+        surface.action_type,
+        Param(
+            "tool_name",
+            "string",
+            "For tool_call: the tool as module.action, e.g. 'http.get'.",
+            max_length=TOOL_LENGTH,
+        ),
+        Param("tool_params", "object", "For tool_call: the tool's parameters."),
+        Param("prompt", "string", surface.prompt),
+        Param("label", "string", "Human-readable description of the job.", max_length=NAME_LENGTH),
+        Param("output_channel", "string", surface.output_channel, max_length=TOOL_LENGTH),
+        Param("output_config", "object", "Per-delivery settings of the output channel."),
+        *_POLICY_PARAMS,
+    )
+
+
+_POLICY_PARAMS = (
     Param(
         "timeout_seconds",
         "integer",
@@ -248,72 +401,76 @@ _MAX_RUNS = Param(
     "max_runs", "integer", "Stop after this many runs (0: unlimited).", minimum=0, default=0
 )
 
-SCHEDULE_ONCE = ToolSpec(
-    "schedule_once",
-    "Schedule a one-shot job at a time or after a delay: a notification for you, a "
-    "self-instruction (llm_prompt) or a tool call. " + WHEN_HELP,
-    (
-        Param("when", "string", "When to fire. " + WHEN_HELP, True, max_length=WHEN_LENGTH),
-        *_JOB_PARAMS,
-    ),
-    _JOB_FIELDS,
-)
 
-SCHEDULE_CRON = ToolSpec(
-    "schedule_cron",
-    "Schedule a recurring job with a cron expression (5 fields: minute hour "
-    "day-of-month month day-of-week, e.g. '0 9 * * *') or a repeating phrase "
-    "('every 15m', 'every monday at 10:00').",
-    (
-        Param(
-            "cron", "string", "Cron expression or repeating schedule.", True, max_length=WHEN_LENGTH
+def _job_id(surface: Surface) -> Param:
+    return Param(
+        "job_id", "string", surface.job_id, True, pattern=JOB_ID.pattern, max_length=ID_LENGTH
+    )
+
+
+def _schedule_once(surface: Surface) -> ToolSpec:
+    return ToolSpec(
+        "schedule_once",
+        f"Schedule a one-shot job at a time or after a delay: {surface.fires}. " + WHEN_HELP,
+        (
+            Param("when", "string", "When to fire. " + WHEN_HELP, True, max_length=WHEN_LENGTH),
+            *surface.when_params,
+            *_job_params(surface),
         ),
-        *_JOB_PARAMS,
-        _MAX_RUNS,
-    ),
-    {**_JOB_FIELDS, "when": "cron"},
-)
+        {**_JOB_FIELDS, **surface.fields},
+    )
 
-SCHEDULE_AFTER = ToolSpec(
-    "schedule_after",
-    "Schedule a job that fires each time another job's run ends with the given outcome, "
-    "instead of at a time (a step of a pipeline: after the training job succeeds, report): a "
-    "notification for you, a self-instruction (llm_prompt) or a tool call. Refused when the "
-    "other job waits, through any chain, for this one.",
-    (
-        Param(
-            "after_job",
-            "string",
-            "Id of the upstream job (from schedule_once, schedule_cron or schedule_after).",
-            True,
-            pattern=JOB_ID.pattern,
-            max_length=ID_LENGTH,
+
+def _schedule_cron(surface: Surface) -> ToolSpec:
+    return ToolSpec(
+        "schedule_cron",
+        "Schedule a recurring job with a cron expression (5 fields: minute hour "
+        "day-of-month month day-of-week, e.g. '0 9 * * *') or a repeating phrase "
+        "('every 15m', 'every monday at 10:00').",
+        (
+            Param(
+                "cron",
+                "string",
+                "Cron expression or repeating schedule.",
+                True,
+                max_length=WHEN_LENGTH,
+            ),
+            *surface.when_params,
+            *_job_params(surface),
+            _MAX_RUNS,
         ),
-        Param(
-            "on",
-            "string",
-            "Which outcome fires it: 'succeeded', 'failed' (failed or timed out) or 'finished' "
-            "(any end).",
-            enum=("succeeded", "failed", "finished"),
-            default="succeeded",
+        {**_JOB_FIELDS, "when": "cron", **surface.fields},
+    )
+
+
+def _schedule_after(surface: Surface) -> ToolSpec:
+    return ToolSpec(
+        "schedule_after",
+        "Schedule a job that fires each time another job's run ends with the given outcome, "
+        "instead of at a time (a step of a pipeline: after the training job succeeds, report): "
+        f"{surface.fires}. Refused when the other job waits, through any chain, for this one.",
+        (
+            Param(
+                "after_job",
+                "string",
+                "Id of the upstream job (from schedule_once, schedule_cron or schedule_after).",
+                True,
+                pattern=JOB_ID.pattern,
+                max_length=ID_LENGTH,
+            ),
+            Param(
+                "on",
+                "string",
+                "Which outcome fires it: 'succeeded', 'failed' (failed or timed out) or "
+                "'finished' (any end).",
+                enum=("succeeded", "failed", "finished"),
+                default="succeeded",
+            ),
+            *_job_params(surface),
+            _MAX_RUNS,
         ),
-        *_JOB_PARAMS,
-        _MAX_RUNS,
-    ),
-    {**_JOB_FIELDS, "after": "after_job", "after.job": "after_job", "after.on": "on"},
-)
-
-SCHEDULE_CANCEL = ToolSpec(
-    "schedule_cancel",
-    "Cancel a scheduled job: nothing more fires; its history stays.",
-    (_JOB_ID,),
-)
-
-SCHEDULE_STATUS = ToolSpec(
-    "schedule_status",
-    "Detailed status of one job: schedule, next run, counts and its latest runs with their output.",
-    (_JOB_ID,),
-)
+        {**_JOB_FIELDS, "after": "after_job", "after.job": "after_job", "after.on": "on"},
+    )
 
 
 # --- watchers and notifications -------------------------------------------------------------------
@@ -328,144 +485,196 @@ _WATCHER_ID = Param(
 )
 _START_FIELDS = {"tool": "name", "target": "name", "session": "name"}
 
-WATCH_START = ToolSpec(
-    "watch_start",
-    "Start a persistent watcher: the tool is checked every `interval` seconds on the "
-    "server, without you, and you are notified ('[WATCHER UPDATE] ...' in your "
-    "notification queue in a kernel, in the user's JupyterLab otherwise, or on "
-    "output_channel) only when the strategy says so: on_change (default; the first "
-    "check sets the baseline), on_error (errors and recoveries), on_threshold "
-    "(notify_config.expression such as 'result.status_code != 200' or "
-    "'result.data.progress >= 100' turns true), summary (every notify_config.batch_size "
-    "checks) or always. It survives kernel and server restarts until watch_stop. Tools "
-    "whose policy is approve or block cannot be watched.",
-    (
-        Param(
-            "name",
-            "string",
-            "The tool, module.action.",
-            True,
-            pattern=TOOL_NAME_PATTERN,
-            max_length=TOOL_LENGTH,
-        ),
-        Param("params", "object", "The tool's parameters for every check."),
-        NumberParam(
-            "interval",
-            "number",
-            "Seconds between checks, 5 to 3600.",
-            minimum=5,
-            maximum=3600,
-            default=30,
-        ),
-        Param("label", "string", "Human-readable description.", max_length=NAME_LENGTH),
-        Param(
-            "notify_when",
-            "string",
-            "The escalation strategy.",
-            enum=STRATEGIES,
-            default="on_change",
-        ),
-        Param(
-            "notify_config",
-            "object",
-            "{expression: ...} for on_threshold; {batch_size: n} for summary.",
-        ),
-        Param(
-            "output_channel",
-            "string",
-            "A channel of the server (default: you).",
-            max_length=TOOL_LENGTH,
-        ),
-        Param("output_config", "object", "Per-delivery settings of the output channel."),
-    ),
-    _START_FIELDS,
-)
 
-WATCH_STOP = ToolSpec(
-    "watch_stop",
-    "Stop and remove a watcher; its history is deleted.",
-    (_WATCHER_ID,),
-)
+def _watch_start(surface: Surface) -> ToolSpec:
+    return ToolSpec(
+        "watch_start",
+        "Start a persistent watcher: the tool is checked every `interval` seconds on the "
+        f"server, without you, and {surface.notified} only when the strategy says so: "
+        "on_change (default; the first check sets the baseline), on_error (errors and "
+        "recoveries), on_threshold (notify_config.expression such as "
+        "'result.status_code != 200' or 'result.data.progress >= 100' turns true), summary "
+        "(every notify_config.batch_size checks) or always. It survives kernel and server "
+        "restarts until watch_stop. Tools whose policy is approve or block cannot be watched.",
+        (
+            Param(
+                "name",
+                "string",
+                "The tool, module.action.",
+                True,
+                pattern=f"^{TOOL_NAME_PATTERN}$",
+                max_length=TOOL_LENGTH,
+            ),
+            Param("params", "object", "The tool's parameters for every check."),
+            NumberParam(
+                "interval",
+                "number",
+                "Seconds between checks, 5 to 3600.",
+                minimum=5,
+                maximum=3600,
+                default=30,
+            ),
+            Param("label", "string", "Human-readable description.", max_length=NAME_LENGTH),
+            Param(
+                "notify_when",
+                "string",
+                "The escalation strategy.",
+                enum=STRATEGIES,
+                default="on_change",
+            ),
+            Param(
+                "notify_config",
+                "object",
+                "{expression: ...} for on_threshold; {batch_size: n} for summary.",
+            ),
+            Param("output_channel", "string", surface.watch_channel, max_length=TOOL_LENGTH),
+            Param("output_config", "object", "Per-delivery settings of the output channel."),
+        ),
+        _START_FIELDS,
+    )
 
-WATCH_PAUSE = ToolSpec(
-    "watch_pause",
-    "Pause a watcher: no checks until watch_resume; history kept.",
-    (_WATCHER_ID,),
-)
 
-WATCH_RESUME = ToolSpec(
-    "watch_resume",
-    "Resume a paused watcher.",
-    (_WATCHER_ID,),
-)
+def _send_notification(surface: Surface) -> ToolSpec:
+    return ToolSpec(
+        "send_notification",
+        "Send a notification through a channel of the server's config (webhook, email, log, "
+        f"ui, ...). An unknown or failing channel falls back to {surface.fallback} with the "
+        "reason (fallback_reason).",
+        (
+            Param(
+                "channel",
+                "string",
+                "The channel's name, e.g. 'ops' or 'ui'.",
+                True,
+                max_length=TOOL_LENGTH,
+            ),
+            Param(
+                "message",
+                "string",
+                f"The message (at most {MESSAGE_LENGTH} characters).",
+                True,
+                max_length=MESSAGE_LENGTH,
+            ),
+            Param("title", "string", "Subject or title.", max_length=NAME_LENGTH),
+            Param(
+                "priority", "string", "Priority.", enum=NOTIFICATION_PRIORITIES, default="normal"
+            ),
+            TextsParam(
+                "tags",
+                "array",
+                "Tags for filtering.",
+                max_items=TAGS,
+                items={"type": "string", "minLength": 1, "maxLength": TAG_LENGTH},
+                item_length=TAG_LENGTH,
+            ),
+            Param("structured_data", "object", "A machine-readable payload."),
+            Param(
+                "output_config",
+                "object",
+                "Per-delivery settings, e.g. {to_address: 'ops@example.org'} for email.",
+            ),
+        ),
+    )
 
-WATCH_STATUS = ToolSpec(
-    "watch_status",
-    "A watcher's counters (checks, notifications), configuration, last result and latest checks.",
-    (_WATCHER_ID,),
-)
 
-WATCH_LIST = ToolSpec(
-    "watch_list",
-    "List this session's watchers with their state and counts, running first.",
-    (),
-)
+def _watcher_specs() -> tuple[ToolSpec, ...]:
+    """The watcher tools whose words are the same for every reader, but watch_list's."""
+    return (
+        ToolSpec(
+            "watch_stop", "Stop and remove a watcher; its history is deleted.", (_WATCHER_ID,)
+        ),
+        ToolSpec(
+            "watch_pause",
+            "Pause a watcher: no checks until watch_resume; history kept.",
+            (_WATCHER_ID,),
+        ),
+        ToolSpec("watch_resume", "Resume a paused watcher.", (_WATCHER_ID,)),
+        ToolSpec(
+            "watch_status",
+            "A watcher's counters (checks, notifications), configuration, last result and "
+            "latest checks.",
+            (_WATCHER_ID,),
+        ),
+    )
+
 
 WATCH_HISTORY = ToolSpec(
     "watch_history",
     "The last N check results of a watcher (its ring buffer keeps 100), newest first.",
     (
         _WATCHER_ID,
-        Param("last_n", "integer", "How many, 1 to 100.", minimum=1, default=10),
-    ),
-)
-
-SEND_NOTIFICATION = ToolSpec(
-    "send_notification",
-    "Send a notification through a channel of the server's config (webhook, email, log, "
-    "ui, ...). An unknown or failing channel falls back to this session with the reason "
-    "(fallback_reason).",
-    (
-        Param(
-            "channel",
-            "string",
-            "The channel's name, e.g. 'ops' or 'ui'.",
-            True,
-            max_length=TOOL_LENGTH,
-        ),
-        Param(
-            "message",
-            "string",
-            f"The message (at most {MESSAGE_LENGTH} characters).",
-            True,
-            max_length=MESSAGE_LENGTH,
-        ),
-        Param("title", "string", "Subject or title.", max_length=NAME_LENGTH),
-        Param("priority", "string", "Priority.", enum=NOTIFICATION_PRIORITIES, default="normal"),
-        ArrayParam("tags", "array", "Tags for filtering.", items={"type": "string"}),
-        Param("structured_data", "object", "A machine-readable payload."),
-        Param(
-            "output_config",
-            "object",
-            "Per-delivery settings, e.g. {to_address: 'ops@example.org'} for email.",
+        IntegerParam(
+            "last_n", "integer", "How many, 1 to 100.", minimum=1, default=10, maximum=HISTORY
         ),
     ),
 )
 
 
-SHARED: tuple[ToolSpec, ...] = (
-    SCHEDULE_ONCE,
-    SCHEDULE_CRON,
-    SCHEDULE_AFTER,
-    SCHEDULE_CANCEL,
-    SCHEDULE_STATUS,
-    WATCH_START,
-    WATCH_STOP,
-    WATCH_PAUSE,
-    WATCH_RESUME,
-    WATCH_STATUS,
-    WATCH_LIST,
-    WATCH_HISTORY,
-    SEND_NOTIFICATION,
-)
-"""Every specification here: the tools a kernel's agent and an MCP client both have."""
+@dataclass(frozen=True)
+class SharedSpecs:
+    """The shared tools, in one reader's words."""
+
+    schedule_once: ToolSpec
+    schedule_cron: ToolSpec
+    schedule_after: ToolSpec
+    schedule_cancel: ToolSpec
+    schedule_status: ToolSpec
+    watch_start: ToolSpec
+    watch_stop: ToolSpec
+    watch_pause: ToolSpec
+    watch_resume: ToolSpec
+    watch_status: ToolSpec
+    watch_list: ToolSpec
+    watch_history: ToolSpec
+    send_notification: ToolSpec
+
+    @property
+    def all(self) -> tuple[ToolSpec, ...]:
+        return tuple(getattr(self, item.name) for item in fields(self))
+
+
+def shared_specs(surface: Surface) -> SharedSpecs:
+    job_id = (_job_id(surface),)
+    stop, pause, resume, status = _watcher_specs()
+    return SharedSpecs(
+        schedule_once=_schedule_once(surface),
+        schedule_cron=_schedule_cron(surface),
+        schedule_after=_schedule_after(surface),
+        schedule_cancel=ToolSpec(
+            "schedule_cancel",
+            "Cancel a scheduled job: nothing more fires; its history stays.",
+            job_id,
+        ),
+        schedule_status=ToolSpec("schedule_status", surface.status, job_id),
+        watch_start=_watch_start(surface),
+        watch_stop=stop,
+        watch_pause=pause,
+        watch_resume=resume,
+        watch_status=status,
+        watch_list=ToolSpec("watch_list", surface.watch_list, ()),
+        watch_history=WATCH_HISTORY,
+        send_notification=_send_notification(surface),
+    )
+
+
+IN_KERNEL = shared_specs(KERNEL)
+"""The shared tools as a kernel's agent reads them (``jupyter_recall.agent``)."""
+OVER_MCP = shared_specs(MCP)
+"""The shared tools as the MCP server's client reads them."""
+
+SCHEDULE_ONCE = IN_KERNEL.schedule_once
+SCHEDULE_CRON = IN_KERNEL.schedule_cron
+SCHEDULE_AFTER = IN_KERNEL.schedule_after
+SCHEDULE_CANCEL = IN_KERNEL.schedule_cancel
+SCHEDULE_STATUS = IN_KERNEL.schedule_status
+WATCH_START = IN_KERNEL.watch_start
+WATCH_STOP = IN_KERNEL.watch_stop
+WATCH_PAUSE = IN_KERNEL.watch_pause
+WATCH_RESUME = IN_KERNEL.watch_resume
+WATCH_STATUS = IN_KERNEL.watch_status
+WATCH_LIST = IN_KERNEL.watch_list
+SEND_NOTIFICATION = IN_KERNEL.send_notification
+
+SHARED: tuple[ToolSpec, ...] = IN_KERNEL.all
+"""Every shared specification in the kernel's words: the tools a kernel's agent and an MCP
+client both have (``OVER_MCP.all`` in the MCP client's words)."""

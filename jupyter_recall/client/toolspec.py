@@ -51,6 +51,7 @@ class ParamSchema(TypedDict, total=False):
     maximum: float
     pattern: str
     maxLength: int
+    minLength: int
     default: Any
     minItems: int
     maxItems: int

@@ -59,6 +59,15 @@ class ConflictError(RecallError):
     """The request is valid but clashes with the current state (409)."""
 
 
+class ChangedMeanwhile(ConflictError):
+    """A change computed from a job as it was read finds the job changed since by someone
+    else; the caller reads it again and recomputes (a PATCH's merge, not a lost update)."""
+
+    def __init__(self, job_id: str) -> None:
+        self.job_id = job_id
+        super().__init__(f"job {job_id} was changed by another request meanwhile; try again")
+
+
 class PermissionDeniedError(RecallError):
     """The user lacks a jupyter_server permission that doing this directly would need (403).
 

@@ -353,6 +353,11 @@ class Job:
     def evolve(self, **changes: Any) -> Job:
         return replace(self, **changes)
 
+    def paused(self, **changes: Any) -> Job:
+        """The job paused: nothing fires, so it has no next fire (listed and sorted as such);
+        its next occurrence stays, for resuming and for being pending."""
+        return replace(self, status=JobStatus.PAUSED, next_fire_at=None, **changes)
+
 
 @dataclass(slots=True)
 class Run:

@@ -1,8 +1,8 @@
 """Typed records of what a job does (its action), where (its target) and how (its options).
 
 Each record is parsed from JSON in one place (``from_json``, naming the field of any error:
-``action.code``, ``target.type``, ``options.exclusive_timeout``; an action's unknown field is
-refused by name, ``action.zzz``) and written back to JSON in one
+``action.code``, ``target.type``, ``options.exclusive_timeout``; an unknown field of an
+action or target is refused by name, ``action.zzz``, ``target.zzz``) and written back to JSON in one
 place (``to_json``, the normalised form the REST API answers and the stores persist, under the
 payload ``version`` the codec adds). Frozen dataclasses with slots: no dependency, immutable (a
 record can be shared by every job of a batch), and cheap to build.
@@ -11,6 +11,7 @@ record can be shared by every job of a batch), and cheap to build.
 from __future__ import annotations
 
 import difflib
+import posixpath
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -113,6 +114,19 @@ def refuse_unknown(data: Mapping[str, Any], accepted: tuple[str, ...], prefix: s
     if unknown:
         field_name = f"{prefix}.{unknown[0]}" if prefix else unknown[0]
         raise ValidationError(field_name, "unknown field", accepted=accepted)
+
+
+def contents_path(path: str, field_name: str) -> str:
+    """A path under the server's contents root in the one form sessions and the contents API
+    use (``./sub//nb.ipynb`` is ``sub/nb.ipynb``; a leading ``/``, the root, is kept): a job
+    must find its notebook's kernel by it. A path that leaves the root is refused."""
+    root = "/" if path.startswith("/") else ""
+    normal = posixpath.normpath(path.lstrip("/"))
+    if normal in (".", "..") or normal.startswith("../"):
+        raise ValidationError(
+            field_name, f"must be a path under the server's root directory, got {path!r}"
+        )
+    return root + normal
 
 
 def _optional_text(data: Mapping[str, Any], key: str, prefix: str) -> str | None:
@@ -254,6 +268,7 @@ class NotebookAction:
         path = _require_text(data, "path", "action")
         if not path.endswith(".ipynb"):
             raise ValidationError("action.path", f"must name a .ipynb file, got {path!r}")
+        path = contents_path(path, "action.path")
         return cls(path=path, parameters=optional_object(data, "parameters", "action"))
 
     @property
@@ -347,18 +362,21 @@ class KernelTarget:
     """A live kernel, named by notebook path (resolved at fire time) or by kernel id."""
 
     type: ClassVar[str] = "kernel"
+    fields: ClassVar[tuple[str, ...]] = ("type", "path", "kernel_id")
     path: str | None = None
     kernel_id: str | None = None
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> KernelTarget:
+        refuse_unknown(data, cls.fields, "target")
         path = _optional_text(data, "path", "target")
         kernel_id = _optional_text(data, "kernel_id", "target")
         if not path and not kernel_id:
             raise ValidationError(
                 "target", "a kernel target needs 'path' (notebook) or 'kernel_id'"
             )
-        return cls(path=path or None, kernel_id=kernel_id or None)
+        path = contents_path(path, "target.path") if path else None
+        return cls(path=path, kernel_id=kernel_id or None)
 
     @property
     def relative_path(self) -> str | None:
@@ -382,6 +400,7 @@ class HeadlessTarget:
     """A fresh kernel started for each run."""
 
     type: ClassVar[str] = "headless"
+    fields: ClassVar[tuple[str, ...]] = ("type", "kernel_name", "cwd")
     kernel_name: str | None = None
     """None: the notebook's own kernel (a notebook action on the server); JSON input without
     one gets ``python3``."""
@@ -390,8 +409,10 @@ class HeadlessTarget:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> HeadlessTarget:
+        refuse_unknown(data, cls.fields, "target")
         name = _optional_text(data, "kernel_name", "target") or "python3"
-        return cls(kernel_name=name, cwd=_optional_text(data, "cwd", "target") or None)
+        cwd = _optional_text(data, "cwd", "target")
+        return cls(kernel_name=name, cwd=contents_path(cwd, "target.cwd") if cwd else None)
 
     def to_json(self) -> HeadlessTargetJSON:
         out: HeadlessTargetJSON = {"type": "headless"}
@@ -407,9 +428,11 @@ class ServerTarget:
     """The Jupyter server itself (tools, notifications)."""
 
     type: ClassVar[str] = "server"
+    fields: ClassVar[tuple[str, ...]] = ("type",)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ServerTarget:
+        refuse_unknown(data, cls.fields, "target")
         return SERVER_TARGET
 
     def to_json(self) -> ServerTargetJSON:
@@ -430,6 +453,17 @@ _TARGETS: dict[str, Callable[[Mapping[str, Any]], Target]] = {
 def target_from_json(value: object) -> Target:
     """The target record of a JSON payload, or a ValidationError naming the field."""
     return _by_type(value, "target", _TARGETS)
+
+
+_TARGET_FIELDS = {cls.type: cls.fields for cls in (KernelTarget, HeadlessTarget, ServerTarget)}
+
+
+def target_from_stored(value: Mapping[str, Any]) -> Target:
+    """A stored target's record, its keys outside its type's fields dropped: a store written
+    before targets refused unknown keys (``{"type": "server", "path": ...}``) still lists."""
+    known = _TARGET_FIELDS.get(str(value.get("type")))
+    kept = value if known is None else {key: value[key] for key in value if key in known}
+    return target_from_json(kept)
 
 
 def check_fits(action: Action, target: Target) -> None:

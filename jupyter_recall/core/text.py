@@ -38,9 +38,21 @@ def _fitting(text: str, width: int) -> str:
     return text
 
 
+CONTROL_PICTURES = {
+    **{code: 0x2400 + code for code in range(0x20)},
+    0x7F: 0x2421,
+    **{code: 0xFFFD for code in range(0x80, 0xA0)},
+}
+"""Control characters as the symbols that picture them (ESC is ␛): a name holding
+``\x1b[31m`` must not colour a terminal, move its cursor or fake output."""
+
+
 def clip(text: object, width: int) -> str:
-    """One line of at most ``width`` columns (``display_width``), cut with "…"."""
+    """One line of at most ``width`` columns (``display_width``), cut with "…"; control
+    characters shown as pictures (``CONTROL_PICTURES``)."""
     flat = " ".join(str(text).split())
+    if not flat.isprintable():
+        flat = flat.translate(CONTROL_PICTURES)
     if display_width(flat) <= width:
         return flat
     return _fitting(flat, width - 1) + "…"

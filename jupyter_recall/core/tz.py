@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 import zoneinfo
 from datetime import timedelta, timezone, tzinfo
@@ -58,6 +59,19 @@ _HOST_ALIASES = frozenset({"localtime", "posixrules"})
 def _zone_names_by_folded_case() -> dict[str, str]:
     names = zoneinfo.available_timezones() - _HOST_ALIASES
     return {name.lower(): name for name in names}
+
+
+_NEAR = 0.8
+"""How alike a name must be to a zone's (difflib ratio) to be offered: 'Europe/Pari' is 0.96 of
+'Europe/Paris'."""
+
+
+def nearest_zone(text: str) -> str | None:
+    """The zone name nearest to ``text`` (``Europe/Pari``: ``Europe/Paris``), or None if none
+    is near."""
+    names = _zone_names_by_folded_case()
+    close = difflib.get_close_matches(text.lower(), names, n=1, cutoff=_NEAR)
+    return names[close[0]] if close else None
 
 
 def resolve_tz(text: str) -> tzinfo:

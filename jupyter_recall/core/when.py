@@ -28,7 +28,7 @@ from jupyter_recall.core.triggers.interval import IntervalTrigger
 from jupyter_recall.core.triggers.once import OnceTrigger
 from jupyter_recall.core.triggers.wallclock import instant_to_wall, local_instant, wall_to_instant
 from jupyter_recall.core.triggers.weeks import WeeksTrigger, monday_of
-from jupyter_recall.core.tz import is_zone, lookup_tz
+from jupyter_recall.core.tz import is_zone, lookup_tz, nearest_zone
 from jupyter_recall.core.when_words import (
     AT,
     DURATION,
@@ -217,6 +217,11 @@ def _read_whole(text: str, now: datetime, name: str, zone: tzinfo) -> ScheduleSp
     except OverflowError:
         reason = "the time is outside the supported range (years 1 to 9999)"
         raise _Context(text, now, name, zone).fail(reason) from None
+    except ParseError:
+        refusal = None if zone_written else _unknown_zone(_Context(text, now, name, zone))
+        if refusal is None:
+            raise
+        raise refusal from None
 
 
 _ZONE_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_+/-]*|[+-]\d{2}(?::?\d{2})?")
@@ -245,7 +250,16 @@ def _iso_local(stripped: str, zone: tzinfo) -> datetime | None:
         return None
     if parsed.tzinfo is None:
         return local_instant(parsed, zone)
+    written = _OFFSET_END.search(stripped, len(stripped) - 20)
+    if written is not None and _offset_mistake(written[0]) is not None:
+        return None  # fromisoformat reads +05:75 as +06:15
     return parsed.astimezone(zone)
+
+
+_OFFSET_FIELDS = re.compile(r"[+-](\d{2})(?::?(\d{2}))?(?::?(\d{2})(?:\.\d+)?)?")
+"""A UTC offset's hours, minutes and seconds (``_offset_mistake`` checks them)."""
+_OFFSET_END = re.compile(_OFFSET_FIELDS.pattern + r"\Z")
+"""The UTC offset that ends an ISO date-time."""
 
 
 _ZULU = re.compile(
@@ -303,10 +317,130 @@ def _parse_iso(stripped: str, ctx: _Context) -> ScheduleSpec | None:
         try:
             day = date.fromisoformat(stripped)
         except ValueError:
+            _refuse_impossible(stripped, ctx)
             return None
         return ctx.once(ctx.at_wall(day, DEFAULT_TIME_OF_DAY))
     local = _iso_local(stripped, ctx.zone)
-    return None if local is None else ctx.once(local)
+    if local is None:
+        _refuse_impossible(stripped, ctx)
+        return None
+    return ctx.once(local)
+
+
+def _refuse_impossible(stripped: str, ctx: _Context) -> None:
+    """For a text written as an ISO date or date-time that is none, the error naming what it
+    holds that cannot be (a day its month lacks, hour 25, UTC offset +25:00). Nothing for
+    other texts: the rules read them next."""
+    mistake = _iso_mistake(stripped)
+    if mistake is not None:
+        raise ctx.fail(mistake)
+
+
+_ISO_SHAPE = re.compile(
+    r"(?P<date>\d{4}-\d{2}-\d{2})"
+    r"(?:[Tt ](?P<clock>(?P<h>\d{2}):(?P<mi>\d{2})(?::(?P<s>\d{2})(?:[.,]\d+)?)?)"
+    r"(?P<offset>[Zz]|[+-]\d{2}(?::?\d{2})?(?::?\d{2}(?:\.\d+)?)?)?)?"
+)
+"""An ISO date or date-time, whatever its numbers: what ``_iso_mistake`` checks them in."""
+
+
+def _iso_mistake(stripped: str) -> str | None:
+    """What is impossible in an ISO date or date-time (None: not written as one, or nothing)."""
+    shape = _ISO_SHAPE.fullmatch(stripped)
+    if shape is None:
+        return None
+    mistake = _date_mistake(shape["date"])
+    if mistake is None and shape["clock"]:
+        hour, minute, second = (int(shape[part] or 0) for part in ("h", "mi", "s"))
+        mistake = _time_mistake(shape["clock"], hour, minute, second)
+    if mistake is None and shape["offset"]:
+        mistake = _offset_mistake(shape["offset"])
+    return mistake
+
+
+_MONTHS = (
+    *("January", "February", "March", "April", "May", "June", "July", "August"),
+    *("September", "October", "November", "December"),
+)
+
+
+def _date_mistake(text: str) -> str | None:
+    """Why ``YYYY-MM-DD`` is no calendar date (month 13, a day its month lacks), or None."""
+    year, month, day = (int(part) for part in text.split("-"))
+    if year < 1:
+        why = f"year {year} is out of range (1-9999)"
+    elif not 1 <= month <= 12:
+        why = f"month {month} is out of range (1-12)"
+    elif 1 <= day <= calendar.monthrange(year, month)[1]:
+        return None
+    elif not 1 <= day <= 31:
+        why = f"day {day} is out of range (1-31)"
+    elif (month, day) == (2, 29):
+        why = f"February {year} has no day 29 ({year} is not a leap year)"
+    else:
+        why = f"{_MONTHS[month - 1]} has no day {day}"
+    return f"{text!r} is not a calendar date: {why}"
+
+
+def _time_mistake(text: str, hour: int, minute: int, second: int) -> str | None:
+    """Why the time of day ``text`` (read as these numbers) is none, or None."""
+    mistake = _clock_mistake(hour, minute, second)
+    return None if mistake is None else f"{text!r} is not a valid time of day: {mistake}"
+
+
+def _clock_mistake(hour: int, minute: int, second: int) -> str | None:
+    """Which of a time's hour (0-23), minute and second (0-59) is out of range, or None."""
+    for name, value, top in (("hour", hour, 23), ("minute", minute, 59), ("second", second, 59)):
+        if value > top:
+            return f"{name} {value} is out of range (0-{top})"
+    return None
+
+
+def _offset_mistake(offset: str) -> str | None:
+    """What is impossible in a UTC offset (``+25:00``, ``+05:75``), or None."""
+    fields = _OFFSET_FIELDS.fullmatch(offset)
+    if fields is None:
+        return None
+    hours, minutes, seconds = (int(field or 0) for field in fields.groups())
+    if hours > 23:
+        return f"UTC offset {offset} is out of range (-23:59 to +23:59)"
+    wrong = _clock_mistake(0, minutes, seconds)
+    return None if wrong is None else f"UTC offset {offset}: {wrong}"
+
+
+_ZONE_SHAPE = re.compile(
+    r"(?P<name>[A-Za-z][A-Za-z_-]*(?:/[A-Za-z][A-Za-z0-9_+-]*)+)"  # Area/Location
+    r"|[+-]\d{2}(?::?\d{2})?"  # a UTC offset
+    r"|[A-Z]{2,4}T"  # an abbreviation, in capitals: PST, CEST
+)
+"""A word written as a time zone."""
+
+_ZONE_HINT = "(a zone is an IANA name such as 'Europe/Paris' or a UTC offset such as '+02:00')"
+
+
+def _unknown_zone(ctx: _Context) -> ParseError | None:
+    """The error for a text understood but for its last word, written as a zone and none
+    (``Europe/Nowhere``, ``+25:00``, ``PST``); None for any other text."""
+    head, space, last = ctx.text.strip().rpartition(" ")
+    shape = _ZONE_SHAPE.fullmatch(last)
+    if not space or shape is None or not _understood(head.rstrip(), ctx):
+        return None
+    if last[0] in "+-":
+        return ctx.fail(_offset_mistake(last) or f"unknown time zone {last!r} {_ZONE_HINT}")
+    nearest = nearest_zone(last) if shape["name"] else None
+    hint = _ZONE_HINT if nearest is None else f"(did you mean {nearest!r}?)"
+    return ctx.fail(f"unknown time zone {last!r} {hint}")
+
+
+def _understood(stripped: str, ctx: _Context) -> bool:
+    """Whether ``stripped`` reads as a time expression (quietly: no 'did you mean')."""
+    quiet = replace(ctx, suggest=False)
+    try:
+        if _parse_iso(stripped, quiet) is None:
+            _parse_words(_normal(stripped), quiet)
+    except (ParseError, OverflowError):
+        return False
+    return True
 
 
 Handler = Callable[["re.Match[str]", _Context], ScheduleSpec]
@@ -458,8 +592,9 @@ def _parse_time(text: str | None, ctx: _Context) -> time:
 
 
 def _clock_time(hour: int, minute: int, second: int, text: str, ctx: _Context) -> time:
-    if hour > 23 or minute > 59 or second > 59:
-        raise ctx.fail(f"{text!r} is not a valid time of day")
+    mistake = _time_mistake(text, hour, minute, second)
+    if mistake is not None:
+        raise ctx.fail(mistake)
     return time(hour, minute, second)
 
 
@@ -573,7 +708,8 @@ def _on_date(match: re.Match[str], ctx: _Context) -> ScheduleSpec:
     try:
         day = date.fromisoformat(match["date"])
     except ValueError:
-        raise ctx.fail(f"{match['date']!r} is not a calendar date") from None
+        mistake = _date_mistake(match["date"])
+        raise ctx.fail(mistake or f"{match['date']!r} is not a calendar date") from None
     return ctx.once(ctx.at_wall(day, _parse_time(match["time"], ctx)))
 
 

@@ -119,7 +119,7 @@ _WEEKDAYS_WORDS = (
     r"|en\s+semaine|(?:tous\s+)?les\s+jours\s+(?:ouvrés|ouvrables)|du\s+lundi\s+au\s+vendredi"
 )
 _WEEKENDS_WORDS = (
-    rf"{EVERY}\s+weekend|(?:on\s+)?(?:the\s+)?weekends"
+    rf"{EVERY}\s+weekends?|(?:on\s+)?(?:the\s+)?weekends"
     r"|(?:le|les|tous\s+les|chaque)\s+week-?ends?"
 )
 
@@ -137,12 +137,12 @@ RULES: tuple[tuple[str, Handler], ...] = (
     (rf"(?:{_WEEKDAYS_WORDS}){OPT_TIME}", _weekdays),
     (rf"(?:{_WEEKENDS_WORDS}){OPT_TIME}", _weekends),
     (
-        rf"{EVERY}\s+(?:(?P<n>\d+)\s+weeks|other\s+week)\s+on\s+(?P<days>{DAY_LIST}){OPT_TIME}",
+        rf"{EVERY}\s+(?:(?P<n>\d+)\s+weeks?|other\s+week)\s+on\s+(?P<days>{DAY_LIST}){OPT_TIME}",
         _every_n_weeks,
     ),
     (rf"{EVERY}\s+other\s+(?P<days>{DAY_LIST}){OPT_TIME}", _every_n_weeks),
     (
-        rf"(?:toutes\s+les\s+(?P<n>\d+)\s+semaines|une\s+semaine\s+sur\s+deux)"
+        rf"(?:toutes\s+les\s+(?P<n>\d+)\s+semaines?|une\s+semaine\s+sur\s+deux)"
         rf"\s+le\s+(?P<days>{DAY_LIST}){OPT_TIME}",
         _every_n_weeks,
     ),

@@ -65,6 +65,17 @@ def _upstream(store: Store, upstream_id: str, *, owner: str) -> Job:
         ) from None
 
 
+def _refuse_cancelled(upstream: Job) -> None:
+    """A new link to a cancelled job: nothing more fires it, not even by hand, so its
+    dependent would wait for ever. (A completed or paused one can still be run by hand.)"""
+    if upstream.status is JobStatus.CANCELLED:
+        raise ValidationError(
+            "after.job",
+            f"job {upstream.id} is cancelled: nothing more fires it, so a job after it would "
+            "never run",
+        )
+
+
 def _refuse_cycle(store: Store, job_id: str, upstream_id: str) -> None:
     path = [job_id, upstream_id]
     current = upstream_id
@@ -98,6 +109,7 @@ def link(store: Store, job: Job, *, now: datetime) -> None:
     if existing is not None and existing.upstream_id == upstream.id:
         dependency = replace(existing, on=after.on)
     else:
+        _refuse_cancelled(upstream)
         latest = store.latest_upstream_end(upstream.id)
         dependency = dependency if latest is None else dependency.past(latest)
     store.put_dependency(dependency)

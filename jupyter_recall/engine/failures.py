@@ -41,11 +41,7 @@ def count_failures(
             changed.add(job.id)
         limit = job.policies.pause_after_failures
         if limit is not None and streak >= limit and job.status is JobStatus.ACTIVE:
-            job = job.evolve(
-                status=JobStatus.PAUSED,
-                paused_reason=pause_reason(streak, run.error),
-                updated_at=now,
-            )
+            job = job.paused(paused_reason=pause_reason(streak, run.error), updated_at=now)
             paused[job.id] = job
         current[job.id] = job
     if changed:
@@ -55,6 +51,6 @@ def count_failures(
 
 def _read(store: Store, job_id: str) -> Job | None:
     try:
-        return store.get_job(job_id, owner=None)
+        return store.get_job_for_update(job_id, owner=None)
     except NotFoundError:  # deleted while its run was in flight
         return None

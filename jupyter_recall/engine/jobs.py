@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from jupyter_recall.core.actions import JobAction, require
-from jupyter_recall.core.errors import ConflictError, ValidationError
+from jupyter_recall.core.errors import ChangedMeanwhile, ConflictError, ValidationError
 from jupyter_recall.core.model import (
     DEFAULT_POLICIES,
     Job,
@@ -209,6 +209,10 @@ class JobChanges:
     target: Target | None = None
     policies: Policies | None = None
     options: JobOptions | None = None
+    read_from: Job | None = None
+    """The job these changes were computed from (a PATCH merges into its policies and options
+    and checks its action with a new target): ``update_job`` refuses them with
+    ChangedMeanwhile if any of those four changed since."""
 
     @property
     def reschedules(self) -> bool:
@@ -258,7 +262,9 @@ def _changed(job: Job, changes: JobChanges, now: datetime) -> Job:
 
 def update_job(store: Store, job_id: str, *, owner: str, now: datetime, changes: JobChanges) -> Job:
     with store.atomic():
-        job = store.get_job(job_id, owner=owner)
+        job = store.get_job_for_update(job_id, owner=owner)
+        if changes.read_from is not None and not _same_basis(job, changes.read_from):
+            raise ChangedMeanwhile(job_id)
         require(job, JobAction.EDIT)
         job = _changed(job, changes, now)
         store.update_jobs([job])
@@ -267,11 +273,20 @@ def update_job(store: Store, job_id: str, *, owner: str, now: datetime, changes:
     return job
 
 
+def _same_basis(job: Job, read: Job) -> bool:
+    return (job.action, job.target, job.policies, job.options) == (
+        read.action,
+        read.target,
+        read.policies,
+        read.options,
+    )
+
+
 def pause_job(store: Store, job_id: str, *, owner: str, now: datetime) -> Job:
     with store.atomic():
-        job = store.get_job(job_id, owner=owner)
+        job = store.get_job_for_update(job_id, owner=owner)
         require(job, JobAction.PAUSE)
-        job = job.evolve(status=JobStatus.PAUSED, updated_at=now)
+        job = job.paused(updated_at=now)
         store.update_jobs([job])
     return job
 
@@ -280,7 +295,7 @@ def resume_job(
     store: Store, job_id: str, *, owner: str, now: datetime, catch_up: bool, in_flight: int
 ) -> Job:
     with store.atomic():
-        job = store.get_job(job_id, owner=owner)
+        job = store.get_job_for_update(job_id, owner=owner)
         require(job, JobAction.RESUME)
         if job.schedule.after is not None:
             return _resume_dependent(store, job, now=now, catch_up=catch_up)
@@ -321,12 +336,13 @@ def _with_next(
 ) -> Job:
     if upcoming.exhausted and in_flight == 0:
         status = exhausted_status(job.schedule.is_recurring, job.last_status)
-    return job.evolve(
+    job = job.evolve(
         status=status,
         next_occurrence=upcoming.occurrence,
         next_fire_at=upcoming.fire_at,
         updated_at=now,
     )
+    return job.paused() if status is JobStatus.PAUSED else job
 
 
 def skip_job(
@@ -334,7 +350,7 @@ def skip_job(
 ) -> tuple[Job, Run | None]:
     """Skip the next occurrence of a recurring job, recorded as a ``skipped`` run."""
     with store.atomic():
-        job = store.get_job(job_id, owner=owner)
+        job = store.get_job_for_update(job_id, owner=owner)
         require(job, JobAction.SKIP)
         plan = plan_skip(
             job.schedule,
@@ -364,13 +380,17 @@ def skip_job(
     return job, (inserted[0] if inserted else None)
 
 
-def cancel_job(store: Store, job_id: str, *, owner: str, now: datetime) -> Job:
+def cancel_job(
+    store: Store, job_id: str, *, owner: str, now: datetime, reason: str | None = None
+) -> Job:
     with store.atomic():
-        job = store.get_job(job_id, owner=owner)
+        job = store.get_job_for_update(job_id, owner=owner)
         require(job, JobAction.CANCEL)
         job = job.evolve(
             status=JobStatus.CANCELLED, next_occurrence=None, next_fire_at=None, updated_at=now
         )
+        if reason is not None:
+            job = job.evolve(last_error=reason)
         store.update_jobs([job])
     return job
 
@@ -380,7 +400,7 @@ def trigger_job(
 ) -> tuple[Job, Run]:
     """Record a manual run now; the schedule does not move."""
     with store.atomic():
-        job = store.get_job(job_id, owner=owner)
+        job = store.get_job_for_update(job_id, owner=owner)
         require(job, JobAction.RUN_NOW)
         run = Run(
             id=new_id(),

@@ -270,7 +270,7 @@ def _hold_if_disabled(
     held = store.get_disabled_owner(owner, plugin_owner)
     if held is None or not result.created:
         return
-    result.created = [job.evolve(status=JobStatus.PAUSED) for job in result.created]
+    result.created = [job.paused() for job in result.created]
     held_ids = [*held, *(job.id for job in result.created)]
     store.put_disabled_owner(owner, plugin_owner, held_ids, now=now)
 
@@ -314,7 +314,7 @@ def disable_owner(store: Store, plugin_owner: str, *, owner: str, now: datetime)
         active = store.list_jobs(
             owner=owner, where=JobFilter(plugin_owner=plugin_owner, status=[JobStatus.ACTIVE])
         )
-        paused = [job.evolve(status=JobStatus.PAUSED, updated_at=now) for job in active]
+        paused = [job.paused(updated_at=now) for job in active]
         store.update_jobs(paused)
         store.put_disabled_owner(owner, plugin_owner, [job.id for job in paused], now=now)
     return paused

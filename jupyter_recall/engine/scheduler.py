@@ -665,11 +665,13 @@ class Scheduler:
         self._runner.start(job, run, lane=False, serial=False)
         return run
 
-    async def cancel_job(self, job_id: str, *, owner: str) -> Job:
-        """Nothing more fires; runs already in flight finish (``stop_run`` stops them)."""
+    async def cancel_job(self, job_id: str, *, owner: str, reason: str | None = None) -> Job:
+        """Nothing more fires; runs already in flight finish (``stop_run`` stops them). A
+        ``reason`` (a cancellation nobody asked for in person) becomes the job's last error."""
         self._require_running()
         await self._guard(job_id, owner, "cancelled")
-        cancel = partial(jobs.cancel_job, self.store, job_id, owner=owner, now=self.clock.now())
+        now = self.clock.now()
+        cancel = partial(jobs.cancel_job, self.store, job_id, owner=owner, now=now, reason=reason)
         job = await self._in_store_unclaimed(
             job_id, partial(retrying.dropping_retries, self.store, job_id, cancel)
         )

@@ -7,6 +7,8 @@ The answers a kernel's agent tools give alike (a job's summary, a watcher, a del
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from jupyter_recall.client.documents import (
     NotificationDocument,
     ParseDocument,
@@ -22,6 +24,7 @@ from jupyter_recall.client.tool_answers import (
     WatcherHistory,
     WatcherStopped,
 )
+from jupyter_recall.client.tool_specs import OUTPUT_TAIL
 from jupyter_recall.client.toolspec import ToolOk
 from jupyter_recall.core.approvals import ApprovalJSON
 
@@ -35,13 +38,57 @@ class JobPageAnswer(ToolOk):
     next_cursor: str | None
 
 
+class RunListed(TypedDict):
+    """A run in a listing: its record and the last ``OUTPUT_TAIL`` characters of its output
+    (``output_truncated`` when there is more: ``run_output`` has it all)."""
+
+    id: str
+    job_id: str
+    scheduled_for: str
+    trigger: str
+    status: str
+    created_at: str | None
+    started_at: str | None
+    finished_at: str | None
+    duration: float | None
+    error: str | None
+    attempt: int | None
+    retry_at: str | None
+    output_tail: str
+    output_length: int
+    output_truncated: bool
+
+
+def listed_run(run: RunDocument) -> RunListed:
+    """A run as ``run_list`` and ``schedule_status`` show it: a run's output may hold
+    megabytes, and an answer goes to the client twice (structured content and text)."""
+    output = run.get("output") or ""
+    return {
+        "id": run["id"],
+        "job_id": run["job_id"],
+        "scheduled_for": run["scheduled_for"],
+        "trigger": run["trigger"],
+        "status": run["status"],
+        "created_at": run.get("created_at"),
+        "started_at": run.get("started_at"),
+        "finished_at": run.get("finished_at"),
+        "duration": run.get("duration"),
+        "error": run.get("error"),
+        "attempt": run.get("attempt"),
+        "retry_at": run.get("retry_at"),
+        "output_tail": output[-OUTPUT_TAIL:],
+        "output_length": len(output),
+        "output_truncated": len(output) > OUTPUT_TAIL,
+    }
+
+
 class JobStatusAnswer(ToolOk):
     job: JobDetails
-    recent_runs: list[RunDocument]
+    recent_runs: list[RunListed]
 
 
 class RunPageAnswer(ToolOk):
-    runs: list[RunDocument]
+    runs: list[RunListed]
     next_cursor: str | None
 
 
@@ -59,8 +106,13 @@ class NotificationsTaken(ToolOk):
 
 
 class ApprovalListing(ToolOk):
+    """A page of the approvals inbox: ``returned`` records of ``matching`` (counted among the
+    server's newest 500), ``next_offset`` None on the last page."""
+
     approvals: list[ApprovalJSON]
-    total: int
+    returned: int
+    matching: int
+    next_offset: int | None
 
 
 class ApprovalAnswer(ToolOk):

@@ -15,11 +15,12 @@ import threading
 from collections.abc import Callable, Iterator
 
 from jupyter_recall.client.remote import Client, EventStream, open_event_stream, parse_sse
-from jupyter_recall.core.errors import RecallError
+from jupyter_recall.core.errors import RecallConnectionError, RecallError
 
 EVENTS = "/api/recall/events"
 READ_TIMEOUT = 60.0
-"""A stream silent this long (no heartbeat either) is dead: reopen it."""
+"""A stream silent this long (no heartbeat either) is dead: reopen it. The first open of a
+subscription waits the client's timeout instead: ``resources/subscribe`` answers within it."""
 REOPEN_DELAY = 1.0
 Events = Iterator[tuple[str, str]]
 
@@ -53,20 +54,24 @@ class ApprovalEvents:
         self.tell = tell
         self.stopped = stopped
 
-    def open(self) -> tuple[EventStream, Events] | None:
-        """A stream the server has registered (its ``open`` event read); None if unreachable."""
-        try:
-            stream = open_event_stream(self.client, EVENTS, timeout=READ_TIMEOUT)
-        except RecallError:
-            return None
+    def open(self, timeout: float = READ_TIMEOUT) -> tuple[EventStream, Events]:
+        """A stream the server has registered (its ``open`` event read within ``timeout``);
+        ``RecallError`` if it cannot be opened. Later reads wait ``READ_TIMEOUT``."""
+        stream = open_event_stream(self.client, EVENTS, timeout=timeout)
         events = parse_sse(stream.lines())
         try:
             opened = next(events, None)
-        except (OSError, http.client.HTTPException):
-            opened = None
+        except (OSError, http.client.HTTPException) as error:
+            stream.close()
+            raise RecallConnectionError(
+                f"the event stream of {self.client.base} did not open: {error or 'timed out'}"
+            ) from None
         if opened is None or opened[0] != "open":
             stream.close()
-            return None
+            raise RecallConnectionError(
+                f"the event stream of {self.client.base} ended before it opened"
+            )
+        stream.set_timeout(READ_TIMEOUT)
         return stream, events
 
     def follow(self, first: tuple[EventStream, Events] | None) -> None:
@@ -76,7 +81,10 @@ class ApprovalEvents:
                 self._relay(*opened)
             if self.stopped.wait(REOPEN_DELAY):
                 return
-            opened = self.open()
+            try:
+                opened = self.open()
+            except RecallError:
+                opened = None  # the server is away: try again after the delay
 
     def _relay(self, stream: EventStream, events: Events) -> None:
         try:

@@ -22,10 +22,15 @@ from tornado import web
 from tornado.iostream import StreamClosedError
 
 from jupyter_recall.client.remote import ServerInfo
+from jupyter_recall.core.limits import MAX_BODY_BYTES
 from jupyter_recall.mcp.backend import Backend, CallerClient
 from jupyter_recall.server.handlers import RecallHandler, authorized_to
 
 BACKEND_KEY = "jupyter_recall.backend"
+MAX_MCP_BODY = 2 * MAX_BODY_BYTES
+"""The largest MCP request: the SDK's default (4 MiB) answered 413, and its client a protocol
+error without a reason, before a tool could name the argument at fault; past the server's own
+request body limit (``MAX_BODY_BYTES``), the tool refuses it naming the argument."""
 LOOPBACK_IPS = ("", "0.0.0.0", "::", "*", "localhost", "127.0.0.1")
 
 
@@ -52,7 +57,9 @@ class McpEndpoint:
                 501, f"the MCP endpoint needs: pip install 'jupyter_recall[mcp]' ({error})"
             ) from None
         server = build_server(backend_of)
-        manager = StreamableHTTPSessionManager(server, json_response=True, stateless=True)
+        manager = StreamableHTTPSessionManager(
+            server, json_response=True, stateless=True, max_request_body_size=MAX_MCP_BODY
+        )
         running = asyncio.Event()
         self._task = asyncio.create_task(self._run(manager, running))
         await running.wait()

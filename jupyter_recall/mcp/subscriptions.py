@@ -66,25 +66,37 @@ class OutputSubscriptions:
     async def subscribe(
         self, ctx: Context, params: types.SubscribeRequestParams
     ) -> types.EmptyResult:
+        uri = params.uri
         try:
-            kind, ident = followed(params.uri)
-            if kind == "run" and ident is not None:
-                # A run that does not exist would be followed silently, and never change.
-                await anyio.to_thread.run_sync(self.client.request, "GET", api_path("runs", ident))
-            self._stop(params.uri)
-            following = self.active[params.uri] = _Following(ctx.session, params.uri)
+            kind, ident = followed(uri)
+            # What does not exist would be followed silently, and never change; a server
+            # that cannot be reached is said now, not by a subscription that never speaks.
+            await anyio.to_thread.run_sync(self._check, kind, ident)
+            self._stop(uri)
+            following = self.active[uri] = _Following(ctx.session, uri)
             target: Callable[..., None] = following.follow
             args: tuple[Any, ...] = (self.client, ident)
             if kind == "approvals":
                 events = ApprovalEvents(self.client, ident, following.tell, following.stopped)
-                target, args = events.follow, (await anyio.to_thread.run_sync(events.open),)
+                first = await anyio.to_thread.run_sync(events.open, self.client.timeout)
+                target, args = events.follow, (first,)
         except RecallError as error:
-            self._stop(params.uri)
+            self._stop(uri)
             # The caller's mistake (or the server down): an error answer, not a traceback.
-            raise MCPError(RESOURCE_NOT_FOUND, str(error)) from None
+            message = str(error) if uri in str(error) else f"{uri}: {error}"
+            raise MCPError(RESOURCE_NOT_FOUND, message) from None
         name = f"recall-mcp-{ident or kind}"
         threading.Thread(target=target, args=args, name=name, daemon=True).start()
         return types.EmptyResult()
+
+    def _check(self, kind: str, ident: str | None) -> None:
+        """That the followed thing exists (and the server answers), or a ``RecallError``."""
+        if kind == "run" and ident is not None:
+            self.client.request("GET", api_path("runs", ident))
+        elif ident is not None:
+            self.client.request("GET", api_path("approvals", ident))
+        else:
+            self.client.request("GET", api_path("approvals"), query={"status": "pending"})
 
     async def unsubscribe(
         self, ctx: Context, params: types.UnsubscribeRequestParams

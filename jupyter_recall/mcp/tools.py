@@ -1,19 +1,23 @@
 """The MCP tool table: one definition with the in-kernel agent tools, run through the REST API.
 
 Tools that mean the same outside a kernel (``schedule_once``, ``schedule_cron``,
-``schedule_cancel``, ``schedule_status``, the ``watch_*`` tools, ``send_notification``) use the
-specifications of ``client/tool_specs.py``, as the kernel's agent does: same names, schemas,
-argument checks and field names in errors. The others need what a kernel would have supplied
-(the notebook, the kernel) and are defined here in the same vocabulary.
+``schedule_after``, ``schedule_cancel``, ``schedule_status``, the ``watch_*`` tools,
+``send_notification``) use the specifications of ``client/tool_specs.py`` the kernel's agent
+uses, in the words of an agent outside a kernel (``tool_specs.OVER_MCP``): same names, argument
+checks and field names in errors; no ``llm_prompt``, and a ``timezone_offset``. The others need
+what a kernel would have supplied (the notebook, the kernel) and are defined here in the same
+vocabulary. Listings are bounded: a run shows the end of its output (``run_output`` has all of
+it), the approvals inbox a page of records.
 """
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic
 
-from jupyter_recall.client import tool_specs
 from jupyter_recall.client.documents import (
     ActionDocument,
     AfterDocument,
@@ -41,10 +45,14 @@ from jupyter_recall.client.tool_specs import (
     CURSOR_LENGTH,
     JOB_STATUSES,
     NAME_LENGTH,
+    OUTPUT_TAIL,
+    OVER_MCP,
+    PAGE,
     PATH_LENGTH,
     TOOL_LENGTH,
     TZ_LENGTH,
     WHEN_LENGTH,
+    IntegerParam,
     job_details,
     job_summary,
     notification_action,
@@ -64,6 +72,7 @@ from jupyter_recall.core.approvals import NOTE_LIMIT, ApprovalJSON
 from jupyter_recall.core.documents import output_config_of
 from jupyter_recall.core.errors import ConflictError, NotFoundError, RecallError, ValidationError
 from jupyter_recall.core.escalation import notify_config_of
+from jupyter_recall.core.limits import MAX_BODY_BYTES
 from jupyter_recall.core.model import RunStatus
 from jupyter_recall.mcp.answers import (
     ApprovalAnswer,
@@ -77,6 +86,7 @@ from jupyter_recall.mcp.answers import (
     RunNowAnswer,
     RunPageAnswer,
     WatcherListing,
+    listed_run,
 )
 from jupyter_recall.mcp.backend import Backend
 
@@ -90,6 +100,15 @@ APPROVAL_STATUSES = ("pending", "approved", "denied", "expired", "all")
 ONE_TIME = ("once", "immediate")
 RECURRING = ("interval", "cron")
 ID_PARAMS = ("job_id", "run_id", "watcher_id", "approval_id")
+DEFAULT_CHANNEL = "ui"
+"""Where a notification job made over MCP goes without output_channel: the user's JupyterLab
+(there is no kernel session to queue it for)."""
+APPROVALS_LISTED = 500
+"""The most records ``GET /api/recall/approvals`` answers (the newest)."""
+APPROVAL_PAGE = 100
+ARGUMENT_BYTES = MAX_BODY_BYTES - 64 * 1024
+"""The UTF-8 JSON of one call's arguments at most: the server's request body limit, less room
+for what the tool adds around them."""
 
 
 def _spec(
@@ -120,8 +139,10 @@ def _parsed(backend: Backend, when: str, tz: str | None) -> ParseDocument:
     return parsed
 
 
-def _expect_kind(backend: Backend, when: str, kinds: tuple[str, ...], arg: str, hint: str) -> None:
-    kind = _parsed(backend, when, None)["kind"]
+def _expect_kind(
+    backend: Backend, when: str, kinds: tuple[str, ...], arg: str, hint: str, *, tz: str | None
+) -> None:
+    kind = _parsed(backend, when, tz)["kind"]
     if kind not in kinds:
         raise ValidationError(arg, f"{when!r} is a schedule of kind {kind!r}: {hint}")
 
@@ -136,15 +157,9 @@ def _create(backend: Backend, body: NewJobDocument) -> JobDocument:
 
 
 def _job_action(args: ToolArguments) -> ActionDocument:
-    """The action of schedule_once/schedule_cron arguments, outside a kernel."""
-    kind = args.text("action_type")
-    if kind == "llm_prompt":
-        raise ValidationError(
-            "action_type",
-            "'llm_prompt' needs a notebook session's agent: use notebook_recall with its notebook",
-            accepted=("notification", "tool_call"),
-        )
-    if kind == "tool_call":
+    """The action of schedule_once/schedule_cron arguments, outside a kernel (its specification
+    refuses ``llm_prompt``, pointing to notebook_recall)."""
+    if args.text("action_type") == "tool_call":
         tool_name = args.optional_text("tool_name")
         if not tool_name:
             raise ValidationError("tool_name", "required for action_type 'tool_call'")
@@ -152,27 +167,38 @@ def _job_action(args: ToolArguments) -> ActionDocument:
     prompt = args.optional_text("prompt")
     if not prompt:
         raise ValidationError("prompt", "required for action_type 'notification'")
-    return notification_action(args, prompt)
+    action = notification_action(args, prompt)
+    action.setdefault("channel", DEFAULT_CHANNEL)
+    return action
 
 
 def _server_job(body: NewJobDocument, args: ToolArguments) -> NewJobDocument:
     """A server-target job's body; ``body`` holds its ``when`` or its ``after``."""
     body = {**body, "target": {"type": "server"}}
     label, config = args.optional_text("label"), args.mapping("output_config")
+    channel = args.optional_text("output_channel")
     if label:
         body["name"] = label
     policies = tool_policies(args)
     if policies:
         body["policies"] = policies
-    if config is not None:
-        body["options"] = {"output_config": config}
+    options = {
+        # A tool call's outcome goes to output_channel (a notification's is its action's).
+        **({"output_channel": channel} if channel and body["action"]["type"] == "tool" else {}),
+        **({"output_config": config} if config is not None else {}),
+    }
+    if options:
+        body["options"] = options
+    tz = args.optional_text("timezone_offset") if "timezone_offset" in args.values else None
+    if tz:
+        body["tz"] = tz
     return body
 
 
 def _schedule_once(backend: Backend, args: ToolArguments) -> JobAnswer:
     when = args.text("when")
     hint = "schedule_once needs a one-time 'when'; use schedule_cron to repeat"
-    _expect_kind(backend, when, ONE_TIME, "when", hint)
+    _expect_kind(backend, when, ONE_TIME, "when", hint, tz=args.optional_text("timezone_offset"))
     body: NewJobDocument = {"when": when, "action": _job_action(args)}
     return _job_answer(args, _create(backend, _server_job(body, args)))
 
@@ -180,7 +206,7 @@ def _schedule_once(backend: Backend, args: ToolArguments) -> JobAnswer:
 def _schedule_cron(backend: Backend, args: ToolArguments) -> JobAnswer:
     cron = args.text("cron")
     hint = "schedule_cron needs a repeating schedule; use schedule_once for one time"
-    _expect_kind(backend, cron, RECURRING, "cron", hint)
+    _expect_kind(backend, cron, RECURRING, "cron", hint, tz=args.optional_text("timezone_offset"))
     body: NewJobDocument = {"when": cron, "action": _job_action(args)}
     return _job_answer(args, _create(backend, _server_job(body, args)))
 
@@ -248,7 +274,42 @@ def _notebook_recall(backend: Backend, args: ToolArguments) -> JobAnswer:
         "target": {"type": "kernel", "path": notebook},
         "session": notebook,
     }
-    return _job_answer(args, _create(backend, _named(body, args)))
+    try:
+        return _job_answer(args, _create(backend, _named(body, args)))
+    except ConflictError as error:
+        raise _pending_recall(notebook, error) from None
+
+
+PENDING_RECALL = re.compile(r"already has a pending recall (?P<id>[A-Za-z0-9_-]+)")
+
+
+def _pending_recall(notebook: str, error: ConflictError) -> RecallError:
+    """The server's refusal of a second pending recall, in this surface's words: it points to
+    tools of a kernel (`%recall cancel`, manage_recall) an agent outside one does not have."""
+    found = PENDING_RECALL.search(str(error))
+    if found is None:
+        return error
+    other = found["id"]
+    return ValidationError(
+        "notebook",
+        f"{notebook!r} already has a pending recall {other}: one per notebook; cancel it "
+        f"first (schedule_cancel with job_id {other!r}) or schedule this one after it fires",
+    )
+
+
+def _listed(backend: Backend, tool: str, path: str, query: Mapping[str, object]) -> Any:
+    """A page of a listing (``JobPage``, ``RunPage``); a cursor the listing refuses is refused
+    as this tool's (the server's words name a sort and order the tools do not take)."""
+    try:
+        return backend.request("GET", path, query=query)
+    except ValidationError as error:
+        if error.field != "cursor":
+            raise
+        raise ValidationError(
+            "cursor",
+            f"not a next_cursor of {tool} with these filters: pass back the next_cursor of "
+            f"the previous {tool} answer unchanged, or leave cursor out for the first page",
+        ) from None
 
 
 def _job_list(backend: Backend, args: ToolArguments) -> JobPageAnswer:
@@ -256,7 +317,7 @@ def _job_list(backend: Backend, args: ToolArguments) -> JobPageAnswer:
     # counts route, so an agent knows whether to ask for the next page.
     query = {"status": args.optional_text("status"), "path": args.optional_text("notebook")}
     paging = {"limit": args.integer("limit"), "cursor": args.optional_text("cursor")}
-    page: JobPage = backend.request("GET", JOBS, query={**query, **paging})
+    page: JobPage = _listed(backend, "job_list", JOBS, {**query, **paging})
     counts = backend.request("GET", f"{JOBS}/counts", query=query)
     return {
         **args.succeeded(),
@@ -270,7 +331,8 @@ def _schedule_status(backend: Backend, args: ToolArguments) -> JobStatusAnswer:
     job_id = args.text("job_id")
     job: JobDocument = backend.request("GET", f"{JOBS}/{job_id}")
     runs: RunPage = backend.request("GET", f"{JOBS}/{job_id}/runs", query={"limit": 5})
-    return {**args.succeeded(), "job": job_details(job), "recent_runs": runs["runs"]}
+    recent = [listed_run(run) for run in runs["runs"]]
+    return {**args.succeeded(), "job": job_details(job), "recent_runs": recent}
 
 
 def _job_action_tool(action: str) -> JobRun:
@@ -299,8 +361,9 @@ def _run_list(backend: Backend, args: ToolArguments) -> RunPageAnswer:
         "limit": args.integer("limit"),
         "cursor": args.optional_text("cursor"),
     }
-    page: RunPage = backend.request("GET", "/api/recall/runs", query=query)
-    return {**args.succeeded(), "runs": page["runs"], "next_cursor": page.get("next_cursor")}
+    page: RunPage = _listed(backend, "run_list", "/api/recall/runs", query)
+    runs = [listed_run(run) for run in page["runs"]]
+    return {**args.succeeded(), "runs": runs, "next_cursor": page.get("next_cursor")}
 
 
 def _run_output(backend: Backend, args: ToolArguments) -> RunAnswer:
@@ -330,7 +393,18 @@ def _watch_start(backend: Backend, args: ToolArguments) -> WatcherAnswer:
         body["output_channel"] = channel
     if config is not None:
         body["output_config"] = output_config_of(config)
-    created: WatcherDocument = backend.request("POST", WATCHERS, body=body)
+    try:
+        created: WatcherDocument = backend.request("POST", WATCHERS, body=body)
+    except ValidationError as error:
+        if error.field != "tool" or "give target" not in error.message:
+            raise
+        # The server's words point to a target argument only a kernel's callers have.
+        raise ValidationError(
+            "tool",
+            f"unknown tool {body['tool']!r} on the server: over MCP only the server's tools can "
+            "be watched (a notebook's own tools are watched from its kernel)",
+            accepted=error.accepted,
+        ) from None
     return {**args.succeeded(), **created}
 
 
@@ -374,10 +448,23 @@ def _take_notifications(backend: Backend, args: ToolArguments) -> NotificationsT
 
 
 def _approval_list(backend: Backend, args: ToolArguments) -> ApprovalListing:
+    # The server answers its newest 500 records at most, newest first: paged here. Pending
+    # ones come soonest to expire first, the ones an agent must decide before the others.
     status = args.text("status")
     query = {} if status == "all" else {"status": status}
     found: list[ApprovalJSON] = backend.request("GET", APPROVALS, query=query)["approvals"]
-    return {**args.succeeded(), "approvals": found, "total": len(found)}
+    if status == "pending":
+        found.sort(key=lambda record: (record["expires_at"], record["id"]))
+    start, limit = args.integer("offset"), args.integer("limit")
+    page = found[start : start + limit]
+    after = start + len(page)
+    return {
+        **args.succeeded(),
+        "approvals": page,
+        "returned": len(page),
+        "matching": len(found),
+        "next_offset": after if after < len(found) else None,
+    }
 
 
 def _approval_answer(args: ToolArguments, record: ApprovalJSON) -> ApprovalAnswer:
@@ -451,6 +538,17 @@ _KERNEL_NAME = Param(
 def _id(name: str, description: str, *, required: bool = True) -> Param:
     return Param(
         name, "string", description, required, pattern=JOB_ID.pattern, max_length=ID_LENGTH
+    )
+
+
+def _page_size(default: int) -> Param:
+    return IntegerParam(
+        "limit",
+        "integer",
+        f"Page size, 1 to {PAGE:,}.",
+        minimum=1,
+        default=default,
+        maximum=PAGE,
     )
 
 
@@ -545,13 +643,15 @@ _TOOLS: tuple[McpTool[McpAnswer], ...] = (
         ),
         _notebook_recall,
     ),
-    McpTool(tool_specs.SCHEDULE_ONCE, _schedule_once),
-    McpTool(tool_specs.SCHEDULE_CRON, _schedule_cron),
-    McpTool(tool_specs.SCHEDULE_AFTER, _schedule_after),
+    McpTool(OVER_MCP.schedule_once, _schedule_once),
+    McpTool(OVER_MCP.schedule_cron, _schedule_cron),
+    McpTool(OVER_MCP.schedule_after, _schedule_after),
     McpTool(
         _spec(
             "job_list",
-            "List your jobs, optionally by status or notebook.",
+            "List your jobs, newest first, optionally by status or notebook, one page at a "
+            "time; total counts every match. Watchers are jobs too (kind 'watcher'; the "
+            "watch_* tools manage them).",
             (
                 Param("status", "string", "Only jobs with this status.", enum=JOB_STATUSES),
                 Param(
@@ -560,23 +660,25 @@ _TOOLS: tuple[McpTool[McpAnswer], ...] = (
                     "Only the jobs of this notebook.",
                     max_length=PATH_LENGTH,
                 ),
-                Param("limit", "integer", "Page size, at least 1.", minimum=1, default=50),
+                _page_size(50),
                 _cursor(),
             ),
             {"path": "notebook"},
         ),
         _job_list,
     ),
-    McpTool(tool_specs.SCHEDULE_STATUS, _schedule_status),
+    McpTool(OVER_MCP.schedule_status, _schedule_status),
     _job_tool("job_pause", "Pause a job: nothing fires until job_resume.", "pause"),
     _job_tool("job_resume", "Resume a paused job from now on.", "resume"),
     _job_tool("job_skip", "Skip the next occurrence of a job.", "skip"),
     McpTool(_spec("job_run_now", "Run a job now, outside its schedule.", (_JOB_ID,)), _job_run_now),
-    McpTool(tool_specs.SCHEDULE_CANCEL, _job_action_tool("cancel")),
+    McpTool(OVER_MCP.schedule_cancel, _job_action_tool("cancel")),
     McpTool(
         _spec(
             "run_list",
-            "The latest runs, newest first: of one job or of all your jobs.",
+            "The latest runs, newest first: of one job or of all your jobs, one page at a "
+            f"time. Each shows the last {OUTPUT_TAIL:,} characters of its output "
+            "(output_tail, with output_length): run_output gives all of it.",
             (
                 _id("job_id", "Only this job's runs.", required=False),
                 Param(
@@ -585,25 +687,25 @@ _TOOLS: tuple[McpTool[McpAnswer], ...] = (
                     "Only runs with this status.",
                     enum=tuple(status.value for status in RunStatus),
                 ),
-                Param("limit", "integer", "Page size, at least 1.", minimum=1, default=20),
+                _page_size(20),
                 _cursor(),
             ),
         ),
         _run_list,
     ),
     McpTool(
-        _spec("run_output", "A run with its status, error and output.", (_RUN_ID,)),
+        _spec("run_output", "A run with its status, error and whole output.", (_RUN_ID,)),
         _run_output,
     ),
     McpTool(_spec("run_stop", "Stop a running run.", (_RUN_ID,)), _run_stop),
-    McpTool(tool_specs.WATCH_START, _watch_start),
-    McpTool(tool_specs.WATCH_STOP, _watcher_call("DELETE")),
-    McpTool(tool_specs.WATCH_PAUSE, _watcher_call("POST", "/pause")),
-    McpTool(tool_specs.WATCH_RESUME, _watcher_call("POST", "/resume")),
-    McpTool(tool_specs.WATCH_STATUS, _watcher_call("GET")),
-    McpTool(tool_specs.WATCH_LIST, _watch_list),
-    McpTool(tool_specs.WATCH_HISTORY, _watch_history),
-    McpTool(tool_specs.SEND_NOTIFICATION, _send_notification),
+    McpTool(OVER_MCP.watch_start, _watch_start),
+    McpTool(OVER_MCP.watch_stop, _watcher_call("DELETE")),
+    McpTool(OVER_MCP.watch_pause, _watcher_call("POST", "/pause")),
+    McpTool(OVER_MCP.watch_resume, _watcher_call("POST", "/resume")),
+    McpTool(OVER_MCP.watch_status, _watcher_call("GET")),
+    McpTool(OVER_MCP.watch_list, _watch_list),
+    McpTool(OVER_MCP.watch_history, _watch_history),
+    McpTool(OVER_MCP.send_notification, _send_notification),
     McpTool(
         _spec(
             "take_notifications",
@@ -623,7 +725,10 @@ _TOOLS: tuple[McpTool[McpAnswer], ...] = (
     McpTool(
         _spec(
             "approval_list",
-            "The approvals inbox: tool calls under an 'approve' policy, newest first.",
+            "The approvals inbox: tool calls under an 'approve' policy, a page at a time. "
+            "Pending records come soonest to expire first; the others newest first. "
+            "'matching' counts the records of the status (among the server's newest 500); "
+            "pass next_offset back as offset for the next page.",
             (
                 Param(
                     "status",
@@ -631,6 +736,22 @@ _TOOLS: tuple[McpTool[McpAnswer], ...] = (
                     "Only records with this status ('all': every one).",
                     enum=APPROVAL_STATUSES,
                     default="pending",
+                ),
+                IntegerParam(
+                    "limit",
+                    "integer",
+                    f"Records per page, 1 to {APPROVAL_PAGE}.",
+                    minimum=1,
+                    default=20,
+                    maximum=APPROVAL_PAGE,
+                ),
+                IntegerParam(
+                    "offset",
+                    "integer",
+                    "How many to skip (the previous answer's next_offset).",
+                    minimum=0,
+                    default=0,
+                    maximum=APPROVALS_LISTED,
                 ),
             ),
         ),
@@ -668,7 +789,7 @@ _TOOLS: tuple[McpTool[McpAnswer], ...] = (
     ),
 )
 MCP_TOOLS: dict[str, McpTool[McpAnswer]] = {tool.name: tool for tool in _TOOLS}
-SHARED_NAMES = tuple(name for name, tool in MCP_TOOLS.items() if tool.spec in tool_specs.SHARED)
+SHARED_NAMES = tuple(name for name, tool in MCP_TOOLS.items() if tool.spec in OVER_MCP.all)
 
 
 def _refusal(error: RecallError, tool: McpTool[McpAnswer]) -> ToolFailure:
@@ -688,6 +809,30 @@ def call(backend: Backend, name: str, arguments: Any) -> McpAnswer | ToolFailure
         unknown = ValidationError("name", f"unknown tool {name!r}", accepted=tuple(MCP_TOOLS))
         return failure(unknown, None)
     try:
-        return tool.run(backend, tool.spec.arguments(decode_arguments(arguments)))
+        args = tool.spec.arguments(decode_arguments(arguments))
+        _check_size(args)
+        return tool.run(backend, args)
     except RecallError as error:
         return _refusal(error, tool)
+
+
+def _utf8_size(value: object) -> int:
+    # A lone surrogate (valid JSON, not UTF-8) counts as the 3 bytes the server would refuse.
+    return len(json.dumps(value, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+
+
+def _check_size(args: ToolArguments) -> None:
+    """Refuse arguments too large for the server's request body, naming the largest: its free
+    texts (code, a prompt) and objects have no maxLength, and the server's refusal would name
+    its ``body``, not an argument."""
+    given = args.given()
+    total = _utf8_size(given)
+    if total <= ARGUMENT_BYTES:
+        return
+    sizes = {name: _utf8_size(value) for name, value in given.items()}
+    largest = max(sizes, key=sizes.__getitem__)
+    raise ValidationError(
+        largest,
+        f"is {sizes[largest]:,} bytes as UTF-8 JSON; one call's arguments take at most "
+        f"{ARGUMENT_BYTES:,} bytes together (the server's {MAX_BODY_BYTES:,}-byte request body)",
+    )

@@ -354,7 +354,7 @@ class RecallApp(ExtensionApp):
         event_logger = getattr(self.serverapp, "event_logger", None)
         if event_logger is None:
             return None
-        return SessionWatcher(self.scheduler, self.serverapp, event_logger)
+        return SessionWatcher(self.scheduler, self.serverapp, event_logger, self.approvals)
 
     def _engine_id(self) -> str:
         # Stable across restarts of this server (one address serves one server at a time), so a

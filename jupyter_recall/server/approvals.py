@@ -18,8 +18,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Callable, Mapping
-from datetime import timedelta
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime, timedelta
 from functools import partial
 from typing import TypeVar
 
@@ -58,6 +58,8 @@ EXPIRED_EVENT = "approval.expired"
 MAX_TIMEOUT = 7 * 24 * 3600.0
 INTERRUPTED = "was interrupted (its server stopped)"
 """Why the approval of a run found interrupted is withdrawn."""
+STOPPED_WAITING = "stopped waiting"
+"""Why a record its asker withdrew (``POST .../withdraw``) is withdrawn."""
 log = logging.getLogger("jupyter_recall.approvals")
 
 
@@ -153,13 +155,16 @@ class ApprovalInbox:
             )
         )
         if not settled:
-            current = await self.get(owner, approval_id)
-            why = f" ({current.note})" if current.status == EXPIRED and current.note else ""
-            raise ConflictError(f"approval {approval_id} is already {current.status}{why}")
+            raise await self._settled_already(owner, approval_id)
         self._cancel_timer(approval_id)
         record = await self.get(owner, approval_id)
         self._publish(DECIDED, record)
         return record
+
+    async def _settled_already(self, owner: str, approval_id: str) -> ConflictError:
+        current = await self.get(owner, approval_id)
+        why = f" ({current.note})" if current.status == EXPIRED and current.note else ""
+        return ConflictError(f"approval {approval_id} is already {current.status}{why}")
 
     async def withdraw(self, approval_id: str, note: str) -> bool:
         """Settle a pending record ``expired`` with ``note``: whoever asked no longer waits.
@@ -178,12 +183,32 @@ class ApprovalInbox:
             self._publish(EXPIRED_EVENT, record)
         return True
 
-    async def withdraw_asked_by(self, owner: str, asked_by: str, why: str) -> None:
-        """Withdraw the owner's pending records ``asked_by`` asked."""
-        pending = await self._call(lambda: self._store.list_approvals(owner, PENDING))
+    async def abandon(self, owner: str, approval_id: str) -> ApprovalRecord:
+        """Withdraw a pending record for whoever asked it (``POST .../withdraw``: its asker
+        stopped waiting); ConflictError once decided or expired, as a decision."""
+        record = await self.get(owner, approval_id)
+        if not await self.withdraw(approval_id, withdrawn_note(record.asked_by, STOPPED_WAITING)):
+            raise await self._settled_already(owner, approval_id)
+        return await self.get(owner, approval_id)
+
+    async def withdraw_asked_by(
+        self,
+        asked_by: Sequence[str],
+        why: str,
+        *,
+        owner: str | None = None,
+        asked_before: datetime | None = None,
+    ) -> None:
+        """Withdraw the pending records asked by one of ``asked_by`` (``owner``'s alone when
+        given: an interrupted run's) that were asked before ``asked_before`` when given (a
+        kernel shut down or restarted: the cell that waited is gone; a request of the
+        restarted kernel is not)."""
+        pending = await self._call(lambda: self._store.pending_approvals_asked_by(asked_by))
         for record in pending:
-            if record.asked_by == asked_by:
-                await self.withdraw(record.id, withdrawn_note(asked_by, why))
+            if owner not in (None, record.owner):
+                continue
+            if asked_before is None or record.created_at < asked_before:
+                await self.withdraw(record.id, withdrawn_note(record.asked_by, why))
 
     def attach(self, scheduler: Scheduler) -> None:
         """Withdraw the records of the runs found interrupted: those a crashed server left,
@@ -194,7 +219,7 @@ class ApprovalInbox:
         if not isinstance(event, RunFinished) or event.run.status is not RunStatus.INTERRUPTED:
             return
         run = event.run
-        work = self.withdraw_asked_by(run.owner, f"run:{run.id}", INTERRUPTED)
+        work = self.withdraw_asked_by([f"run:{run.id}"], INTERRUPTED, owner=run.owner)
         task = asyncio.get_running_loop().create_task(work)
         self._withdrawing.add(task)
         task.add_done_callback(self._withdrawn)
@@ -265,6 +290,10 @@ class ServerInboxGate:
                 await self._inbox.withdraw(record_id, note)
             except Exception:
                 log.exception("approval %s not withdrawn", record_id)
+
+    async def abandon(self, record_id: str) -> None:
+        """Nothing here: the run's executor withdraws its records itself, shielded, with the
+        reason the run stopped (``ServerApprovals.ask``, ``withdraw``)."""
 
     async def outcome(self, record_id: str) -> str | None:
         record = await self._inbox.get(self._owner, record_id)
@@ -356,10 +385,23 @@ class ApprovalHandler(RecallHandler):
         self.send_json(approval_to_json(record))
 
 
+class ApprovalWithdrawHandler(RecallHandler):
+    """The asker no longer waits (``POST .../withdraw``); the record stays in the history."""
+
+    auth_resource = "recall"
+
+    @web.authenticated
+    @authorized
+    async def post(self, approval_id: str) -> None:
+        record = await _inbox(self).abandon(self.owner, approval_id)
+        self.send_json(approval_to_json(record))
+
+
 def approval_routes() -> list[tuple[str, type[RecallHandler]]]:
     return [
         (r"/api/recall/approvals", ApprovalsHandler),
         (rf"/api/recall/approvals/(?P<approval_id>{ID_PATTERN})", ApprovalHandler),
+        (rf"/api/recall/approvals/(?P<approval_id>{ID_PATTERN})/withdraw", ApprovalWithdrawHandler),
     ]
 
 

@@ -19,11 +19,17 @@ from jupyter_server.extension.handler import ExtensionHandlerMixin
 from tornado import web
 
 from jupyter_recall.core.cadence import created_warnings
-from jupyter_recall.core.errors import ConflictError, NotFoundError, RecallError, ValidationError
+from jupyter_recall.core.errors import (
+    ChangedMeanwhile,
+    ConflictError,
+    NotFoundError,
+    RecallError,
+    ValidationError,
+)
 from jupyter_recall.core.limits import FLAGS, ID_PATTERN, SCHEDULE_KINDS, TEXT_LIMITS
 from jupyter_recall.core.model import Job, JobKind, JobStatus, RunStatus
 from jupyter_recall.core.payloads import check_text
-from jupyter_recall.core.records import Target, refuse_unknown
+from jupyter_recall.core.records import Target, contents_path, refuse_unknown
 from jupyter_recall.core.when import parse_when
 from jupyter_recall.engine.scheduler import Scheduler
 from jupyter_recall.server.answer_text import answer_text
@@ -68,6 +74,9 @@ JOB_ACTIONS = ("pause", "resume", "skip", "trigger", "cancel")
 PREVIEW_COUNT = 5
 PARSE_FIELDS = ("when", "tz", "check")
 READY_TIMEOUT = 30.0
+PATCH_ROUNDS = 16
+"""Reads and merges a PATCH tries before its 409: each round, one of the edits racing on a
+job lands, so this many edits of one job at the same instant all land."""
 BODY_METHODS = ("POST", "PUT", "PATCH", "DELETE")
 
 
@@ -168,13 +177,18 @@ def allowed_methods(handler: type[web.RequestHandler]) -> list[str]:
     ]
 
 
+def _session_path(path: str | None) -> str | None:
+    # Written as a job's target path is stored: ``./nb.ipynb`` finds the jobs of ``nb.ipynb``.
+    return contents_path(path, "path") if path else path
+
+
 def _job_filter(handler: RecallHandler) -> JobFilter:
     statuses = [JobStatus.parse(v, "status") for v in handler.query_list("status")]
     kinds = [JobKind.parse(v, "kind") for v in handler.query_list("kind")]
     return JobFilter(
         status=statuses,
         kind=kinds,
-        session=handler.get_query_argument("path", None),
+        session=_session_path(handler.get_query_argument("path", None)),
         schedule_kind=handler.query_choice("schedule_kind", SCHEDULE_KINDS),
         pending_recalls_only=handler.query_choice("pending_recalls", FLAGS) in FLAGS[:2],
         search=check_search(handler.query_as_sent("q")),
@@ -274,14 +288,27 @@ class JobHandler(RecallHandler):
     @web.authenticated
     @authorized
     async def patch(self, job_id: str) -> None:
+        # A merge computed from a job another request changed meanwhile would undo that
+        # change: read again and merge again. Each round one of the racing requests wins.
+        for _ in range(PATCH_ROUNDS - 1):
+            try:
+                job = await self._patched(job_id)
+            except ChangedMeanwhile:
+                continue
+            break
+        else:
+            job = await self._patched(job_id)
+        self.send_json(job_to_json(job))
+
+    async def _patched(self, job_id: str) -> Job:
         current = await self.scheduler.get_job(job_id, owner=self.owner)
         changes = job_changes_from_json(self.json_body(), current)
         shape = [changed_shape(current, changes)]
         await self.check_runnable(shape)
         await authorize_jobs(self, self.owner, shape)
         await keep_recall_session(self.scheduler, current, changes.target)
-        job = await self.scheduler.change_job(job_id, owner=self.owner, changes=changes)
-        self.send_json(job_to_json(job))
+        changes = replace(changes, read_from=current)
+        return await self.scheduler.change_job(job_id, owner=self.owner, changes=changes)
 
     @web.authenticated
     @authorized

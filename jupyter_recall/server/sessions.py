@@ -1,4 +1,5 @@
-"""A deleted notebook session cancels its pending recall.
+"""A deleted notebook session cancels its pending recall; a kernel shut down or restarted
+withdraws the approval requests it was waiting on.
 
 jupyter_server's ``SessionManager.delete_session`` shuts the session's kernel down, then deletes
 the session row; the kernel manager emits a ``kernel_actions`` event (with the ``kernel_id``)
@@ -7,12 +8,18 @@ sessions holding that kernel, wait for the row's deletion, and cancel the pendin
 target one of those paths, now without a session, or that kernel. Only those: any other kernel's
 shutdown (a headless job's fresh kernel, say) must leave a recall for a notebook that is not
 open alone, or it would be lost.
+
+A kernel asks for approval as ``kernel:<notebook path>`` (``kernel:<kernel id>`` without a
+notebook), and its cell waits for the decision. When that kernel shuts down or restarts, the
+cell is gone: the requests it asked before are withdrawn at once (``expired``, with a note),
+instead of waiting in the inbox until they time out.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Coroutine
 from typing import Any
 
 import anyio
@@ -22,11 +29,14 @@ from jupyter_recall.core.errors import ConflictError
 from jupyter_recall.core.model import Job, JobKind
 from jupyter_recall.core.records import KernelTarget
 from jupyter_recall.engine.scheduler import Scheduler
+from jupyter_recall.server.approvals import ApprovalInbox
 from jupyter_recall.store.base import JobFilter
 
 KERNEL_ACTIONS = "https://events.jupyter.org/jupyter_server/kernel_actions/v1"
 ROW_DELETION_DELAY = 0.5
 """Seconds to wait after the kernel's shutdown for the session row to be deleted too."""
+GONE = {"shutdown": "was shut down", "restart": "was restarted"}
+"""Kernel actions after which nothing in the kernel waits any more, and how a note says so."""
 PENDING_RECALLS = JobFilter(kind=[JobKind.RECALL], pending_recalls_only=True)
 
 log = logging.getLogger(__name__)
@@ -52,9 +62,26 @@ def is_orphaned(
     return target.kernel_id == shut_kernel and shut_kernel not in kernel_ids
 
 
+def orphaned_reason(job: Job) -> str:
+    """What a recall cancelled with its session says (its ``last_error``): an agent that
+    scheduled "in 2h: go on with step 3" must be able to tell why it never came."""
+    where = job.session or "its kernel"
+    return (
+        f"cancelled: the session of {where} was closed (its kernel shut down) before the "
+        "recall was due; a recall is delivered to its notebook's kernel"
+    )
+
+
 class SessionWatcher:
-    def __init__(self, scheduler: Scheduler, serverapp: Any, event_logger: EventLogger) -> None:
+    def __init__(
+        self,
+        scheduler: Scheduler,
+        serverapp: Any,
+        event_logger: EventLogger,
+        approvals: ApprovalInbox | None = None,
+    ) -> None:
         self._scheduler = scheduler
+        self._approvals = approvals
         self._sessions = serverapp.session_manager
         self._kernels = serverapp.kernel_manager
         self._event_logger = event_logger
@@ -78,15 +105,32 @@ class SessionWatcher:
         await asyncio.gather(*self._waiting, return_exceptions=True)
 
     async def _on_kernel_action(self, logger: EventLogger, schema_id: str, data: Any) -> None:
-        if not self._running or data.get("action") != "shutdown" or not data.get("kernel_id"):
+        action = data.get("action")
+        if not self._running or action not in GONE or not data.get("kernel_id"):
             return
         kernel_id = data["kernel_id"]
         # Read before the first await: delete_session deletes the row right after the shutdown
         # this event reports, and this listener's task starts before it resumes.
         paths = self._session_paths_of(kernel_id)
-        task = asyncio.ensure_future(self._cancel_later(kernel_id, paths))
+        if self._approvals is not None:
+            self._start(self._withdraw_approvals(kernel_id, paths, GONE[action]))
+        if action == "shutdown":
+            self._start(self._cancel_later(kernel_id, paths))
+
+    def _start(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.ensure_future(work)
         self._waiting.add(task)
         task.add_done_callback(self._waiting.discard)
+
+    async def _withdraw_approvals(self, kernel_id: str, paths: set[str], why: str) -> None:
+        assert self._approvals is not None
+        asked_by = sorted({f"kernel:{path}" for path in paths} | {f"kernel:{kernel_id}"})
+        try:
+            await self._approvals.withdraw_asked_by(
+                asked_by, why, asked_before=self._scheduler.clock.now()
+            )
+        except Exception:
+            log.exception("jupyter_recall: approvals of kernel %s not withdrawn", kernel_id)
 
     async def _cancel_later(self, kernel_id: str, paths: set[str]) -> None:
         await asyncio.sleep(ROW_DELETION_DELAY)
@@ -120,8 +164,11 @@ class SessionWatcher:
         cancelled = []
         for job in pending:
             if is_orphaned(job, closed_paths, paths, kernel_id, kernel_ids):
+                why = orphaned_reason(job)
                 try:
-                    cancelled.append(await self._scheduler.cancel_job(job.id, owner=job.owner))
+                    cancelled.append(
+                        await self._scheduler.cancel_job(job.id, owner=job.owner, reason=why)
+                    )
                 except ConflictError:
                     continue  # it ended or was cancelled since the listing: nothing to do
                 log.info("jupyter_recall: session of recall %s is gone; cancelled", job.id)

@@ -15,7 +15,6 @@ import socket
 import sys
 from datetime import datetime, timedelta
 from functools import partial
-from pathlib import Path
 from typing import Any, NoReturn
 
 from jupyter_core.application import JupyterApp, base_aliases, base_flags
@@ -33,12 +32,11 @@ from traitlets import (
     default,
     validate,
 )
-from traitlets.config import Config
 
 from jupyter_recall._version import __version__
-from jupyter_recall.command_line import StrictCommandLine
+from jupyter_recall.command_line import EXIT_USAGE, StrictConfig
 from jupyter_recall.core.clock import SystemClock
-from jupyter_recall.core.errors import StoreError, UsageError, ValidationError
+from jupyter_recall.core.errors import StoreError, ValidationError
 from jupyter_recall.engine.channels.settings import ChannelSettingsJSON
 from jupyter_recall.engine.scheduler import Scheduler
 from jupyter_recall.server.localzone import local_zone_name
@@ -55,19 +53,15 @@ from jupyter_recall.server.pause_notices import PauseNotices
 from jupyter_recall.standalone.executor import build_executor
 from jupyter_recall.standalone.managers import standalone_managers
 from jupyter_recall.store.base import Store
-from jupyter_recall.store.urls import open_store
+from jupyter_recall.store.urls import MEMORY, SQLITE, open_store, sqlite_path, store_kind
 
 APP = "RecallScheduler"
 COMMAND = "jupyter recall scheduler"
-EXIT_USAGE = 2
-"""The exit status of a refused command line (the command line's for a bad option)."""
 EXIT_UNREACHABLE = 3
 """The exit status of a store that cannot be opened (the CLI's for a server it cannot reach)."""
 LEASE_SECONDS = 30.0
 """The engine's lease: renewed every third of it; a crashed scheduler's runs are interrupted
 by the others once it is over, and by a restart under the same engine id at once."""
-CONFIG_SUFFIXES = (".py", ".json")
-"""The config files jupyter_core reads (``--config``)."""
 RENEWAL_MARGIN = 3.0
 """Seconds a live holder's renewal may come late (its store busy) and still count."""
 
@@ -105,7 +99,7 @@ class LogLevelEnum(Enum[Any]):
         )
 
 
-class RecallScheduler(StrictCommandLine, JupyterApp):
+class RecallScheduler(StrictConfig, JupyterApp):
     """The jupyter_recall engine in a process of its own."""
 
     name = "jupyter-recall-scheduler"
@@ -198,7 +192,14 @@ jupyter recall scheduler --db-url postgresql://recall@db/recall --root /srv/note
 
     @validate("db_url")
     def _check_db_url(self, proposal: Bunch) -> str:
-        return checked_db_url(APP, proposal["value"])
+        url = checked_db_url(APP, proposal["value"])
+        if store_kind(url) is SQLITE and sqlite_path(url) == MEMORY:
+            # A store of its own that no server sees: it would fire nothing, forever.
+            raise TraitError(
+                f"{APP}.db_url: {url!r} is a private, empty store no server shares; give the "
+                "servers' store: sqlite:///absolute/path or postgresql://..."
+            )
+        return url
 
     @validate("default_timezone")
     def _check_timezone(self, proposal: Bunch) -> str:
@@ -242,43 +243,11 @@ jupyter recall scheduler --db-url postgresql://recall@db/recall --root /srv/note
         # The server's own config files: one place for RecallApp and RecallScheduler options.
         return "jupyter_server_config"
 
-    def _raise_config_file_errors_default(self) -> bool:
-        # A service must not start without the settings it was given: traitlets and
-        # jupyter_core would only log a config file that fails and go on.
-        return True
+    def command_label(self) -> str:
+        return COMMAND
 
-    def update_config(self, config: Config) -> None:
-        """As traitlets'; a value an option's own check refuses (``max_sleep=0``, on the command
-        line or in a config file) is a UsageError, one line and exit 2, not "Bad config"."""
-        try:
-            super().update_config(config)
-        except TraitError as error:
-            raise UsageError(str(error)) from None
-
-    def initialize(self, argv: Any = None) -> None:
-        """As JupyterApp's; a command line it refuses is one line on stderr, exit status 2."""
-        try:
-            self._initialize_reading_config(argv)
-            self._check_command_line()
-        except (ValidationError, UsageError) as error:
-            print(f"{COMMAND}: error: {error}", file=sys.stderr)
-            raise SystemExit(EXIT_USAGE) from None
-
-    def _initialize_reading_config(self, argv: Any) -> None:
-        """JupyterApp's initialize; what a config file raises (its own code failing) becomes a
-        UsageError naming the failure, its traceback in the debug log."""
-        try:
-            super().initialize(argv)
-        except (ValidationError, UsageError, SystemExit):
-            raise
-        except Exception as error:
-            self.log.debug("config file failed", exc_info=True)
-            raise UsageError(f"a config file failed: {type(error).__name__}: {error}") from None
-
-    def _check_command_line(self) -> None:
-        """What jupyter_core lets through: arguments (it takes options only), a ``--config``
-        file that is not there, or not one it reads (it reads ``NAME.py`` and ``NAME.json``),
-        it would start without."""
+    def check_command_line(self) -> None:
+        """Arguments (it takes options only), then the ``--config`` file (``StrictConfig``)."""
         if self.extra_args:
             words = ", ".join(repr(word) for word in self.extra_args)
             raise ValidationError(
@@ -286,18 +255,13 @@ jupyter recall scheduler --db-url postgresql://recall@db/recall --root /srv/note
                 f"unexpected {words}: the scheduler takes options only, as --db-url=URL "
                 "(--help lists them)",
             )
-        given = self.config_file
-        if given and not Path(given).is_file():
-            raise ValidationError("--config", f"no such file: {given!r}")
-        if given and Path(given).suffix not in CONFIG_SUFFIXES:
+        super().check_command_line()
+        if not self.db_url:
             raise ValidationError(
-                "--config", f"not a config file: {given!r}", accepted=CONFIG_SUFFIXES
+                "--db-url", "give the store: --db-url sqlite:///PATH or postgresql://..."
             )
 
     def start(self) -> None:
-        if not self.db_url:
-            self.log.critical("give the store: --db-url sqlite:///PATH or postgresql://...")
-            raise SystemExit(EXIT_USAGE)
         # The engine's and the executors' loggers write where this application's log does.
         package_log = logging.getLogger("jupyter_recall")
         for handler in self.log.handlers:
@@ -327,11 +291,10 @@ jupyter recall scheduler --db-url postgresql://recall@db/recall --root /srv/note
                 return 0
             held = await _claim(store, self.engine_id, clock, seen)
             if held is not None:
-                self.log.critical(
-                    "engine id %r is in use: a scheduler running on this store renews its lease "
-                    "(now until %s); stop that one, or give this one another --engine-id",
-                    self.engine_id,
-                    held.isoformat(timespec="seconds"),
+                self.refuse(
+                    f"engine id {self.engine_id!r} is in use: a scheduler running on this store "
+                    f"renews its lease (now until {held.isoformat(timespec='seconds')}); stop "
+                    "that one, or give this one another --engine-id"
                 )
                 return EXIT_USAGE
         if stop.is_set():
@@ -352,7 +315,7 @@ jupyter recall scheduler --db-url postgresql://recall@db/recall --root /srv/note
             # A store that cannot be reached at start (a PostgreSQL server down, a wrong
             # password): one line, as the command line says a server it cannot reach.
             # The URL is not repeated: it may hold a password (the error names it without).
-            self.log.critical("cannot open the store: %s", error)
+            self.refuse(f"cannot open the store: {' '.join(str(error).split())}")
             return EXIT_UNREACHABLE
         try:
             refused = await self._take_lease(store, clock, stop)
@@ -387,7 +350,13 @@ jupyter recall scheduler --db-url postgresql://recall@db/recall --root /srv/note
         pause_notices.attach(scheduler)
         try:
             async with scheduler:
-                self.log.info("jupyter_recall scheduler %s: jobs in %r", self.engine_id, store)
+                # At every log level: whoever started it sees it runs, and on which store.
+                print(
+                    f"{COMMAND}: running as engine {self.engine_id!r}, jobs in {store!r} "
+                    "(SIGTERM or Ctrl-C stops it)",
+                    file=sys.stderr,
+                    flush=True,
+                )
                 await stop.wait()
                 self.log.info("stopping: runs in flight end interrupted")
         finally:

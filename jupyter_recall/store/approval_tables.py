@@ -74,6 +74,18 @@ class ApprovalTables:
         )
         return [_record(row) for row in self._rows(sql, params)]
 
+    def pending_approvals_asked_by(
+        self: _Connected, asked_by: Sequence[str]
+    ) -> list[ApprovalRecord]:
+        if not asked_by:
+            return []
+        marks = ", ".join([self._mark] * len(asked_by))
+        sql = (
+            f"SELECT {_COLUMNS} FROM approvals WHERE status = 'pending' "
+            f"AND asked_by IN ({marks}) ORDER BY created_at, id"
+        )
+        return [_record(row) for row in self._rows(sql, list(asked_by))]
+
     def decide_approval(
         self: _Connected,
         approval_id: str,

@@ -189,6 +189,13 @@ class JobStore(Protocol):
         """NotFoundError when absent or owned by someone else."""
         ...
 
+    def get_job_for_update(self, job_id: str, *, owner: str | None) -> Job:
+        """``get_job`` inside ``atomic()``, the row held against other writers until the
+        transaction ends, so a change computed from it cannot undo another engine's write
+        made meanwhile (PostgreSQL: ``FOR UPDATE``; SQLite's ``BEGIN IMMEDIATE`` already
+        holds every row)."""
+        ...
+
     def list_jobs(self, *, owner: str | None, where: JobFilter = JobFilter()) -> list[Job]:
         """In ``where.sort`` order (newest first by default), ties broken by id in the same
         direction; after ``where.after`` if given; at most ``where.limit``."""
@@ -401,6 +408,11 @@ class ApprovalStore(Protocol):
         self, owner: str, status: str | None = None, limit: int = 500
     ) -> list[ApprovalRecord]:
         """``owner``'s records (of one status, or all), newest first."""
+        ...
+
+    def pending_approvals_asked_by(self, asked_by: Sequence[str]) -> list[ApprovalRecord]:
+        """Every owner's pending records asked by one of ``asked_by`` (a kernel that went
+        away: ``kernel:<path>``), oldest first."""
         ...
 
     def decide_approval(

@@ -39,7 +39,7 @@ from jupyter_recall.core.records import (
     JobOptions,
     Target,
     action_from_json,
-    target_from_json,
+    target_from_stored,
 )
 from jupyter_recall.core.triggers.once import OnceTrigger
 from jupyter_recall.core.when import SPEC_VERSION, ScheduleSpec
@@ -232,7 +232,7 @@ class _RecordDecoder(Generic[R]):
 
 
 _action_value = _RecordDecoder("action", action_from_json)
-_target_value = _RecordDecoder("target", target_from_json)
+_target_value = _RecordDecoder("target", target_from_stored)
 _options_value = _RecordDecoder("options", JobOptions.from_json)
 
 

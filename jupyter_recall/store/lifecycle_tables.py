@@ -8,7 +8,7 @@ parameter mark differing) finds the runs of one job its retention lets go: beyon
 retry is pending (``retry_at``: the retry is inserted from it), nor an upstream run a
 dependent job has not handled yet (after its cursor in ``dependencies``). Run counts and the next
 occurrence live on the job row, so deleting runs changes neither (``max_runs`` and
-exactly-once hold after pruning).
+exactly-once hold after pruning). A paused job has no next fire (``Job.paused``, migration 9).
 """
 
 from __future__ import annotations
@@ -25,6 +25,10 @@ ALTER TABLE jobs ADD COLUMN failure_streak {integer} NOT NULL DEFAULT 0;
 ALTER TABLE jobs ADD COLUMN paused_reason TEXT
 """
 """Migration 8 of both stores (``{integer}``: the store's 64-bit integer type)."""
+PAUSED_HAVE_NO_NEXT_FIRE = "UPDATE jobs SET next_fire_at = NULL WHERE status = 'paused'"
+"""Migration 9 of both stores: a paused job does not fire, so it has no next fire (listings
+sort it after every instant, nothing shows a time in the past); jobs paused before it kept
+theirs."""
 
 _NEWEST = "ORDER BY scheduled_for DESC, created_at DESC, id DESC"
 _AWAITED = (

@@ -330,3 +330,12 @@ def _create_dependencies(db: Database) -> None:
     for statement in SCHEMA.format(integer="INTEGER").split(";"):
         if statement.strip():
             db.execute(statement)
+
+
+# A paused job does not fire: its next fire is NULL, so listings sort it after every instant
+# (docs/rest.md) and nothing shows a time in the past. Jobs paused before kept theirs.
+@migration(9, "paused jobs have no next fire")
+def _clear_paused_next_fires(db: Database) -> None:
+    from jupyter_recall.store.lifecycle_tables import PAUSED_HAVE_NO_NEXT_FIRE
+
+    db.execute(PAUSED_HAVE_NO_NEXT_FIRE)

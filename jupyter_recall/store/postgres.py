@@ -426,8 +426,14 @@ class PostgresStore(
             self._announce(rows)
 
     def get_job(self, job_id: str, *, owner: str | None) -> Job:
+        return self._job_by_id(job_id, owner, "")
+
+    def get_job_for_update(self, job_id: str, *, owner: str | None) -> Job:
+        return self._job_by_id(job_id, owner, " FOR UPDATE")
+
+    def _job_by_id(self, job_id: str, owner: str | None, lock: str) -> Job:
         sql, params = _scoped(f"{_JOB_SELECT} WHERE id = %s", [job_id], owner)
-        jobs = self._jobs(sql, params)
+        jobs = self._jobs(sql + lock, params)
         if not jobs:
             raise NotFoundError("job", job_id)
         return jobs[0]

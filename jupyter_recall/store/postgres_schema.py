@@ -21,6 +21,7 @@ from typing import Any
 
 from jupyter_recall.core.errors import StoreError
 from jupyter_recall.store.dependency_tables import SCHEMA as DEPENDENCIES_SCHEMA
+from jupyter_recall.store.lifecycle_tables import PAUSED_HAVE_NO_NEXT_FIRE
 from jupyter_recall.store.lifecycle_tables import SCHEMA as LIFECYCLE_SCHEMA
 from jupyter_recall.store.retries_sql import SCHEMA as RETRIES_SCHEMA
 
@@ -204,6 +205,7 @@ MIGRATIONS = (
         "pause after failures: failure_streak and paused_reason on jobs",
         LIFECYCLE_SCHEMA.format(integer="BIGINT"),
     ),
+    PostgresMigration(9, "paused jobs have no next fire", PAUSED_HAVE_NO_NEXT_FIRE),
 )
 """Every migration, in version order. A released migration is never edited."""
 

@@ -562,6 +562,10 @@ class SQLiteStore(
             raise NotFoundError("job", job_id)
         return jobs[0]
 
+    def get_job_for_update(self, job_id: str, *, owner: str | None) -> Job:
+        # The transaction's BEGIN IMMEDIATE holds the database's write lock already.
+        return self.get_job(job_id, owner=owner)
+
     def list_jobs(self, *, owner: str | None, where: JobFilter = _ANY_JOB) -> list[Job]:
         return self._jobs(*sql_builders.job_listing(SQLITE, _JOB_SELECT, where, owner))
 

@@ -55,6 +55,11 @@ class ApprovalInbox(Protocol):
         """Record a local answer; return the recorded outcome (an earlier answer wins)."""
         ...
 
+    async def abandon(self, record_id: str) -> None:
+        """The request was cancelled (an interrupted cell, a cancelled task): nothing waits
+        for the record's decision any more; withdraw it if it is still pending."""
+        ...
+
 
 class RequestJSON(TypedDict):
     """A pending question as the kernel's inbox lists it (the tool's params free-form)."""
@@ -118,6 +123,7 @@ class Approvals:
         """Called with each new request (from the asking loop's thread): show it."""
         self.on_settled: list[RequestCallback] = []
         """Called once a request has its outcome: update what was shown."""
+        self._abandoning: set[asyncio.Future[None]] = set()
 
     @property
     def timeout(self) -> float:
@@ -174,6 +180,8 @@ class Approvals:
             request.outcome = await self._outcome(request, answered, recorded)
         except asyncio.CancelledError:
             request.outcome = CANCELLED
+            if recorded:
+                await self._abandon(request)
             raise
         finally:
             if watching is not None:
@@ -213,6 +221,22 @@ class Approvals:
                     await self.inbox.decide(request.request_id, outcome == APPROVED) or outcome
                 )
         return outcome
+
+    async def _abandon(self, request: ApprovalRequest) -> None:
+        """Withdraw a cancelled request's record, so that nobody is asked to decide a call
+        that no longer waits. Shielded: the cancellation under way must not stop it (under a
+        cancel scope that cancels again, it finishes in the background)."""
+        assert self.inbox is not None
+        work = asyncio.ensure_future(self.inbox.abandon(request.request_id))
+        self._abandoning.add(work)
+        work.add_done_callback(self._abandoned)
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.shield(work)
+
+    def _abandoned(self, work: asyncio.Future[None]) -> None:
+        self._abandoning.discard(work)
+        if not work.cancelled() and work.exception() is not None:
+            log.info("approval request not withdrawn from the inbox: %s", work.exception())
 
     async def _watch(
         self, request: ApprovalRequest, answered: asyncio.Future[tuple[str, bool]]

@@ -1,9 +1,11 @@
+import type { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
 import { actionLabel, allows } from './actions';
 import { h } from './dom';
 import { RecallModel } from './model';
 import { pendingRecall } from './state';
+import { TICK_MS } from './time';
 
 /**
  * What the extension reads of a notebook panel (a MainAreaWidget of a notebook document): its
@@ -71,8 +73,24 @@ export class RecallBanner extends Widget {
 
   dispose(): void {
     this.model.changed.disconnect(this._render, this);
+    window.clearInterval(this._ticker);
     super.dispose();
   }
+
+  /** "in 5 min" must move on without an event, as the sidebar's times do. */
+  protected onAfterAttach(msg: Message): void {
+    super.onAfterAttach(msg);
+    window.clearInterval(this._ticker);
+    this._ticker = window.setInterval(() => this._render(), TICK_MS);
+  }
+
+  protected onBeforeDetach(msg: Message): void {
+    super.onBeforeDetach(msg);
+    window.clearInterval(this._ticker);
+    this._ticker = 0;
+  }
+
+  private _ticker = 0;
 
   private _render(): void {
     const job = pendingRecall(this.model.state, this.notebook.context.path);

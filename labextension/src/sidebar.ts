@@ -19,9 +19,7 @@ import {
   notebooksWithPendingRecalls,
   visibleJobs
 } from './state';
-
-/** How often the sidebar redraws its relative times when no event comes. */
-const TICK_MS = 30_000;
+import { TICK_MS } from './time';
 
 function options(all: string, values: readonly string[]): HTMLOptionElement[] {
   return [h('option', { value: '' }, all), ...values.map(v => h('option', { value: v }, v))];
@@ -353,7 +351,7 @@ export class RecallSidebar extends Widget {
     );
   }
 
-  /** When the job fires next; a paused one says it does not (its next_fire_at is stale). */
+  /** When the job fires next; a paused one says it does not (it has no next fire). */
   private _nextLine(job: IJob, now: Date): string {
     const { trans } = this.model;
     if (job.status === 'paused') {

@@ -4,6 +4,9 @@
  * "3 hr. ago"). Pure, so it is unit-tested on its own (test/time.test.ts).
  */
 
+/** How often a surface showing relative times ("in 5 min") redraws them when no event comes. */
+export const TICK_MS = 30_000;
+
 /** The browser's time zone (an IANA name, e.g. "Europe/Paris"): the zone of what the user types. */
 export function browserZone(): string {
   return Intl.DateTimeFormat().resolvedOptions().timeZone;

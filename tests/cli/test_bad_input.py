@@ -211,3 +211,43 @@ def test_a_filter_too_long_for_a_url_names_its_option(app):
     reached = app("list", "--search", "x" * 55_000)
     assert reached.code == 2
     assert "--search: at most 200 characters" in one_error_line(reached.err)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("runs", "--since", "-5m", "--json"),
+        ("list", "--search", "-1", "--json"),
+        ("list", "--search", "--x", "--json"),
+    ],
+)
+def test_a_value_starting_with_a_dash_follows_its_option(app, args):
+    result = app(*args)
+    assert result.code == 0, result.err
+    assert "usage" not in result.err.lower()
+
+
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [(("list", "--search"), "--search"), (("runs", "--since", "--json"), "--since")],
+)
+def test_an_option_without_its_value_is_one_line(app, args, option):
+    result = app(*args)
+    assert result.code == 2
+    assert one_error_line(result.err) == (
+        f"jupyter recall {args[0]}: error: {option}: expected a value "
+        f"(one starting with '-' is written {option}=-VALUE)"
+    )
+
+
+@pytest.mark.parametrize("value", ["1e309", "nan", "-inf"])
+def test_a_number_that_is_not_finite_names_its_option(app, server, value):
+    before = job_ids(server)
+    result = app("add", "in 1h", "print(1)", "--timeout", value)
+    assert result.code == 2
+    assert one_error_line(result.err) == (
+        f"jupyter recall add: error: --timeout: expected a finite number, got {value!r}"
+    )
+    assert job_ids(server) == before
+    backoff = app("add", "in 1h", "x = 1", "--retries=1", f"--retry-backoff={value}")
+    assert "--retry-backoff: expected a finite number" in one_error_line(backoff.err)

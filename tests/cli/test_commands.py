@@ -186,7 +186,7 @@ def test_usage_errors(app):
 def test_no_subcommand_lists_them(cli):
     bare = cli()
     assert bare.code == 2
-    assert "list, show, add, cancel, pause, resume, skip, trigger, runs, logs, parse" in bare.err
+    assert "list, show, add, cancel, pause, resume, skip, trigger, delete, stop, runs" in bare.err
 
 
 def test_list_filters(app, server):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import socket
 import subprocess
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from jupyter_recall.cli.progress import ProgressBar
 from jupyter_recall.core.clock import ManualClock
 from jupyter_recall.engine.executors import CallableExecutor
 from jupyter_recall.engine.scheduler import Scheduler
+from jupyter_recall.store.transfer import total_rows
 from jupyter_recall.store.urls import open_store, sqlite_url
 from tests.cli.conftest import JUPYTER, cli_env, jupyter_recall
 from tests.engine.support import OWNER, T0, Script, eventually, new, runs_of, wait_runs
@@ -219,4 +221,107 @@ def test_an_export_that_cannot_be_written_is_one_error(tmp_path: Path) -> None:
     assert done.stderr.splitlines() == [
         "jupyter recall export: error: cannot write the export to standard output: "
         "No space left on device"
+    ]
+
+
+def _broken_export(tmp_path: Path, index: int) -> tuple[Path, str]:
+    """An export of a filled store whose line ``index + 1`` lacks jobs.owner; its source."""
+    source = _filled(tmp_path / "recall.sqlite", jobs=20)
+    backup = tmp_path / "backup.jsonl"
+    assert jupyter_recall("export", f"--from={source}", str(backup), runtime=tmp_path).code == 0
+    lines = backup.read_text(encoding="utf-8").splitlines()
+    row = json.loads(lines[index])
+    assert row["table"] == "jobs"
+    del row["row"]["owner"]
+    lines[index] = json.dumps(row)
+    backup.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return backup, source
+
+
+def test_an_import_checks_the_whole_file_before_writing(tmp_path: Path) -> None:
+    backup, _ = _broken_export(tmp_path, 15)
+    target = tmp_path / "restored.sqlite"
+    done = jupyter_recall(
+        "import", str(backup), f"--to={sqlite_url(target)}", "--batch=5", runtime=tmp_path
+    )
+    assert done.code == 2
+    (line,) = done.err.splitlines()
+    assert line == (
+        "jupyter recall import: error: line 16: jobs.owner: is missing; nothing was imported"
+    )
+    assert not target.exists()
+    # Into a store that is there: it stays empty, so that the fixed file goes in without --force.
+    empty = sqlite_url(tmp_path / "empty.sqlite")
+    open_store(empty).close()
+    piped = jupyter_recall(
+        "import", "-", f"--to={empty}", runtime=tmp_path, stdin=backup.read_text()
+    )
+    assert piped.code == 2
+    assert "line 16: jobs.owner: is missing; nothing was imported" in piped.err
+    store = open_store(empty)
+    try:
+        assert total_rows(store) == 0
+    finally:
+        store.close()
+
+
+def test_a_bad_second_line_leaves_no_store_and_stdin_imports(tmp_path: Path) -> None:
+    backup, source = _broken_export(tmp_path, 1)
+    target = tmp_path / "restored.sqlite"
+    done = jupyter_recall("import", str(backup), f"--to={sqlite_url(target)}", runtime=tmp_path)
+    assert done.code == 2
+    assert "line 2: jobs.owner: is missing" in done.err
+    assert sorted(path.name for path in tmp_path.iterdir() if "restored" in path.name) == []
+    good = tmp_path / "good.jsonl"
+    assert jupyter_recall("export", f"--from={source}", str(good), runtime=tmp_path).code == 0
+    piped = jupyter_recall(
+        "import", "-", f"--to={sqlite_url(target)}", runtime=tmp_path, stdin=good.read_text()
+    )
+    assert piped.code == 0, piped.err
+    assert _same_contents(source, sqlite_url(target))
+
+
+def test_migrate_sees_one_store_behind_two_spellings(tmp_path: Path) -> None:
+    path = tmp_path / "recall.sqlite"
+    _filled(path, jobs=1)
+    for target in (f"sqlite:///{path}", f"sqlite://{tmp_path}/./recall.sqlite"):
+        done = jupyter_recall(
+            "migrate", f"--from=sqlite://{path}", f"--to={target}", "--force", runtime=tmp_path
+        )
+        assert done.code == 2, done.err
+        assert "--to: is the same store as --from" in done.err
+
+
+def test_migrate_makes_no_directory_and_says_an_unreachable_store_in_one_line(
+    tmp_path: Path,
+) -> None:
+    source = _filled(tmp_path / "recall.sqlite", jobs=1)
+    missing = tmp_path / "nodir" / "x.sqlite"
+    done = jupyter_recall(
+        "migrate", f"--from={source}", f"--to={sqlite_url(missing)}", runtime=tmp_path
+    )
+    assert done.code == 3, done.err
+    (line,) = done.err.splitlines()
+    assert line.startswith("jupyter recall migrate: error: --to: cannot open the store: "), line
+    assert "does not exist" in line
+    assert not missing.parent.exists()
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"postgresql://nobody:secret@127.0.0.1:{port}/recall"
+    down = jupyter_recall("migrate", f"--from={source}", f"--to={url}", runtime=tmp_path)
+    assert down.code == 3, down.err
+    (line,) = down.err.splitlines()
+    assert line.startswith("jupyter recall migrate: error: --to: cannot open the store: "), line
+    assert "secret" not in line
+
+
+def test_an_export_into_a_missing_directory_says_so(tmp_path: Path) -> None:
+    source = _filled(tmp_path / "recall.sqlite", jobs=1)
+    target = tmp_path / "nodir" / "x.jsonl"
+    done = jupyter_recall("export", f"--from={source}", str(target), runtime=tmp_path)
+    assert done.code == 2
+    assert done.err.splitlines() == [
+        f"jupyter recall export: error: FILE: cannot create (an export never overwrites a file) "
+        f"{str(target)!r}: the directory {str(target.parent)!r} does not exist"
     ]

@@ -67,3 +67,33 @@ def test_the_clis_jobs_table_clips_and_aligns_wide_names() -> None:
     clipped = lines[2].split("  ")[1]
     assert clipped.endswith("…")
     assert display_width(clipped) <= render.NAME_WIDTH
+
+
+def test_control_characters_in_a_name_reach_no_terminal() -> None:
+    """A name holding an escape sequence would colour the terminal, move its cursor or fake
+    output; it is shown with the symbols that picture its control characters."""
+    assert clip("\x1b[31mRED\x1b[0m", 40) == "␛[31mRED␛[0m"
+    assert clip("bell\x07 del\x7f c1\x9b", 40) == "bell␇ del␡ c1\ufffd"
+    jobs = [{"id": "j1", "name": "\x1b[2J\x1b[Hfake", "status": "active"}]
+    table = render.jobs_table(jobs)
+    assert "\x1b" not in table
+    assert "␛[2J␛[Hfake" in table
+
+
+def test_the_clis_rows_say_a_status_once_and_that_a_paused_job_does_not_fire() -> None:
+    job = {
+        "id": "j1",
+        "name": "build",
+        "status": "paused",
+        "next_fire_at": None,
+        "last_status": "timed_out",
+        "last_error": "timed_out: still running after its limit of 2 s",
+    }
+    row = render.job_row(job)
+    assert row[4] == "paused: does not fire"
+    assert row[5] == "timed_out: still running after its limit of 2 s"
+    assert render.job_line(job).endswith("nothing fires until resumed")
+    shown = render.job_detail({**job, "name": "\x1b[31mred"}, [])
+    assert "\x1b" not in shown
+    assert "name       ␛[31mred" in shown
+    assert "next fire  paused: does not fire" in shown

@@ -71,7 +71,9 @@ def test_targets():
         "type": "headless",
         "kernel_name": "python3",
     }
-    assert target_from_json({"type": "server", "extra": 1}).to_json() == {"type": "server"}
+    with pytest.raises(ValidationError, match="unknown field") as unknown:
+        target_from_json({"type": "server", "path": "nb.ipynb"})
+    assert unknown.value.field == "target.path"
     with pytest.raises(ValidationError, match=r"'path' .* or 'kernel_id'"):
         target_from_json({"type": "kernel"}).to_json()
     with pytest.raises(ValidationError, match="accepted: kernel, headless, server") as info:

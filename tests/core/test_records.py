@@ -17,6 +17,7 @@ from jupyter_recall.core.records import (
     check_fits,
     check_options_fit,
     target_from_json,
+    target_from_stored,
 )
 
 
@@ -64,7 +65,11 @@ def test_targets_parse_to_their_record_and_back():
     assert (kernel.relative_path, kernel.label) == ("nb.ipynb", "/nb.ipynb")
     assert target_from_json({"type": "headless"}) == HeadlessTarget(kernel_name="python3")
     assert HeadlessTarget().to_json() == {"type": "headless"}
-    assert target_from_json({"type": "server", "extra": 1}) is SERVER_TARGET
+    assert target_from_json({"type": "server"}) is SERVER_TARGET
+    assert target_from_stored({"type": "server", "extra": 1}) is SERVER_TARGET
+    with pytest.raises(ValidationError, match="unknown field") as unknown:
+        target_from_json({"type": "server", "extra": 1})
+    assert (unknown.value.field, unknown.value.accepted) == ("target.extra", ("type",))
     for record in (kernel, HeadlessTarget("ir", cwd="d"), SERVER_TARGET):
         assert target_from_json(record.to_json()) == record
 
@@ -142,3 +147,32 @@ def test_the_notifiers_options_are_checked_at_creation_not_when_decoded():
     kept = {"output_channel": "ops", "output_config": {"url": "u"}, "output_chanel": 1}
     check_options_fit(JobOptions.from_json(kept), SERVER_TARGET)
     check_options_fit(JobOptions.from_json({"output_channel": None}), SERVER_TARGET)
+
+
+@pytest.mark.parametrize(
+    ("written", "stored"),
+    [
+        ("nb.ipynb", "nb.ipynb"),
+        ("./sub/nb.ipynb", "sub/nb.ipynb"),
+        ("sub//nb.ipynb", "sub/nb.ipynb"),
+        ("sub/./other/../nb.ipynb", "sub/nb.ipynb"),
+        ("/nb.ipynb", "/nb.ipynb"),
+        ("//sub/nb.ipynb", "/sub/nb.ipynb"),
+    ],
+)
+def test_a_notebook_path_is_stored_in_the_sessions_form(written: str, stored: str) -> None:
+    assert target_from_json({"type": "kernel", "path": written}) == KernelTarget(path=stored)
+    action = action_from_json({"type": "notebook", "path": written})
+    assert action.to_json()["path"] == stored
+
+
+@pytest.mark.parametrize(
+    "outside", ["..", "../nb.ipynb", "sub/../../nb.ipynb", "/../nb.ipynb", "."]
+)
+def test_a_path_that_leaves_the_root_is_refused(outside: str) -> None:
+    with pytest.raises(ValidationError, match="under the server's root directory") as refused:
+        target_from_json({"type": "kernel", "path": outside})
+    assert refused.value.field == "target.path"
+    with pytest.raises(ValidationError) as refused:
+        target_from_json({"type": "headless", "cwd": outside})
+    assert refused.value.field == "target.cwd"

@@ -232,7 +232,7 @@ async def two_engines_fire_each_occurrence_exactly_once(url: str) -> None:
     assert {run.engine_id for run in runs} == {engine.engine_id for engine in engines}
 
 
-async def test_a_job_in_one_second_fires_within_50_ms_of_due(db: Path) -> None:
+async def test_a_job_in_one_second_fires_at_its_instant(db: Path) -> None:
     lags: list[float] = []
 
     async def record(job: Job, run: Run, output: OutputSink) -> None:
@@ -246,7 +246,10 @@ async def test_a_job_in_one_second_fires_within_50_ms_of_due(db: Path) -> None:
         await eventually(lambda: len(lags) == 1)
         (run,) = await wait_runs(engine, job.id, 1)
     store.close()
-    assert 0 <= lags[0] < 0.05
+    # Fired at its instant, not a sleep of the loop (max_sleep, 30 s) later. How soon after
+    # it is a figure of bench/ (the firing lag's median and p99), not a unit test's margin:
+    # a loaded CI machine delays a wake-up by more than 50 ms now and then.
+    assert 0 <= lags[0] < 1.0
     assert run.status is RunStatus.SUCCEEDED
 
 
@@ -268,7 +271,8 @@ async def test_a_new_earlier_job_wakes_the_sleeping_loop(db: Path) -> None:
         )
         await eventually(lambda: len(fired) == 1, timeout=2)
     store.close()
-    assert fired[0] < 0.05
+    # Woken by the new job: without the wake-up it fires when the loop's sleep ends, 30 s on.
+    assert fired[0] < 1.0
 
 
 async def test_jobs_due_with_the_earliest_need_no_pass_of_their_own(

@@ -179,6 +179,30 @@ async def test_cycles_and_unknown_upstreams_are_refused(
         assert (await engine.get_job(a.id, owner=OWNER)).schedule.kind == "interval"
 
 
+async def test_a_new_job_after_a_cancelled_one_is_refused(
+    db: Path, script: Script, clock: ManualClock
+) -> None:
+    """A cancelled job fires nothing more, not even by hand: a job after it would wait for
+    ever. One already waiting keeps its link through an edit; a paused upstream is fine."""
+    async with running(db, script, clock) as engine:
+        a, b = await upstream_and_dependent(engine)
+        paused = await engine.add_job(new("every 1h"), owner=OWNER)
+        await engine.pause_job(paused.id, owner=OWNER)
+        await engine.add_job(new(f"after {paused.id} succeeds"), owner=OWNER)
+        c = await engine.add_job(new(f"after {a.id} succeeds"), owner=OWNER)
+        await engine.cancel_job(a.id, owner=OWNER)
+        edited = await engine.update_job(c.id, owner=OWNER, when=f"after {a.id} fails")
+        assert edited.when == f"after {a.id} fails"
+        with pytest.raises(ValidationError) as refused:
+            await engine.add_job(new(f"after {a.id} succeeds"), owner=OWNER)
+        assert refused.value.field == "after.job"
+        assert f"job {a.id} is cancelled" in refused.value.message
+        other = await engine.add_job(new("every 1h"), owner=OWNER)
+        moved = await engine.update_job(b.id, owner=OWNER, when=f"after {other.id} fails")
+        with pytest.raises(ValidationError, match="is cancelled"):
+            await engine.update_job(moved.id, owner=OWNER, when=f"after {a.id} succeeds")
+
+
 async def test_deleting_the_upstream_cancels_its_dependents(
     db: Path, script: Script, clock: ManualClock
 ) -> None:

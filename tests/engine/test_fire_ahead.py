@@ -90,9 +90,11 @@ async def test_pausing_before_the_instant_undoes_the_claim(
     async with running(db, script, clock, fire_ahead=AHEAD) as engine:
         job = await claim(engine, clock, "in 10s", at=9.8)
         paused = await engine.pause_job(job.id, owner=OWNER)
-        assert (paused.status, paused.next_fire_at, paused.run_count) == (
+        # Paused, it has no next fire; its occurrence stays for resuming (docs/rest.md).
+        assert (paused.status, paused.next_occurrence, paused.next_fire_at, paused.run_count) == (
             JobStatus.PAUSED,
             DUE,
+            None,
             0,
         )
         assert paused.last_run_id is None

@@ -9,7 +9,13 @@ from pathlib import Path
 import pytest
 
 from jupyter_recall.core.clock import ManualClock
-from jupyter_recall.core.errors import ConflictError, NotFoundError, ParseError, ValidationError
+from jupyter_recall.core.errors import (
+    ChangedMeanwhile,
+    ConflictError,
+    NotFoundError,
+    ParseError,
+    ValidationError,
+)
 from jupyter_recall.core.model import JobKind, JobStatus, Policies, RunStatus, RunTrigger
 from jupyter_recall.core.records import (
     CodeAction,
@@ -17,6 +23,7 @@ from jupyter_recall.core.records import (
     KernelTarget,
     NotificationAction,
 )
+from jupyter_recall.engine.jobs import JobChanges
 from jupyter_recall.engine.scheduler import NewJob
 from jupyter_recall.store.base import JobFilter
 from tests.engine.support import (
@@ -253,6 +260,26 @@ async def test_update_job_reschedules_from_now(
         # An ended job is history (core/actions.py): a rename is an edit too.
         with pytest.raises(ConflictError, match="it cannot be edited"):
             await engine.update_job(job.id, owner=OWNER, name="done")
+
+
+async def test_changes_computed_from_a_job_changed_since_are_refused(
+    db: Path, script: Script, clock: ManualClock
+) -> None:
+    """A PATCH's merge read the job first (``read_from``): if its action, target, policies or
+    options changed meanwhile, the change is refused, so the caller merges again."""
+    async with running(db, script, clock) as engine:
+        job = await engine.add_job(new("every 1m"), owner=OWNER)
+        stale = JobChanges(name="stale", read_from=job)
+        await engine.update_job(job.id, owner=OWNER, policies=Policies(timeout=5))
+        with pytest.raises(ChangedMeanwhile, match=job.id):
+            await engine.change_job(job.id, owner=OWNER, changes=stale)
+        kept = await engine.get_job(job.id, owner=OWNER)
+        assert (kept.name, kept.policies.timeout) == (job.name, 5)
+        fresh = JobChanges(name="fresh", read_from=kept)
+        clock.advance(60)  # a run changes the job's state, not what the change was read from
+        await wait_runs(engine, job.id, 1)
+        changed = await engine.change_job(job.id, owner=OWNER, changes=fresh)
+        assert (changed.name, changed.policies.timeout, changed.run_count) == ("fresh", 5, 1)
 
 
 async def test_update_policies_applies_jitter_and_end(

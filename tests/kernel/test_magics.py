@@ -192,8 +192,33 @@ def test_domain_errors_are_messages_not_tracebacks(nb, server, magic, words):
 
 
 def test_usage(nb):
-    assert "%schedule [options] <when>: <code>" in nb.ok("%schedule").stdout
+    usage = nb.ok("%schedule").stdout
+    assert "%schedule [options] <when>: <code>" in usage
+    for flag in ("--timeout", "--retries", "--retry-backoff", "--pause-after-failures"):
+        assert f"  {flag} " in usage, flag
+    assert "--keep-runs N" in usage
+    assert "--keep-runs-for AGE" in usage
     assert "no pending recall in session" in nb.ok("%recall").stdout
+    # %schedule? (and %%recall?) show the magic's docstring: its usage, options included.
+    shown = nb.json(
+        "print(json.dumps([get_ipython().object_inspect_text(name)"
+        " for name in ('%schedule', '%%recall', '%watch')]))"
+    )
+    assert "--keep-runs-for AGE" in shown[0], shown[0]
+    assert "%%recall [options] <when>" in shown[1], shown[1]
+    assert "--every SECONDS" in shown[2], shown[2]
+
+
+def test_a_paused_job_says_it_does_not_fire(nb, server):
+    nb.ok("%schedule every 1h: print('tick')")
+    ident = only_job(server)["id"]
+    paused = nb.ok(f"%schedule pause {ident}").stdout.strip()
+    assert paused == f"paused job {ident}: paused, nothing fires until resumed"
+    status = nb.ok(f"%schedule status {ident}").stdout
+    assert "  status:   paused: does not fire" in status
+    assert "next run" not in status
+    (table,) = nb.ok("%schedule list").displays
+    assert "paused: does not fire" in table["text/plain"]
 
 
 def test_recall_once_and_the_one_pending_rule(nb, server):

@@ -369,6 +369,33 @@ def test_a_prompt_is_withdrawn_when_the_inbox_answers_first(kernel, policy_serve
     assert _last_json(text)["success"] is True
 
 
+def test_an_interrupted_cells_approval_request_is_withdrawn_from_the_inbox(kernel, policy_server):
+    """Nobody is asked to decide a call that no longer waits: the interrupted cell's request
+    leaves the inbox at once, not when it times out."""
+    summary = "shell.run(command='echo interrupted')"
+
+    def interrupt_when_asked() -> None:
+        _pending_record(policy_server, summary)
+        policy_server.request("POST", f"/api/kernels/{kernel.kernel_id}/interrupt", {})
+
+    helper = threading.Thread(target=interrupt_when_asked)
+    helper.start()
+    try:
+        cell = kernel.run("jupyter_recall.run_tool('shell.run', command='echo interrupted')", 120)
+    finally:
+        helper.join(60)
+    assert cell.error is not None
+    assert "KeyboardInterrupt" in cell.error
+
+    def withdrawn() -> dict[str, Any] | None:
+        records = policy_server.request("GET", "/api/recall/approvals?status=expired")
+        return next((r for r in records["approvals"] if r["summary"] == summary), None)
+
+    record = policy_server.wait_for(withdrawn, timeout=30)
+    assert record["note"] == "withdrawn: kernel:tools.ipynb stopped waiting before a decision"
+    assert record["decided_by"] is None
+
+
 def test_an_unanswered_kernel_approval_expires_in_the_inbox(kernel, policy_server):
     code = (
         "jupyter_recall.approvals.timeout = 1\n"

@@ -98,3 +98,34 @@ def test_a_job_paused_after_its_failures_says_so_in_rows_and_details() -> None:
 def test_an_agents_job_summary_carries_the_paused_reason() -> None:
     summary = job_summary({"id": "j1", "status": "paused", "paused_reason": "paused after 2"})
     assert (summary["status"], summary["paused_reason"]) == ("paused", "paused after 2")
+
+
+@pytest.mark.parametrize(
+    ("status", "error", "shown"),
+    [
+        ("timed_out", "timed_out: still running after 30 s", "timed_out: still running after 30 s"),
+        ("missed", "missed: catch-up is off", "missed: catch-up is off"),
+        ("failed", "ValueError: bad", "failed: ValueError: bad"),
+        ("succeeded", None, "succeeded"),
+        (None, None, "-"),
+    ],
+)
+def test_the_last_column_says_the_status_once(status: str, error: str | None, shown: str):
+    assert job_row({"id": "j1", "last_status": status, "last_error": error})[-1] == shown
+
+
+def test_a_paused_job_does_not_fire_in_rows_and_details() -> None:
+    stale = (datetime.now(UTC) - timedelta(seconds=10)).isoformat()
+    job = {
+        "id": "j1",
+        "name": "n",
+        "status": "paused",
+        "next_fire_at": stale,
+        "paused_reason": "paused after 3 consecutive failed occurrences",
+    }
+    assert job_row(job)[6] == "paused: does not fire"
+    details = job_details(job, [])
+    assert "  status:   paused: does not fire" in details
+    assert "ago" not in details
+    active = {**job, "status": "active", "paused_reason": None}
+    assert job_row(active)[6].endswith("(10 s ago)")

@@ -160,7 +160,7 @@ def test_cancelling_a_job_that_ended_says_so(nb: Kernel, server):
         ("%schedule list extra", "list: takes no arguments, got 'extra'"),
         ("%schedule info now", "info: takes no arguments, got 'now'"),
         ("%recall list extra", "list: takes no arguments, got 'extra'"),
-        ("%watch list extra", "list: unexpected 'extra'"),
+        ("%watch list extra", "list: takes no arguments, got 'extra'"),
         ("%parallel --bogus http.get url=https://a.org", "--bogus: unknown option"),
         ('%%parallel\n{"name": "http.get"}', "must be a list of {name, params}, not an object"),
     ],
@@ -239,3 +239,79 @@ def test_unload_ext_puts_ipython_recall_back_and_rep_stays_the_history_helper(nb
     finally:
         nb.ok("%load_ext jupyter_recall")
     assert nb.json(MAGICS) == loaded
+
+
+def test_cancelling_a_cancelled_job_says_it_already_ended(nb: Kernel, server):
+    job = nb.json("print(json.dumps(jupyter_recall.schedule('in 1h', 'x = 1').id))")
+    first = nb.ok(f"%schedule cancel {job}")
+    assert first.stdout.strip() == f"cancelled job {job}: cancelled, no run ahead"
+    again = nb.ok(f"%schedule cancel {job}")
+    assert again.stdout.strip() == f"job {job} already ended (cancelled): nothing to cancel"
+    assert again.stderr == ""
+    recall = nb.json("print(json.dumps(jupyter_recall.recall('in 1h', 'check').id))")
+    cancelled = nb.ok(f"%recall cancel {recall}").stdout.strip()
+    assert cancelled == f"cancelled recall {recall}: cancelled, no run ahead"
+    again = nb.ok(f"%recall cancel {recall}")
+    assert again.stdout.strip() == f"recall {recall} already ended (cancelled): nothing to cancel"
+
+
+def test_a_cell_recall_without_a_time_says_to_put_it_on_the_first_line(nb: Kernel, server):
+    out = nb.ok("%%recall\nRead the log and summarise it.\n")
+    assert one_line(out.stderr) == (
+        "when: missing: write the time on the magic's line, e.g. '%%recall in 30m'"
+    )
+    scheduled = nb.ok("%%schedule --name x\nprint(1)\n")
+    assert "e.g. '%%schedule in 30m'" in one_line(scheduled.stderr)
+    # The line magic keeps its own hint: the inline form.
+    inline = nb.ok("%recall --name x")
+    assert "write '<when>: <instruction>'" in one_line(inline.stderr)
+    assert server.jobs() == []
+
+
+def test_an_id_expression_may_hold_spaces_and_quotes(nb: Kernel, server):
+    (server.root / "spaced.txt").write_text("s")
+    nb.ok(
+        "w = jupyter_recall.watch_start('filesystem.read', {'path': 'spaced.txt'}, interval=3600)\n"
+        "j = jupyter_recall.schedule('in 1h', 'x = 1')\n"
+        "ids = {'my watcher': w.id, \"my job\": j.id}"
+    )
+    wid, jid = nb.json("print(json.dumps([w.id, j.id]))")
+    try:
+        shown = nb.ok("%watch status {ids['my watcher']} --last 3")
+        assert shown.stderr == ""
+        assert shown.stdout.startswith(f"watcher {wid} ")
+        shown = nb.ok('%watch history { ids["my watcher"] }')
+        assert shown.stdout.startswith(f"watcher {wid} "), shown.text
+        status = nb.ok("%schedule status {ids['my job']}")
+        assert status.stdout.startswith(f"job {jid} "), status.text
+        # More than one id is still refused, saying what the command takes.
+        extra = nb.ok(f"%watch status {wid} {wid}")
+        assert one_line(extra.stderr) == f"status: takes one watcher id, got '{wid} {wid}'"
+        listed = nb.ok("%watch list {ids['my watcher']}")
+        assert "list: takes no arguments, got" in one_line(listed.stderr)
+    finally:
+        nb.ok("jupyter_recall.watch_stop(w.id)")
+
+
+def test_an_instruction_for_a_fresh_kernel_is_refused(nb: Kernel, server):
+    nb.ok(
+        "def refused(**given):\n"
+        "    try:\n"
+        "        jupyter_recall.schedule('in 1h', instruction='x', **given)\n"
+        "    except jupyter_recall.ValidationError as error:\n"
+        "        return [error.field, str(error)]\n"
+    )
+    for given in (
+        "target='headless'",
+        "kernel_name='python3'",
+        "target={'type': 'headless', 'kernel_name': 'python3'}",
+    ):
+        field, message = nb.json(f"print(json.dumps(refused({given})))")
+        assert field == "target", given
+        assert "@on_recall handler" in message, message
+    recall = nb.run(
+        "jupyter_recall.recall('in 1h', 'x', target={'type': 'headless', 'kernel_name': 'py'})"
+    )
+    assert recall.error is not None
+    assert "@on_recall handler" in recall.error
+    assert server.jobs() == []

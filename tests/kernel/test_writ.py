@@ -14,6 +14,7 @@ from jupyter_recall.kernel.magics.writ import (
     Command,
     parse_command,
     parse_writ,
+    split_arguments,
     split_writ,
 )
 
@@ -132,3 +133,31 @@ def test_subcommands():
     assert parse_command("every day at 09:00", SUBCOMMANDS_SCHEDULE, COMMAND_OPTIONS) is None
     with pytest.raises(ValidationError, match="at most one job id"):
         parse_command("cancel a b", SUBCOMMANDS_SCHEDULE, COMMAND_OPTIONS)
+
+
+def test_a_braced_id_is_one_argument_as_typed():
+    line = "status {ids['my job: 1']} --all"
+    assert parse_command(line, SUBCOMMANDS_SCHEDULE, COMMAND_OPTIONS) == Command(
+        "status", "{ids['my job: 1']}", {"all": True}
+    )
+    words, options = split_arguments('--all { w["a b"] } x', COMMAND_OPTIONS)
+    assert (words, dict(options)) == (['{ w["a b"] }', "x"], {"all": True})
+    # Braces inside a word are no id of their own; a writ's code keeps its braces.
+    assert split_arguments("a{b c}", ()) == (["a{b", "c}"], {})
+    assert parse_command("in 5m: x = {1: 2}", SUBCOMMANDS_SCHEDULE, COMMAND_OPTIONS) is None
+
+
+@pytest.mark.parametrize(
+    ("line", "cell", "magic", "message"),
+    [
+        ("", "body", "recall", "write the time on the magic's line, e.g. '%%recall in 30m'"),
+        ("--name x", "body", "schedule", "e.g. '%%schedule in 30m'"),
+        ("--name x", None, "recall", "write '<when>: <instruction>', e.g. 'in 30m: ...'"),
+        ("--name x: go", "", "recall", "write '<when>: <instruction>'"),
+    ],
+)
+def test_a_missing_time_is_asked_for_where_the_magic_takes_it(line, cell, magic, message):
+    with pytest.raises(ValidationError) as caught:
+        parse_writ(line, cell, RECALL_OPTIONS, "instruction", magic=magic)
+    assert str(caught.value).startswith("when: missing: ")
+    assert message in str(caught.value)

@@ -13,8 +13,9 @@ import anyio
 import mcp_types as types
 import pytest
 from mcp.client.session import ClientSession
-from mcp.shared.exceptions import MCPDeprecationWarning
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
+from jupyter_recall.mcp.resources import RESOURCE_NOT_FOUND
 from tests.mcp.conftest import mcp_session, serving, stdio_session
 from tests.mcp.test_mcp import DEADLINE, call, each_transport, finished_run, ok
 from tests.server.live_server import LiveServer
@@ -142,8 +143,11 @@ async def test_a_subscriber_hears_of_approvals(guarded: LiveServer) -> None:
 
     async with stdio_session(guarded, handle) as session:
         await subscribe(session, "recall://approvals")
+        # A record that does not exist would never change: refused, naming its URI.
         other = "recall://approvals/someone-elses-record"
-        await subscribe(session, other)
+        with pytest.raises(MCPError, match="someone-elses-record") as refused:
+            await subscribe(session, other)
+        assert refused.value.code == RESOURCE_NOT_FOUND
         job_id, record = await waiting_approval(session, f"heard-{uuid.uuid4().hex[:8]}")
         with anyio.fail_after(DEADLINE):
             while "recall://approvals" not in updated:
@@ -158,5 +162,5 @@ async def test_a_subscriber_hears_of_approvals(guarded: LiveServer) -> None:
         assert (await finished_run(session, job_id))["status"] == "succeeded"
         with pytest.warns(MCPDeprecationWarning, match="resources/unsubscribe"):
             await session.unsubscribe_resource(one)
-    # The record's subscription heard its decision; another record's heard nothing.
-    assert other not in updated
+    # The record's subscription heard its decision; only what was subscribed to was told.
+    assert set(updated) <= {one, "recall://approvals"}

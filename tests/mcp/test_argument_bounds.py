@@ -8,6 +8,8 @@ from __future__ import annotations
 import pytest
 
 from jupyter_recall.client.tool_specs import CURSOR_LENGTH, PATH_LENGTH
+from jupyter_recall.core.limits import MAX_BODY_BYTES
+from jupyter_recall.mcp.tools import ARGUMENT_BYTES
 from tests.mcp.conftest import TRANSPORTS, mcp_session
 from tests.mcp.test_mcp import call, ok
 from tests.server.live_server import LiveServer
@@ -48,3 +50,25 @@ async def test_a_filter_at_its_bound_reaches_the_server(server: LiveServer) -> N
         listed = await ok(session, "job_list", {"notebook": notebook})
     assert listed["jobs"] == []
     assert listed["total"] == 0
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_free_text_too_large_for_the_server_is_refused_naming_it(
+    transport: str, server: LiveServer
+) -> None:
+    code = "#" * (MAX_BODY_BYTES + 1_000_000)
+    async with mcp_session(transport, server) as session:
+        refused = await call(session, "schedule_code", {"when": "in 1h", "code": code})
+    assert (refused["ok"], refused["field"]) == (False, "code"), refused["error"][:300]
+    assert f"{ARGUMENT_BYTES:,} bytes" in refused["error"]
+
+
+async def test_non_ascii_text_counts_its_utf8_bytes(server: LiveServer) -> None:
+    # 2,000,000 characters of two bytes each: 4 MB as UTF-8 (12 MB as \\u escapes, which the
+    # server's 8 MiB body limit refused).
+    code = "# " + "\N{LATIN SMALL LETTER E WITH ACUTE}" * 2_000_000
+    async with mcp_session("stdio", server) as session:
+        created = await ok(session, "schedule_code", {"when": "in 1h", "code": code})
+    job = server.request("GET", f"/api/recall/jobs/{created['job_id']}")
+    assert job["action"]["code"] == code
+    server.request("DELETE", f"/api/recall/jobs/{created['job_id']}")

@@ -19,6 +19,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
 from jupyter_recall import agent
+from jupyter_recall.client.tool_specs import OVER_MCP
 from jupyter_recall.mcp.tools import MCP_TOOLS, SHARED_NAMES
 from tests.mcp.conftest import TRANSPORTS, mcp_session
 from tests.server.live_server import TOKEN, LiveServer
@@ -72,11 +73,18 @@ async def test_tools_and_their_schemas(transport: str, server: LiveServer) -> No
         assert tool.description
     in_kernel = {spec["name"]: spec for spec in agent.tool_specs(style="anthropic")}
     assert len(SHARED_NAMES) >= 12
-    # A name the kernel's agent tools use is the same tool, with the same specification.
+    # A name the kernel's agent tools use is the same tool, in the words of an agent outside a
+    # kernel: the same arguments, but the zone of its times, which a kernel's agent lacks.
     assert set(listed) & set(agent.TOOL_NAMES) == set(SHARED_NAMES)
     for name in SHARED_NAMES:
-        assert listed[name].input_schema == in_kernel[name]["input_schema"], name
-        assert listed[name].description == in_kernel[name]["description"], name
+        spec = MCP_TOOLS[name].spec
+        assert spec in OVER_MCP.all, name
+        assert listed[name].input_schema == spec.input_schema(), name
+        assert listed[name].description == spec.description, name
+        kernel = in_kernel[name]["input_schema"]
+        arguments = set(listed[name].input_schema["properties"]) - {"timezone_offset"}
+        assert arguments == set(kernel["properties"]), name
+        assert listed[name].input_schema["required"] == kernel["required"], name
 
 
 @each_transport

@@ -4,6 +4,8 @@ never tracebacks on ``jupyter recall mcp``'s stderr."""
 from __future__ import annotations
 
 import contextlib
+import signal
+import time
 import warnings
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -14,14 +16,17 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
+from jupyter_recall.mcp.resources import RESOURCE_NOT_FOUND
 from tests.mcp.conftest import JUPYTER
 from tests.server.live_server import TOKEN, LiveServer
 
 
 @contextlib.asynccontextmanager
-async def stdio_with_stderr(server: LiveServer, errlog: TextIO) -> AsyncIterator[ClientSession]:
+async def stdio_with_stderr(
+    server: LiveServer, errlog: TextIO, *options: str
+) -> AsyncIterator[ClientSession]:
     command = StdioServerParameters(
-        command=JUPYTER, args=["recall", "mcp", "--url", server.url, "--token", TOKEN]
+        command=JUPYTER, args=["recall", "mcp", "--url", server.url, "--token", TOKEN, *options]
     )
     async with (
         stdio_client(command, errlog=errlog) as (read, write),
@@ -70,4 +75,38 @@ async def test_listing_resources_while_the_server_is_down_is_an_error_answer(
         if live.process is not None:
             live.stop()
     assert live.url.split("//")[1] in str(down.value) or "reach" in str(down.value)
+    assert "Traceback" not in stderr.read_text()
+
+
+async def test_approval_subscriptions_are_refused_when_they_could_not_be_heard(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    live = LiveServer(root, tmp_path / "approvals.sqlite").start()
+    stderr = tmp_path / "stderr.txt"
+    try:
+        with stderr.open("w") as errlog:
+            async with stdio_with_stderr(live, errlog, "--timeout", "3") as session:
+                # A record that does not exist would never change.
+                with pytest.raises(MCPError, match="000000000000") as missing:
+                    await subscribe(session, "recall://approvals/000000000000")
+                # A server that does not answer: refused within the client's timeout.
+                live.process.send_signal(signal.SIGSTOP)  # type: ignore[union-attr]
+                started = time.monotonic()
+                try:
+                    with pytest.raises(MCPError, match="recall://approvals") as hung:
+                        await subscribe(session, "recall://approvals")
+                finally:
+                    live.process.send_signal(signal.SIGCONT)  # type: ignore[union-attr]
+                waited = time.monotonic() - started
+                live.stop()
+                with pytest.raises(MCPError, match="recall://approvals") as down:
+                    await subscribe(session, "recall://approvals")
+    finally:
+        if live.process is not None:
+            live.stop()
+    for refused in (missing, hung, down):
+        assert refused.value.code == RESOURCE_NOT_FOUND
+    assert waited < 20
     assert "Traceback" not in stderr.read_text()

@@ -79,21 +79,38 @@ def test_sequences_of_calls_keep_to_the_spec(live_server):
     """Stateful: ids that one answer returns are used by the next calls (the links between
     operations are those schemathesis infers from the paths and the answers)."""
     url = live_server.url
+    answered: list[str] = []
 
     class Workflow(schema.as_state_machine()):  # type: ignore[misc]
         def get_call_kwargs(self, case):
             SENT.append(case.operation.label)
             return {"base_url": url, "timeout": 30}
 
-    Workflow.run(
-        settings=hypothesis.settings(
-            max_examples=STATEFUL_SCENARIOS,
-            stateful_step_count=8,
-            derandomize=True,
-            database=None,
-            deadline=None,
+        def after_call(self, response, case):
+            super().after_call(response, case)  # records it for the stateful checks
+            answered.append(f"{case.operation.label} -> {response.status_code}")
+
+    try:
+        Workflow.run(
+            settings=hypothesis.settings(
+                max_examples=STATEFUL_SCENARIOS,
+                stateful_step_count=8,
+                derandomize=True,
+                database=None,
+                deadline=None,
+            )
         )
-    )
+    except BaseException:
+        # A failure against a live server may not replay the same (hypothesis then reports
+        # only "Flaky..."): what was sent and what the server logged is the evidence.
+        print("last calls:", *answered[-40:], sep="\n  ")
+        print("server log (warnings and errors):")
+        log = live_server.log.read_text(errors="replace").splitlines()
+        print(
+            *[line for line in log if line.startswith(("[W", "[E", "[C", "Traceback"))][-60:],
+            sep="\n",
+        )
+        raise
 
 
 def test_the_fuzzed_operations_are_every_documented_route_but_the_stream():

@@ -29,6 +29,24 @@ async def _walk(jp_fetch, path, key, **params):
             return items, pages
 
 
+async def test_a_paused_job_has_no_next_fire_and_sorts_after_every_instant(jp_fetch):
+    """A paused job does not fire: it used to keep its next fire, shown as a time in the past
+    and sorted first by ``next_fire_at``, against what this page documents."""
+    first, second = await _create(jp_fetch, [{"when": "in 1h"}, {"when": "every 30s"}])
+    paused = await call(jp_fetch, "POST", f"api/recall/jobs/{first['id']}/pause")
+    assert (paused["status"], paused["next_fire_at"]) == ("paused", None)
+    assert paused["next_occurrence"] == first["next_occurrence"]
+    by_fire = await call(jp_fetch, "GET", "api/recall/jobs", sort="next_fire_at")
+    assert [job["id"] for job in by_fire["jobs"]] == [second["id"], first["id"]]
+    resumed = await call(jp_fetch, "POST", f"api/recall/jobs/{first['id']}/resume")
+    assert resumed["next_fire_at"] == first["next_fire_at"]
+    by_fire = await call(jp_fetch, "GET", "api/recall/jobs", sort="next_fire_at")
+    assert [job["id"] for job in by_fire["jobs"]] == [second["id"], first["id"]]
+    skipped = await call(jp_fetch, "POST", f"api/recall/jobs/{second['id']}/pause")
+    skipped = await call(jp_fetch, "POST", f"api/recall/jobs/{second['id']}/skip")
+    assert (skipped["status"], skipped["next_fire_at"]) == ("paused", None)
+
+
 async def test_an_unpaged_listing_is_the_first_page_of_100(jp_fetch):
     await _create(jp_fetch, [{"when": f"in {n + 1}h", "name": f"job {n}"} for n in range(105)])
     first = await call(jp_fetch, "GET", "api/recall/jobs")

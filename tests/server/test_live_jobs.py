@@ -69,6 +69,42 @@ async def test_job_in_2s_runs_in_the_live_kernel_while_a_cell_sleeps(jp_fetch, u
     assert time.monotonic() - sleep_sent >= 9.5
 
 
+async def test_a_notebook_path_written_another_way_finds_the_notebooks_kernel(jp_fetch, user):
+    """``./work//analysis.ipynb`` is the notebook of the session ``work/analysis.ipynb``: the
+    path is stored in the sessions' form, so the job runs there (it used to fail at every fire
+    with "no running kernel for notebook './work//analysis.ipynb'")."""
+    assert (await user.run("x = 1"))["content"]["status"] == "ok"
+    body = {
+        "when": "now",
+        "action": {"type": "code", "code": "print(x + 1)"},
+        "target": {"type": "kernel", "path": "./work//analysis.ipynb"},
+        "options": {"on_missing_kernel": "fail"},
+    }
+    job = await call(jp_fetch, "POST", "api/recall/jobs", body, expect=201)
+    assert job["target"] == {"type": "kernel", "path": NB}
+    run = await finished(jp_fetch, (await first_run(jp_fetch, job["id"]))["id"])
+    assert (run["status"], run["output"]) == ("succeeded", "2\n"), run
+    recall = {
+        "when": "in 1h",
+        "kind": "recall",
+        "action": {"type": "instruction", "instruction": "look again"},
+        "target": {"type": "kernel", "path": "work/./analysis.ipynb"},
+    }
+    pending = await call(jp_fetch, "POST", "api/recall/jobs", recall, expect=201)
+    assert pending["session"] == NB
+    params = {"path": "./work/analysis.ipynb"}
+    listed = json.loads((await jp_fetch("api", "recall", "jobs", params=params)).body)
+    assert [found["id"] for found in listed["jobs"]] == [pending["id"]]
+    for field, target in (
+        ("target.path", {"type": "kernel", "path": "../../etc/passwd.ipynb"}),
+        ("target.cwd", {"type": "headless", "cwd": "work/../.."}),
+    ):
+        refused = {**body, "target": target, "options": {}}
+        error = await call(jp_fetch, "POST", "api/recall/jobs", refused, expect=400)
+        assert error["field"] == field
+        assert "under the server's root directory" in error["message"]
+
+
 async def test_headless_job_runs_in_a_fresh_kernel(jp_fetch, jp_serverapp):
     kernels_before = set(jp_serverapp.kernel_manager.list_kernel_ids())
     body = {

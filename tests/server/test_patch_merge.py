@@ -4,6 +4,8 @@ merge, keys not given are kept."""
 
 from __future__ import annotations
 
+import asyncio
+
 from tests.server.rest import call, openapi
 
 JOBS = "api/recall/jobs"
@@ -93,3 +95,17 @@ def test_the_patch_schema_states_the_bounds_of_the_policies():
     retries, patched = full["retries"]["properties"], patch["retries"]["properties"]
     for name, schema in retries.items():
         assert {k: schema.get(k) for k in bounds} == {k: patched[name].get(k) for k in bounds}
+
+
+async def test_edits_at_the_same_instant_each_merge_into_the_others(jp_fetch):
+    """Each PATCH merges into the job as the one before it left it: a merge computed from a
+    job another request changed meanwhile is computed again, so no edit undoes another."""
+    path, job = await created(jp_fetch)
+    keys = [f"k{n}" for n in range(12)]
+    edits = [call(jp_fetch, "PATCH", path, {"options": {key: key}}) for key in keys]
+    edits.append(call(jp_fetch, "PATCH", path, {"policies": {"timeout": 5}}))
+    edits.append(call(jp_fetch, "PATCH", path, {"policies": {"keep_runs": 3}}))
+    await asyncio.gather(*edits)
+    stored = await call(jp_fetch, "GET", path)
+    assert stored["options"] == {**OPTIONS, **{key: key for key in keys}}
+    assert stored["policies"] == {**job["policies"], "timeout": 5.0, "keep_runs": 3}

@@ -29,6 +29,24 @@ async def test_an_unknown_field_of_an_action_is_refused_by_name(jp_fetch):
     assert error["field"] == "jobs[1].action.zz"
 
 
+async def test_an_unknown_field_of_a_target_is_refused_by_name(jp_fetch):
+    """A field of another target type (a headless ``path``) used to be dropped without a word,
+    so the job ran somewhere its author did not mean."""
+    body = job(NOTIFY, target={"type": "server", "path": "nb.ipynb"})
+    error = await call(jp_fetch, "POST", JOBS, body, expect=400)
+    assert (error["field"], error["accepted"]) == ("target.path", ["type"])
+    code = {"type": "code", "code": "1"}
+    body = job(code, target={"type": "headless", "kernel": "python3"})
+    error = await call(jp_fetch, "POST", JOBS, body, expect=400)
+    assert (error["field"], error["accepted"]) == ("target.kernel", ["type", "kernel_name", "cwd"])
+    created = await call(jp_fetch, "POST", JOBS, job(code, target={"type": "headless"}), expect=201)
+    change = {"target": {"type": "kernel", "path": "a.ipynb", "kernel_name": "python3"}}
+    error = await call(jp_fetch, "PATCH", f"{JOBS}/{created['id']}", change, expect=400)
+    assert error["field"] == "target.kernel_name"
+    unchanged = await call(jp_fetch, "GET", f"{JOBS}/{created['id']}")
+    assert unchanged["target"] == {"type": "headless", "kernel_name": "python3"}
+
+
 async def test_an_unknown_field_of_a_parse_request_is_refused_by_name(jp_fetch):
     error = await call(jp_fetch, "POST", "api/recall/parse", {"when": "in 1h", "zz": 1}, expect=400)
     assert (error["field"], error["accepted"]) == ("zz", ["when", "tz", "check"])

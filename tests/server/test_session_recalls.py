@@ -53,6 +53,10 @@ async def test_another_sessions_deletion_keeps_a_closed_notebooks_recall(jp_fetc
             break
         await asyncio.sleep(0.1)
     assert gone["status"] == "cancelled"
+    assert gone["last_error"] == (
+        "cancelled: the session of open.ipynb was closed (its kernel shut down) before the "
+        "recall was due; a recall is delivered to its notebook's kernel"
+    )
     kept = await call(jp_fetch, "GET", f"api/recall/jobs/{closed['id']}")
     assert kept["status"] == "active"
     assert kept["pending"] is True

@@ -54,6 +54,7 @@ def test_a_second_scheduler_with_a_live_engine_id_refuses_to_start(tmp_path: Pat
     assert "Traceback" not in second.stderr
     assert "jobs in" not in second.stderr
     refusal = next(line for line in second.stderr.splitlines() if "is in use" in line)
+    assert refusal.startswith("jupyter recall scheduler: error: engine id 'scheduler@"), refusal
     assert "now until 20" in refusal  # the holder's lease expiry, an ISO instant
 
 

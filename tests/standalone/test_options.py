@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import signal
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -40,8 +42,37 @@ def test_the_default_timeout_is_none_unless_set():
 
 def test_without_a_store_the_command_says_how_to_give_one(tmp_path: Path):
     result = run_scheduler_command(tmp_path)
-    assert result.returncode == 2
-    assert "--db-url sqlite:///PATH" in result.stderr
+    assert refusal(result) == (
+        "jupyter recall scheduler: error: --db-url: give the store: --db-url sqlite:///PATH or "
+        "postgresql://..."
+    )
+
+
+def test_a_private_in_memory_store_is_refused(tmp_path: Path):
+    result = run_scheduler_command(tmp_path, "--db-url=sqlite:///:memory:")
+    line = refusal(result)
+    assert line.startswith("jupyter recall scheduler: error: RecallScheduler.db_url: "), line
+    assert "private, empty store" in line
+
+
+def test_at_the_default_log_level_it_says_it_runs_and_on_which_store(tmp_path: Path):
+    db = tmp_path / "recall.sqlite"
+    jupyter = Path(sys.executable).parent / "jupyter"
+    command = [str(jupyter), "recall", "scheduler", f"--db-url=sqlite://{db}", "--engine-id=e1"]
+    env = {"PATH": str(jupyter.parent), "JUPYTER_PLATFORM_DIRS": "1", "HOME": str(tmp_path)}
+    with subprocess.Popen(
+        command, stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=env
+    ) as process:
+        assert process.stderr is not None
+        first = process.stderr.readline()
+        process.send_signal(signal.SIGTERM)
+        rest = process.stderr.read()
+        assert process.wait(60) == 0
+    assert first == (
+        f"jupyter recall scheduler: running as engine 'e1', jobs in SQLiteStore('{db}') "
+        "(SIGTERM or Ctrl-C stops it)\n"
+    )
+    assert rest == ""
 
 
 def refusal(result: subprocess.CompletedProcess[str]) -> str:
@@ -154,4 +185,16 @@ def test_a_config_file_that_fails_is_one_line_naming_it(tmp_path: Path):
     result = run_scheduler_command(tmp_path, f"--db-url=sqlite:///{db}", f"--config={config}")
     line = refusal(result)
     assert "a config file failed: SyntaxError" in line
+    assert not db.exists()
+
+
+def test_a_misspelt_setting_in_a_config_file_is_refused_with_the_nearest_one(tmp_path: Path):
+    # Only warned about, the scheduler would start with its default for the setting meant.
+    config = tmp_path / "scheduler_config.py"
+    config.write_text("c.RecallScheduler.max_slep = 5\nc.RecallApp.whatever = 1\n")
+    db = tmp_path / "recall.sqlite"
+    result = run_scheduler_command(tmp_path, f"--db-url=sqlite:///{db}", f"--config={config}")
+    line = refusal(result)
+    assert line.startswith("jupyter recall scheduler: error: RecallScheduler.max_slep in "), line
+    assert "is not a setting: did you mean RecallScheduler.max_sleep?" in line
     assert not db.exists()

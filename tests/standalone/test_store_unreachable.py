@@ -22,7 +22,8 @@ def test_a_postgresql_server_that_does_not_answer_is_one_line(tmp_path: Path):
     result = run_scheduler_command(tmp_path, f"--db-url={url}")
     assert result.returncode == 3, result.stderr
     assert "Traceback" not in result.stderr
-    assert "cannot open the store: " in result.stderr
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith("jupyter recall scheduler: error: cannot open the store: "), line
     assert ":pw@" not in result.stderr, "the password is not shown"
 
 
@@ -32,7 +33,7 @@ def test_a_sqlite_file_in_a_directory_that_does_not_exist_is_refused(tmp_path: P
     result = run_scheduler_command(tmp_path, f"--db-url={sqlite_url(db)}")
     assert result.returncode == 3, result.stderr[-2000:]
     (line,) = result.stderr.strip().splitlines()
-    assert "cannot open the store: " in line
+    assert line.startswith("jupyter recall scheduler: error: cannot open the store: "), line
     assert str(db) in line
     assert "does not exist" in line
     assert not (tmp_path / "no").exists(), "no directory was made"

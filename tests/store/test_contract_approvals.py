@@ -43,6 +43,19 @@ class TestApprovalStore:
         assert [r.id for r in store.list_approvals("alice", DENIED)] == ["a1"]
         assert [r.id for r in store.list_approvals("alice", limit=1)] == ["a2"]
 
+    def test_pending_records_of_some_askers_across_owners_oldest_first(self, store: Store) -> None:
+        asked = {"a1": "kernel:nb.ipynb", "a2": "kernel:other.ipynb", "a3": "kernel:k-1"}
+        for number, (approval_id, asked_by) in enumerate(asked.items()):
+            store.insert_approval(replace(approval(approval_id, minutes=number), asked_by=asked_by))
+        bobs = replace(approval("b1", owner="bob", minutes=5), asked_by="kernel:nb.ipynb")
+        store.insert_approval(bobs)
+        store.insert_approval(approval("r1"))  # asked by a run
+        gone = ["kernel:nb.ipynb", "kernel:k-1"]
+        assert [r.id for r in store.pending_approvals_asked_by(gone)] == ["a1", "a3", "b1"]
+        store.decide_approval("a3", APPROVED, decided_by="alice", note=None, now=T0)
+        assert [r.id for r in store.pending_approvals_asked_by(gone)] == ["a1", "b1"]
+        assert store.pending_approvals_asked_by([]) == []
+
     def test_the_first_decision_wins_and_is_recorded_with_who_and_when(self, store: Store) -> None:
         store.insert_approval(approval("a1"))
         at = T0 + timedelta(seconds=30)

@@ -88,6 +88,44 @@ class TestJobStore:
         with pytest.raises(NotFoundError, match="nosuchjob"):
             store.get_job("nosuchjob", owner=None)
 
+    def test_a_job_read_for_update_is_the_stored_one_scoped_to_its_owner(
+        self, store: Store, job: Job
+    ) -> None:
+        with store.atomic():
+            assert store.get_job_for_update(job.id, owner="alice") == job
+            with pytest.raises(NotFoundError):
+                store.get_job_for_update(job.id, owner="bob")
+            with pytest.raises(NotFoundError, match="nosuchjob"):
+                store.get_job_for_update("nosuchjob", owner=None)
+
+    def test_a_job_read_for_update_holds_off_another_writer_until_the_end(
+        self, open_store: OpenStore
+    ) -> None:
+        """Two engines (two store objects) each change a job from what they read: the second
+        waits for the first's transaction, reads its write and keeps it."""
+        first, second = open_store(), open_store()
+        job = make_job()
+        first.insert_jobs([job])
+        reading = threading.Event()
+
+        def count_a_run() -> None:
+            reading.set()
+            with second.atomic():
+                read = second.get_job_for_update(job.id, owner=None)
+                second.update_jobs([read.evolve(run_count=read.run_count + 1)])
+
+        with first.atomic():
+            held = first.get_job_for_update(job.id, owner=None)
+            other = threading.Thread(target=count_a_run)
+            other.start()
+            assert reading.wait(30)
+            other.join(0.5)
+            assert other.is_alive(), "the second writer waits for this transaction"
+            first.update_jobs([held.evolve(name="renamed")])
+        other.join(30)
+        stored = first.get_job(job.id, owner=None)
+        assert (stored.name, stored.run_count) == ("renamed", 1)
+
     def test_a_duplicate_id_is_refused_by_name_and_the_batch_with_it(self, store: Store) -> None:
         first = make_job()
         store.insert_jobs([first])

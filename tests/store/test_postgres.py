@@ -9,6 +9,7 @@ import threading
 import pytest
 
 from jupyter_recall.core.errors import StoreError
+from jupyter_recall.core.model import JobStatus
 from jupyter_recall.store.postgres import PostgresStore
 from jupyter_recall.store.postgres_schema import MIGRATIONS, latest_version
 from tests.store.factories import T0, ids, make_job, minutes
@@ -75,6 +76,21 @@ def test_servers_starting_together_apply_each_migration_once(pg) -> None:
     rows = stores[0]._rows("SELECT version, name FROM migrations ORDER BY version")
     assert rows == [(step.version, step.name) for step in MIGRATIONS]
     assert pg().applied_migrations == []
+
+
+def test_migration_9_takes_the_next_fire_of_jobs_paused_before_it(pg) -> None:
+    first = pg()
+    paused = make_job(status=JobStatus.PAUSED, when="every 5m")
+    active = make_job(when="every 5m")
+    first.insert_jobs([paused, active])  # as a release before it paused: next fire kept
+    assert first.get_job(paused.id, owner=None).next_fire_at is not None
+    with first.atomic():
+        first._rows("DELETE FROM migrations WHERE version = 9")
+    second = pg()
+    assert [m.version for m in second.applied_migrations] == [9]
+    read = second.get_job(paused.id, owner=None)
+    assert (read.next_fire_at, read.next_occurrence) == (None, paused.next_occurrence)
+    assert second.get_job(active.id, owner=None) == active
 
 
 def test_a_database_of_a_newer_release_is_refused(pg, postgres_db_url: str) -> None:

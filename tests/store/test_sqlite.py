@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from jupyter_recall.core.errors import ConflictError, StoreBusy, StoreError, ValidationError
-from jupyter_recall.core.model import Job, JobKind
+from jupyter_recall.core.model import Job, JobKind, JobStatus
 from jupyter_recall.core.records import HeadlessTarget, JobOptions, NotificationAction, ToolAction
 from jupyter_recall.store import codec
 from jupyter_recall.store.base import JOB_STATE_FIELDS
@@ -89,6 +89,23 @@ def test_migrations_are_recorded_and_applied_once(
     second = open_sqlite()
     assert second.applied_migrations == []
     assert raw(second, "SELECT version, name, applied_at FROM migrations ORDER BY version") == rows
+
+
+def test_migration_9_takes_the_next_fire_of_jobs_paused_before_it(
+    open_sqlite: Callable[[], SQLiteStore],
+) -> None:
+    first = open_sqlite()
+    paused = make_job(status=JobStatus.PAUSED, when="every 5m")
+    active = make_job(when="every 5m")
+    first.insert_jobs([paused, active])  # as a release before it paused: next fire kept
+    assert first.get_job(paused.id, owner=None).next_fire_at is not None
+    with first.atomic():
+        first.db.execute("DELETE FROM migrations WHERE version = 9")
+    second = open_sqlite()
+    assert [m.version for m in second.applied_migrations] == [9]
+    read = second.get_job(paused.id, owner=None)
+    assert (read.next_fire_at, read.next_occurrence) == (None, paused.next_occurrence)
+    assert second.get_job(active.id, owner=None) == active
 
 
 def test_stores_opening_a_new_file_at_once_migrate_it_once(db_path: Path) -> None:
@@ -445,6 +462,17 @@ def test_a_row_of_the_previous_format_decodes(store: SQLiteStore) -> None:
         texts["target"],
         texts["options"],
     )
+
+
+def test_a_stored_target_with_a_field_of_another_type_still_reads(store: SQLiteStore) -> None:
+    """Targets refuse unknown fields at the edge; a row written before they did still lists,
+    its stray field dropped."""
+    job = make_job()
+    store.insert_jobs([job])
+    stray = '{"version":1,"type":"headless","kernel_name":"python3","path":"nb.ipynb"}'
+    with store.atomic():
+        store.db.execute("UPDATE jobs SET target = ? WHERE id = ?", [stray, job.id])
+    assert store.get_job(job.id, owner=None).target == HeadlessTarget(kernel_name="python3")
 
 
 # --- one column list per table -------------------------------------------------------------------

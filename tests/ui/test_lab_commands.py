@@ -28,12 +28,13 @@ def open_lab(page: Any, lab: Lab) -> None:
 
 def open_palette(page: Any) -> Any:
     """The command palette, opened with its shortcut (pressed again if a key press was lost
-    while Lab was still starting)."""
+    while Lab was still starting; never while it is open, since the shortcut toggles it)."""
     from playwright.sync_api import expect
 
     palette = page.locator(".lm-CommandPalette")
     for _ in range(5):
-        page.keyboard.press("Control+Shift+C")
+        if not palette.is_visible():
+            page.keyboard.press("Control+Shift+C")
         try:
             expect(palette).to_be_visible(timeout=5_000)
             return palette
@@ -44,11 +45,19 @@ def open_palette(page: Any) -> Any:
 
 
 def palette_run(page: Any, label: str) -> None:
-    """Run a command from the command palette by its label."""
+    """Run a command from the command palette by its label. A press that landed late (Lab
+    busy) may close the palette again just after it opened: then it is opened again."""
+    from playwright.sync_api import Error as PlaywrightError
     from playwright.sync_api import expect
 
-    palette = open_palette(page)
-    palette.locator(".lm-CommandPalette-input").fill(label)
+    for attempt in range(3):
+        palette = open_palette(page)
+        try:
+            palette.locator(".lm-CommandPalette-input").fill(label, timeout=10_000)
+            break
+        except PlaywrightError:
+            if attempt == 2:
+                raise
     item = palette.locator(".lm-CommandPalette-item", has_text=label).first
     expect(item).to_be_visible()
     item.click()

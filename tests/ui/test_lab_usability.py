@@ -190,6 +190,26 @@ def test_relative_times_move_on_without_an_event(clean, page):
     expect(next_line).to_have_text(re.compile(r"^next in (5|4) min"))
 
 
+def test_the_notebook_banners_relative_time_moves_on_without_an_event(clean, page):
+    from playwright.sync_api import expect
+
+    page.clock.install()
+    url = clean.notebook("ticking.ipynb", "1 + 1")
+    recall = {
+        "when": "in 10 min",
+        "kind": "recall",
+        "name": "look again",
+        "action": {"type": "instruction", "instruction": "check the build log"},
+        "target": {"type": "kernel", "path": "ticking.ipynb"},
+    }
+    clean.request("POST", "/api/recall/jobs", recall)
+    page.goto(url)
+    text = page.locator(".jp-NotebookPanel:visible .jp-RecallBanner-text")
+    expect(text).to_have_text(re.compile(r"^Recall pending: look again in (10|9) min"))
+    page.clock.fast_forward("05:00")
+    expect(text).to_have_text(re.compile(r"^Recall pending: look again in (5|4) min"))
+
+
 def test_a_paused_job_says_it_is_paused_not_when_it_would_fire(clean, page):
     from playwright.sync_api import expect
 

@@ -6,12 +6,15 @@ waiting coroutine polls ``GET /api/recall/approvals/{id}`` from the jupyter_reca
 thread, so a decision given in the sidebar, the CLI or over REST reaches a cell that is
 blocked waiting for the call (the shell channel, which carries widget clicks, is not read
 until that cell ends). An answer given in the notebook (stdin prompt, card) is POSTed there too,
-so it is recorded with who and when; the first answer wins.
+so it is recorded with who and when; the first answer wins. A request cancelled in the kernel
+(an interrupted cell) is withdrawn (``POST .../withdraw``); the server withdraws those of a
+kernel that shuts down or restarts (``server/sessions.py``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any
 
 from jupyter_recall.core.errors import ConflictError
@@ -49,6 +52,11 @@ class RestInbox:
     async def outcome(self, record_id: str) -> str | None:
         record = await asyncio.to_thread(_request, "GET", f"{PATH}/{record_id}")
         return INBOX_OUTCOMES.get(str(record["status"]))
+
+    async def abandon(self, record_id: str) -> None:
+        # Decided or expired meanwhile (a 409): nothing is left to withdraw.
+        with contextlib.suppress(ConflictError):
+            await asyncio.to_thread(_request, "POST", f"{PATH}/{record_id}/withdraw")
 
     async def decide(self, record_id: str, approved: bool) -> str | None:
         body = {"decision": "approve" if approved else "deny"}

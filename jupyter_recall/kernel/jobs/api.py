@@ -212,6 +212,20 @@ def target_payload(
     raise ValidationError("target", f"unknown target {target!r}", accepted=TARGET_NAMES)
 
 
+def check_instruction_target(action: ActionDocument, target: TargetDocument) -> None:
+    """An instruction goes to the ``@on_recall`` handler of the kernel it runs in: a fresh
+    headless kernel never has one (it would only print the instruction into the run's output,
+    and queue a notification that dies with that kernel)."""
+    if action["type"] == "instruction" and target.get("type") == "headless":
+        raise ValidationError(
+            "target",
+            "an instruction is delivered to this kernel's @on_recall handler, which a fresh "
+            "headless kernel never has: leave target out (this kernel), or schedule "
+            "notification=... to be told, or code=... to run in a fresh kernel",
+            accepted=("kernel",),
+        )
+
+
 def _policies_document(
     settings: PolicySettings, end_at: str | datetime | None
 ) -> PoliciesDocument | PolicySettings:
@@ -307,14 +321,14 @@ def schedule(
     **policies: Unpack[PolicySettings],
 ) -> Job:
     """Schedule a job: ``code`` in this kernel (or ``target='headless'``/a target dict), a
-    self-``instruction`` for this kernel's agent, a ``tool`` call, a ``notification`` or a
-    ``notebook``; at ``when``, or instead each time another job's run ends: ``after=`` that job
-    (its id, ``"ID:failed"``/``"ID:finished"``, a ``Job``, or ``{"job": ID, "on": ...}``;
-    on success by default). Keyword policies: ``max_runs``, ``end_at``, ``overlap``, ``coalesce``,
-    ``catchup_window``, ``jitter``, ``timeout`` (seconds a run may execute before it is
-    stopped as ``timed_out``), ``pause_after_failures`` (pause after that many consecutive
-    failed occurrences), ``keep_runs`` and ``keep_runs_for`` (seconds or ``"7d"``: retention
-    of its runs)."""
+    self-``instruction`` for this kernel's agent (never a fresh kernel's: it has none), a
+    ``tool`` call, a ``notification`` or a ``notebook``; at ``when``, or instead each time
+    another job's run ends: ``after=`` that job (its id, ``"ID:failed"``/``"ID:finished"``, a
+    ``Job``, or ``{"job": ID, "on": ...}``; on success by default). Keyword policies:
+    ``max_runs``, ``end_at``, ``overlap``, ``coalesce``, ``catchup_window``, ``jitter``,
+    ``timeout`` (seconds a run may execute before it is stopped as ``timed_out``),
+    ``pause_after_failures`` (pause after that many consecutive failed occurrences),
+    ``keep_runs`` and ``keep_runs_for`` (seconds or ``"7d"``: retention of its runs)."""
     _check_mappings(params=params, options=options, parameters=parameters)
     action = action_payload(
         code=code,
@@ -327,6 +341,8 @@ def schedule(
         parameters=parameters,
     )
     ident = _client.identity()
+    where = target_payload(target, action, kernel_name=kernel_name, ident=ident)
+    check_instruction_target(action, where)
     all_options = dict(options or {})
     if exclusive is not None:
         all_options["exclusive"] = exclusive
@@ -335,7 +351,7 @@ def schedule(
     body = job_body(
         when,
         action,
-        target_payload(target, action, kernel_name=kernel_name, ident=ident),
+        where,
         name=name,
         tz=tz,
         session=session or ident.session,
@@ -375,10 +391,12 @@ def recall(
         raise ValidationError("instruction", f"must be a string, got {instruction!r}")
     action = action_payload(instruction=instruction, comment=comment)
     ident = _client.identity()
+    where = TargetDocument(**target) if target is not None else _this_kernel(ident, "recalls")
+    check_instruction_target(action, where)
     body = job_body(
         when,
         action,
-        TargetDocument(**target) if target is not None else _this_kernel(ident, "recalls"),
+        where,
         kind="recall",
         name=name,
         tz=tz,

@@ -27,6 +27,7 @@ from jupyter_recall.core.errors import RecallError, ValidationError
 from jupyter_recall.kernel import widgets
 from jupyter_recall.kernel.connection import client as _client
 from jupyter_recall.kernel.jobs import api
+from jupyter_recall.kernel.magics.parallel import USAGE as PARALLEL_USAGE
 from jupyter_recall.kernel.magics.parallel import run_parallel_magic
 from jupyter_recall.kernel.magics.writ import (
     COMMAND_OPTIONS,
@@ -38,28 +39,34 @@ from jupyter_recall.kernel.magics.writ import (
     Command,
     MagicOptions,
     Writ,
+    documented,
+    options_usage,
     parse_command,
     parse_writ,
     split_options,
 )
 
-SCHEDULE_USAGE = """\
+SCHEDULE_USAGE = f"""\
 usage:
   %schedule [options] <when>: <code>       run code later (in this kernel by default)
   %%schedule [options] <when>              the cell body is the code
   %schedule list [--all] | info
-  %schedule cancel|delete|pause|resume|skip|run|status <id>
-options: --headless, --kernel-name NAME (a fresh kernel per run), --exclusive (wait until this
-  kernel is idle), --tz ZONE, --name NAME, --max-runs N, --on-missing-kernel start|skip|fail
+  %schedule {"|".join(NEEDS_ID)} <id>      <id> may be {{expr}} or $name
+{options_usage(SCHEDULE_OPTIONS)}
 examples: %schedule in 30m: print(df.shape)    %%schedule every monday at 09:00"""
 
-RECALL_USAGE = """\
+RECALL_USAGE = f"""\
 usage:
   %recall [options] <when>: <self-instruction>   once ('in 30m'), recurring ('every 15m'), 'now'
   %%recall [options] <when>                      the cell body is the instruction
-  %recall list | status [id] | cancel [id] | skip [id]
-options: --tz ZONE, --name NAME, --max-runs N
+  %recall list | {" [id] | ".join(SUBCOMMANDS_RECALL[1:])} [id]
+{options_usage(RECALL_OPTIONS)}
 one pending recall per session: cancel it (%recall cancel) before scheduling another."""
+
+JOBS_USAGE = f"""\
+usage:
+  %jobs [--all]     the jobs of this notebook (a live panel where widgets show)
+{options_usage(COMMAND_OPTIONS)}"""
 
 
 PAST = {"cancel": "cancelled", "skip": "skipped"}
@@ -80,6 +87,9 @@ def _guarded(action: Callable[[], None]) -> None:
 
 
 def _next(job: api.Job) -> str:
+    if job.get("status") == "paused":
+        # It has no next fire: nothing fires until it is resumed.
+        return "nothing fires until resumed"
     upcoming = job.get("next_fire_at")
     return f"next run {tables.short_instant(upcoming)}" if upcoming else "no run ahead"
 
@@ -195,6 +205,18 @@ def resolve_reference(argument: str | None) -> str | None:
         ) from None
 
 
+def cancel_job(handle: api.Job, label: str) -> None:
+    """Cancel a job, or say it had already ended (completed, failed, or cancelled before):
+    the server leaves an ended job as it is, and nothing was cancelled then."""
+    before = handle.get("status") or handle.refresh().get("status")
+    changed = handle if before in api.ENDED else handle.cancel()
+    status = changed.get("status")
+    if before in api.ENDED or status != "cancelled":
+        print(f"{label} {changed.id} already ended ({status}): nothing to cancel")
+    else:
+        print(f"cancelled {label} {changed.id}: {status}, {_next(changed)}")
+
+
 def _job_command(command: Command) -> None:
     if command.argument is None:
         raise ValidationError(command.name, f"needs a job id: %schedule {command.name} <id>")
@@ -207,15 +229,12 @@ def _job_command(command: Command) -> None:
         print(f"run {run.get('id')} of job {handle.id} started")
     elif command.name == "status":
         show_status(handle.id)
+    elif command.name == "cancel":
+        cancel_job(handle, "job")
     else:
         changed = getattr(handle, command.name)()
-        status = changed.get("status")
-        if command.name == "cancel" and status != "cancelled":
-            # The server leaves a job that already ended as it was: nothing was cancelled.
-            print(f"job {changed.id} already ended ({status}): nothing to cancel")
-            return
         done = PAST.get(command.name, command.name + "d")
-        print(f"{done} job {changed.id}: {status}, {_next(changed)}")
+        print(f"{done} job {changed.id}: {changed.get('status')}, {_next(changed)}")
 
 
 def run_schedule(line: str, cell: str | None) -> None:
@@ -225,7 +244,7 @@ def run_schedule(line: str, cell: str | None) -> None:
         return
     command = parse_command(line, SUBCOMMANDS_SCHEDULE, COMMAND_OPTIONS)
     if command is None:
-        writ = parse_writ(line, cell, SCHEDULE_OPTIONS, "code")
+        writ = parse_writ(line, cell, SCHEDULE_OPTIONS, "code", magic="schedule")
         job = schedule_writ(writ)
         if not show_card(job):
             print(scheduled_message(job))
@@ -265,8 +284,7 @@ def _recall_command(command: Command) -> None:
         return
     handle = _recall_target(command)
     if command.name == "cancel":
-        handle.cancel()
-        print(f"cancelled recall {handle.id}")
+        cancel_job(handle, "recall")
     elif command.name == "skip":
         handle.skip()
         print(f"skipped the next occurrence of recall {handle.id}: {_next(handle)}")
@@ -293,7 +311,7 @@ def run_recall(line: str, cell: str | None) -> None:
     if command is not None:
         _recall_command(command)
         return
-    writ = parse_writ(line, cell, RECALL_OPTIONS, "instruction")
+    writ = parse_writ(line, cell, RECALL_OPTIONS, "instruction", magic="recall")
     options = writ.options
     job = api.recall(
         writ.when,
@@ -348,28 +366,30 @@ class RecallMagics(Magics):
     ``{expr}`` and ``$name`` at scheduling time, in time quadratic in the line's length).
     """
 
+    # Each docstring (what %schedule? shows) is a summary line, then the usage the magic
+    # prints when called with no arguments (writ.documented).
+
     @line_cell_magic
     @no_var_expand
+    @documented("Schedule code to run later, in this kernel or a fresh one.", SCHEDULE_USAGE)
     def schedule(self, line: str, cell: str | None = None) -> None:
-        """Schedule code: ``%schedule in 30m: print(df.shape)``; ``%schedule`` for help."""
         _guarded(lambda: run_schedule(line, cell))
 
     @line_cell_magic
     @no_var_expand
+    @documented("Schedule a recall: a self-instruction for this kernel's agent.", RECALL_USAGE)
     def recall(self, line: str, cell: str | None = None) -> None:
-        """Schedule a recall for this session: ``%recall in 30m: <self-instruction>``."""
         _guarded(lambda: run_recall(line, cell))
 
     @line_magic
     @no_var_expand
+    @documented("The jobs of this notebook (--all: every job of the user).", JOBS_USAGE)
     def jobs(self, line: str) -> None:
-        """The jobs of this notebook as a table (``--all``: every job of the user)."""
         _guarded(lambda: run_jobs(line))
 
     # Tool calls at once (kernel/magics/parallel.py).
     @line_cell_magic
     @no_var_expand
+    @documented("Run tool calls at once and show their results.", PARALLEL_USAGE)
     def parallel(self, line: str, cell: str | None = None) -> Any:
-        """Run tool calls at once: ``%parallel http.get url=... ; filesystem.read path=...``."""
-
         return run_parallel_magic(line, cell)

@@ -27,8 +27,12 @@ from jupyter_recall.kernel.calls.primitives import run_parallel
 from jupyter_recall.tools import ToolResult
 
 USAGE = """\
-%parallel [--limit module=n,...] tool key=value ... ; tool key=value ...
-%%parallel [--limit module=n,...]   one call per line, or a JSON list of {"name", "params"}"""
+usage:
+  %parallel [--limit module=n,...] tool key=value ... ; tool key=value ...
+  %%parallel [--limit module=n,...]   one call per line, or a JSON list of {"name", "params"}
+options:
+  --limit module=n,...  at most n calls of that module at once (default http=10, shell=4)
+example: results = %parallel http.get url=https://example.org ; filesystem.read path=notes.txt"""
 SUMMARY_WIDTH = 100
 SHOWN = 60
 """Characters of an unreadable line shown in its error."""

@@ -25,31 +25,57 @@ from IPython.display import display
 from jupyter_recall.client import tables
 from jupyter_recall.core.errors import RecallError, ValidationError
 from jupyter_recall.kernel.magics.jobs import resolve_reference, show_card
-from jupyter_recall.kernel.magics.writ import MagicOptions, Option, split_options
+from jupyter_recall.kernel.magics.writ import (
+    MagicOptions,
+    Option,
+    documented,
+    options_usage,
+    split_arguments,
+    split_options,
+)
 from jupyter_recall.kernel.watchers import watch
 
-USAGE = """\
+START_OPTIONS = (
+    Option(
+        "--every",
+        "interval",
+        integer=True,
+        metavar="SECONDS",
+        help="between checks: 5-3600 (default 30)",
+    ),
+    Option("--label", "label", metavar="TEXT", help="the watcher's name"),
+    Option(
+        "--notify",
+        "notify_when",
+        metavar="STRATEGY",
+        help="on_change (default)|on_error|on_threshold|summary|always",
+    ),
+    Option(
+        "--expression",
+        "expression",
+        metavar="EXPR",
+        help="on_threshold's condition: 'result.status_code != 200'",
+    ),
+    Option(
+        "--batch-size",
+        "batch_size",
+        integer=True,
+        help="summary: notify every N checks (default 10)",
+    ),
+    Option("--channel", "output_channel", metavar="NAME", help="notify there, not this session"),
+    Option("--params", "params", metavar="JSON", help="the tool's parameters: '{\"key\": 1}'"),
+)
+COMMAND_OPTIONS = (
+    Option("--all", "all", takes_value=False, help="list: every watcher of the user"),
+    Option("--last", "last", integer=True, help="status, history: the N latest checks (10)"),
+)
+USAGE = f"""\
 usage:
   %watch <tool> key=value ... [options]       start a watcher (start is optional)
   %watch list [--all] | status <id> | history <id> [--last N] | pause|resume|stop <id>
-options: --every SECONDS (5-3600, default 30), --label TEXT, --notify on_change|on_error|
-  on_threshold|summary|always, --expression 'result.status_code != 200' (on_threshold),
-  --batch-size N (summary), --channel NAME, --params '{"json": "object"}'
+                                              <id> may be {{expr}} or $name
+{options_usage(START_OPTIONS + COMMAND_OPTIONS)}
 example: %watch filesystem.read path=build.log --every 10 --label 'build log'"""
-
-START_OPTIONS = (
-    Option("--every", "interval", integer=True),
-    Option("--label", "label"),
-    Option("--notify", "notify_when"),
-    Option("--expression", "expression"),
-    Option("--batch-size", "batch_size", integer=True),
-    Option("--channel", "output_channel"),
-    Option("--params", "params"),
-)
-COMMAND_OPTIONS = (
-    Option("--all", "all", takes_value=False),
-    Option("--last", "last", integer=True),
-)
 NEEDS_ID = ("status", "history", "pause", "resume", "stop")
 COMMANDS = ("list", *NEEDS_ID)
 COLUMNS = ("id", "label", "tool", "every", "strategy", "status", "checks", "notified", "last check")
@@ -216,17 +242,24 @@ def run_watch(line: str) -> None:
         print(USAGE)
         show_list(False)
         return
-    first = line.split(None, 1)[0]
+    first, *rest = line.split(None, 1)
     if first in COMMANDS:
-        words, options = split_options(line, COMMAND_OPTIONS)
-        taken = 1 if first == "list" else 2  # list takes no id, the others one
-        if len(words) > taken:
-            raise ValidationError(first, f"unexpected {' '.join(words[taken:])!r}")
-
-        _command(words[0], resolve_reference(words[1] if len(words) > 1 else None), options)
+        # An id may be {expr}, spaces and quotes included (split_arguments).
+        arguments, options = split_arguments("".join(rest), COMMAND_OPTIONS)
+        _check_arguments(first, arguments)
+        _command(first, resolve_reference(arguments[0] if arguments else None), options)
         return
     words, options = split_options(line, START_OPTIONS)
     start(words, options)
+
+
+def _check_arguments(name: str, arguments: list[str]) -> None:
+    """``list`` takes no argument, the others one watcher id."""
+    given = " ".join(arguments)
+    if name == "list" and arguments:
+        raise ValidationError(name, f"takes no arguments, got {given!r}")
+    if len(arguments) > 1:
+        raise ValidationError(name, f"takes one watcher id, got {given!r}")
 
 
 @magics_class
@@ -235,9 +268,8 @@ class WatchMagics(Magics):
 
     @line_magic
     @no_var_expand  # stored as typed, parsed in linear time (see magics.py)
+    @documented("Watch a tool: check it on an interval, be notified when it changes.", USAGE)
     def watch(self, line: str) -> None:
-        """Watch a tool: ``%watch filesystem.read path=log.txt --every 10``; ``%watch`` for
-        help and this notebook's watchers."""
         try:
             run_watch(line)
         except RecallError as error:

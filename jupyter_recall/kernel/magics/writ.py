@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.core.when_words import VOCABULARY
@@ -35,10 +36,14 @@ WORD_CUTOFF = 0.75
 NEEDS_ID = ("cancel", "delete", "pause", "resume", "skip", "run", "status")
 OptionValue = str | int | float | bool
 """An option's value: its text, a count, seconds, or True for a flag."""
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 @dataclass(frozen=True)
 class Option:
+    """One ``--flag`` of a magic: how it is read, and how its usage shows it (``metavar`` names
+    its value, ``help`` says what it does: the usage is made from the options, never apart)."""
+
     flag: str
     key: str
     takes_value: bool = True
@@ -47,6 +52,15 @@ class Option:
     zero: bool = False
     """With ``seconds``: 0 is a value too (a retry's backoff, as REST's ``backoff: 0``; a
     time limit must be above 0)."""
+    metavar: str = ""
+    help: str = ""
+
+    @property
+    def spelled(self) -> str:
+        """As the usage writes it: ``--max-runs N``, ``--headless``."""
+        if not self.takes_value:
+            return self.flag
+        return f"{self.flag} {self.metavar or ('N' if self.integer else 'VALUE')}"
 
     def convert(self, value: str) -> OptionValue:
         if self.seconds:
@@ -66,26 +80,81 @@ def _seconds(flag: str, value: str, *, zero: bool) -> float:
 
 
 SCHEDULE_OPTIONS = (
-    Option("--headless", "headless", takes_value=False),
-    Option("--kernel-name", "kernel_name"),
-    Option("--exclusive", "exclusive", takes_value=False),
-    Option("--tz", "tz"),
-    Option("--name", "name"),
-    Option("--max-runs", "max_runs", integer=True),
-    Option("--timeout", "timeout", seconds=True),
-    Option("--retries", "retries", integer=True),
-    Option("--retry-backoff", "retry_backoff", seconds=True, zero=True),
-    Option("--on-missing-kernel", "on_missing_kernel"),
-    Option("--pause-after-failures", "pause_after_failures", integer=True),
-    Option("--keep-runs", "keep_runs", integer=True),
-    Option("--keep-runs-for", "keep_runs_for"),
+    Option("--headless", "headless", takes_value=False, help="a fresh kernel (python3) per run"),
+    Option(
+        "--kernel-name", "kernel_name", metavar="NAME", help="its kernel spec (implies --headless)"
+    ),
+    Option("--exclusive", "exclusive", takes_value=False, help="wait until this kernel is idle"),
+    Option("--tz", "tz", metavar="ZONE", help="IANA zone or ±HH:MM (default: the server's)"),
+    Option(
+        "--name", "name", metavar="NAME", help="the job's name (default: the code's first line)"
+    ),
+    Option("--max-runs", "max_runs", integer=True, help="stop after N runs"),
+    Option(
+        "--timeout",
+        "timeout",
+        seconds=True,
+        metavar="SECONDS",
+        help="stop a run still going after it (timed_out)",
+    ),
+    Option("--retries", "retries", integer=True, help="run a failed occurrence again, N times"),
+    Option(
+        "--retry-backoff",
+        "retry_backoff",
+        seconds=True,
+        zero=True,
+        metavar="SECONDS",
+        help="with --retries: the first wait (10 s), doubling",
+    ),
+    Option(
+        "--on-missing-kernel",
+        "on_missing_kernel",
+        metavar="POLICY",
+        help="start|skip|fail: when the notebook has no kernel at fire time",
+    ),
+    Option(
+        "--pause-after-failures",
+        "pause_after_failures",
+        integer=True,
+        help="pause after N failed occurrences in a row",
+    ),
+    Option("--keep-runs", "keep_runs", integer=True, help="keep the N newest runs"),
+    Option(
+        "--keep-runs-for",
+        "keep_runs_for",
+        metavar="AGE",
+        help="keep runs ended less than AGE ago (7d)",
+    ),
 )
-COMMAND_OPTIONS = (Option("--all", "all", takes_value=False),)
+COMMAND_OPTIONS = (
+    Option("--all", "all", takes_value=False, help="every job of the user, not this notebook's"),
+)
 RECALL_OPTIONS = (
-    Option("--tz", "tz"),
-    Option("--name", "name"),
-    Option("--max-runs", "max_runs", integer=True),
+    Option("--tz", "tz", metavar="ZONE", help="IANA zone or ±HH:MM (default: the server's)"),
+    Option(
+        "--name", "name", metavar="NAME", help="its name (default: the instruction's first line)"
+    ),
+    Option("--max-runs", "max_runs", integer=True, help="stop after N runs"),
 )
+
+
+def documented(summary: str, usage: str) -> Callable[[F], F]:
+    """A magic's docstring, what ``%magic?`` shows: one line saying what it does, then the
+    usage it prints when called with no arguments."""
+
+    def apply(magic: F) -> F:
+        magic.__doc__ = f"{summary}\n\n{usage}"
+        return magic
+
+    return apply
+
+
+def options_usage(options: tuple[Option, ...]) -> str:
+    """The ``options:`` part of a magic's usage: one option a line, from the parser's own
+    table, so no option the parser takes can be left out."""
+    width = max(len(option.spelled) for option in options)
+    lines = [f"  {option.spelled:<{width}}  {option.help}".rstrip() for option in options]
+    return "\n".join(["options:", *lines])
 
 
 @dataclass(frozen=True, eq=False)
@@ -225,17 +294,20 @@ def split_options(text: str, allowed: tuple[Option, ...]) -> tuple[list[str], Ma
     return words, MagicOptions(options)
 
 
-def parse_writ(line: str, cell: str | None, allowed: tuple[Option, ...], what: str) -> Writ:
+def parse_writ(
+    line: str, cell: str | None, allowed: tuple[Option, ...], what: str, *, magic: str = ""
+) -> Writ:
     """Parse ``[options] <when>: <body>`` (line magic) or ``[options] <when>`` + cell body.
 
-    ``what`` names the body in messages ("code", "instruction").
+    ``what`` names the body in messages ("code", "instruction"), ``magic`` the magic
+    ("recall"): a cell with no time is told to write it as ``%%recall in 30m``.
     """
     split = split_writ(line)
     head, inline = split if split is not None else (line, "")
     words, options = split_options(head, allowed)
     when = " ".join(words)
     if not when:
-        raise ValidationError("when", f"missing: write '<when>: <{what}>', e.g. 'in 30m: ...'")
+        raise _missing_when(what, magic if cell is not None and not inline else None)
     body = cell if cell is not None and cell.strip() else ""
     if body and inline:
         raise ValidationError(
@@ -254,18 +326,38 @@ def parse_writ(line: str, cell: str | None, allowed: tuple[Option, ...], what: s
     return Writ(when=when, body=inline, options=options)
 
 
+def _missing_when(what: str, cell_magic: str | None) -> ValidationError:
+    """No time given: the cell form writes it on the magic's line, the line form before ``: ``."""
+    if cell_magic is None:
+        return ValidationError("when", f"missing: write '<when>: <{what}>', e.g. 'in 30m: ...'")
+    example = f"%%{cell_magic} in 30m" if cell_magic else "in 30m"
+    return ValidationError("when", f"missing: write the time on the magic's line, e.g. '{example}'")
+
+
+_BRACED = re.compile(r"(?<!\S)\{[^{}]*\}(?!\S)")
+"""An argument written ``{expr}``: one word, whatever spaces and quotes the expression holds."""
+
+
+def split_arguments(text: str, allowed: tuple[Option, ...]) -> tuple[list[str], MagicOptions]:
+    """``split_options`` for a subcommand's arguments, where an id may be written ``{expr}``
+    (``{ids['my job']}``): such an argument is kept whole, as typed, and comes first."""
+    braced = _BRACED.findall(text)
+    words, options = split_options(_BRACED.sub(" ", text), allowed)
+    return [*braced, *words], options
+
+
 def parse_command(line: str, names: tuple[str, ...], allowed: tuple[Option, ...]) -> Command | None:
-    """A management subcommand, or None when the line is a writ to schedule."""
-    if split_writ(line) is not None:
-        return None
+    """A management subcommand, or None when the line is a writ to schedule (a ``: `` inside
+    a subcommand's ``{expr}`` argument is no writ's separator)."""
     words = line.split(None, 1)
-    if not words:
+    head = _BRACED.sub(" ", line) if words and words[0] in names else line
+    if split_writ(head) is not None or not words:
         return None
     if words[0] not in names:
         _refuse_unknown_subcommand(words[0], names)
         return None
     rest = words[1] if len(words) > 1 else ""
-    arguments, options = split_options(rest, allowed)
+    arguments, options = split_arguments(rest, allowed)
     if arguments and words[0] not in NEEDS_ID:
         raise ValidationError(words[0], f"takes no arguments, got {' '.join(arguments)!r}")
     if len(arguments) > 1:

@@ -1,0 +1,67 @@
+"""`--notebook` and `list --path` take the notebook as the server names it (its path under the
+server's root) however it is typed: `./sub/nb.ipynb`, `sub//nb.ipynb`, or a filesystem path
+under the server's root dir; an empty one, one leaving the root, or a filesystem path outside it
+is refused naming the option, and no job is made that would fail at every fire."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.cli.conftest import CliServer, jupyter_recall
+from tests.cli.test_bad_input import job_ids, one_error_line
+from tests.server.live_server import TOKEN
+
+
+def kernel_path(result) -> str:
+    assert result.code == 0, result.err
+    return str(result.json()["target"]["path"])
+
+
+@pytest.mark.parametrize(
+    "typed", ["./sub/nb.ipynb", "sub//nb.ipynb", "other/../sub/nb.ipynb", "sub/./nb.ipynb"]
+)
+def test_a_relative_path_is_normalised(app, typed):
+    done = app("add", "in 2h", "print(1)", "--notebook", typed, "--json")
+    assert kernel_path(done) == "sub/nb.ipynb"
+
+
+def test_a_filesystem_path_under_the_root_is_the_servers_path(app, server: CliServer):
+    typed = str(server.root / "sub" / "fs.ipynb")
+    assert (
+        kernel_path(app("add", "in 2h", "x = 1", "--notebook", typed, "--json")) == "sub/fs.ipynb"
+    )
+    listed = app("list", "--path", typed, "--json")
+    assert [job["target"]["path"] for job in listed.json()["jobs"]] == ["sub/fs.ipynb"]
+    dotted = app("list", "--path", "./sub//fs.ipynb", "--json")
+    assert len(dotted.json()["jobs"]) == 1
+
+
+@pytest.mark.parametrize(
+    ("typed", "expected"),
+    [
+        ("", "--notebook: is empty: give the notebook's path"),
+        ("  ", "--notebook: is empty"),
+        ("../up.ipynb", "--notebook: '../up.ipynb' is not a notebook under the server's root"),
+        ("/nowhere/else.ipynb", "--notebook: '/nowhere/else.ipynb' is not under the server's root"),
+    ],
+)
+def test_a_notebook_that_cannot_be_one_is_refused(app, server, typed, expected):
+    before = job_ids(server)
+    done = app("add", "in 2h", "print(1)", "--notebook", typed)
+    assert done.code == 2
+    assert expected in one_error_line(done.err)
+    assert job_ids(server) == before
+    listed = app("list", "--path", typed)
+    assert listed.code == 2
+    assert expected.replace("--notebook", "--path") in one_error_line(listed.err)
+
+
+def test_an_explicit_url_takes_the_root_from_the_servers_runtime_file(server, tmp_path):
+    typed = str(server.root / "explicit.ipynb")
+    args = ("add", "in 2h", "x = 1", "--notebook", typed, "--json", "--url", server.url)
+    found = jupyter_recall(*args, "--token", TOKEN, runtime=server.runtime)
+    assert kernel_path(found) == "explicit.ipynb"
+    # No runtime file names this server's root: a filesystem path cannot be placed.
+    unknown = jupyter_recall(*args, "--token", TOKEN, runtime=tmp_path)
+    assert unknown.code == 2
+    assert "the server's root directory is not known here" in one_error_line(unknown.err)
