@@ -98,7 +98,7 @@ async def test_approval_subscriptions_are_refused_when_they_could_not_be_heard(
                     with pytest.raises(MCPError, match="recall://approvals") as hung:
                         await subscribe(session, "recall://approvals")
                 finally:
-                    live.process.send_signal(signal.SIGCONT)  # type: ignore[union-attr]
+                    live.resume()
                 waited = time.monotonic() - started
                 live.stop()
                 with pytest.raises(MCPError, match="recall://approvals") as down:
