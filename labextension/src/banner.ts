@@ -5,7 +5,7 @@ import { actionLabel, allows } from './actions';
 import { h } from './dom';
 import { RecallModel } from './model';
 import { pendingRecall } from './state';
-import { TICK_MS } from './time';
+import { ITickSubscription, ticker } from './time';
 
 /**
  * What the extension reads of a notebook panel (a MainAreaWidget of a notebook document): its
@@ -72,25 +72,32 @@ export class RecallBanner extends Widget {
   }
 
   dispose(): void {
+    if (this.isDisposed) {
+      return;
+    }
     this.model.changed.disconnect(this._render, this);
-    window.clearInterval(this._ticker);
+    this._stopTicking();
     super.dispose();
   }
 
-  /** "in 5 min" must move on without an event, as the sidebar's times do. */
+  /** "in 5 min" must move on without an event, as the sidebar's times do: the shared ticker. */
   protected onAfterAttach(msg: Message): void {
     super.onAfterAttach(msg);
-    window.clearInterval(this._ticker);
-    this._ticker = window.setInterval(() => this._render(), TICK_MS);
+    this._stopTicking();
+    this._tick = ticker.subscribe(() => this._render());
   }
 
   protected onBeforeDetach(msg: Message): void {
     super.onBeforeDetach(msg);
-    window.clearInterval(this._ticker);
-    this._ticker = 0;
+    this._stopTicking();
   }
 
-  private _ticker = 0;
+  private _stopTicking(): void {
+    this._tick?.dispose();
+    this._tick = null;
+  }
+
+  private _tick: ITickSubscription | null = null;
 
   private _render(): void {
     const job = pendingRecall(this.model.state, this.notebook.context.path);

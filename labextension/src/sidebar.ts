@@ -19,7 +19,7 @@ import {
   notebooksWithPendingRecalls,
   visibleJobs
 } from './state';
-import { TICK_MS } from './time';
+import { ITickSubscription, ticker } from './time';
 
 function options(all: string, values: readonly string[]): HTMLOptionElement[] {
   return [h('option', { value: '' }, all), ...values.map(v => h('option', { value: v }, v))];
@@ -78,6 +78,14 @@ export class RecallSidebar extends Widget {
     this._render();
   }
 
+  dispose(): void {
+    if (this.isDisposed) {
+      return;
+    }
+    this._stopTicking();
+    super.dispose();
+  }
+
   /** Relative times ("in 3 min") move on while the sidebar shows, with no event to redraw. */
   protected onAfterAttach(msg: Message): void {
     super.onAfterAttach(msg);
@@ -102,14 +110,15 @@ export class RecallSidebar extends Widget {
     this._stopTicking();
   }
 
+  /** Redraws on the page's shared ticker (every TICK_MS) until `_stopTicking`. */
   private _startTicking(): void {
     this._stopTicking();
-    this._ticker = window.setInterval(() => this._render(), TICK_MS);
+    this._tick = ticker.subscribe(() => this._render());
   }
 
   private _stopTicking(): void {
-    window.clearInterval(this._ticker);
-    this._ticker = 0;
+    this._tick?.dispose();
+    this._tick = null;
   }
 
   /** Asks first, then deletes the jobs that never fire again (with their run history). */
@@ -431,7 +440,7 @@ export class RecallSidebar extends Widget {
   private _clearFinished: HTMLButtonElement;
   private _loadMore: HTMLButtonElement;
   private _details = new JobDetails(this.model);
-  private _ticker = 0;
+  private _tick: ITickSubscription | null = null;
   /** The selected job whose details were brought into view. */
   private _revealed: string | null = null;
   private _watchers = new WatcherList(this.model);
