@@ -6,14 +6,15 @@ reaches the waiting tool call wherever it waits (a busy kernel, a server-side jo
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from traitlets import Unicode
+from traitlets import Int, Unicode
 
 from jupyter_recall.cli import render
 from jupyter_recall.cli.base import EXIT_OK, RecallCommand, with_aliases
-from jupyter_recall.cli.commands import checked_id, each_id
+from jupyter_recall.cli.commands import check_limit, checked_id, each_id, read_pages
 from jupyter_recall.client.remote import api_path
 from jupyter_recall.core import approvals
 from jupyter_recall.core.errors import ValidationError
@@ -46,23 +47,30 @@ class ApprovalsCommand(RecallCommand):
     name = "jupyter recall approvals"
     description = "List your approval requests (tool calls waiting for a decision), newest first."
     usage = ""
-    aliases = with_aliases({"status": "ApprovalsCommand.status"})
+    aliases = with_aliases({"status": "ApprovalsCommand.status", "limit": "ApprovalsCommand.limit"})
     status = Unicode(
         "pending",
         config=True,
         help="pending (default), approved, denied, expired, or all.",
     )
+    limit = Int(100, config=True, help="At most this many records (0: all, read page by page).")
 
     def run(self) -> int:
         self.positional(0)
         if self.status not in STATUSES:
             raise ValidationError("--status", f"unknown status {self.status!r}", accepted=STATUSES)
-        query = {} if self.status == "all" else {"status": self.status}
-        records = self.request("GET", "/api/recall/approvals", query=query)["approvals"]
+        check_limit(self.limit)
+        query = {"status": None if self.status == "all" else self.status}
+        # The server pages newest first: a long history is not sent whole.
+        records, more = read_pages(
+            self.client.listing, "/api/recall/approvals", "approvals", query, self.limit
+        )
         if self.json_output:
             self.print_json({"approvals": records})
-        else:
-            print(approvals_table(records))
+            return EXIT_OK
+        print(approvals_table(records))
+        if more:
+            print(f"(the newest {len(records)} records: --limit=0 lists all)", file=sys.stderr)
         return EXIT_OK
 
 

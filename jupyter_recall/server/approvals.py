@@ -46,8 +46,14 @@ from jupyter_recall.core.records import refuse_unknown
 from jupyter_recall.engine.events import RUN_FINISHED, Event, RunFinished
 from jupyter_recall.engine.scheduler import Scheduler
 from jupyter_recall.server.handlers import RecallHandler
+from jupyter_recall.server.listing import (
+    MAX_PAGE,
+    approval_cursor,
+    page_of,
+    parse_approval_cursor,
+)
 from jupyter_recall.server.sse import EventHub
-from jupyter_recall.store.base import ApprovalStore
+from jupyter_recall.store.base import ApprovalCursor, ApprovalStore
 from jupyter_recall.tools.approval import INBOX_OUTCOMES, ApprovalRequest, check_timeout
 
 T = TypeVar("T")
@@ -59,6 +65,9 @@ MAX_TIMEOUT = 7 * 24 * 3600.0
 INTERRUPTED = "was interrupted (its server stopped)"
 """Why the approval of a run found interrupted is withdrawn."""
 STOPPED_WAITING = "stopped waiting"
+APPROVAL_PAGE = 500
+"""The page size when ``?limit=`` is absent: all that an unpaged client (the inbox panel,
+releases before paging) was answered before."""
 """Why a record its asker withdrew (``POST .../withdraw``) is withdrawn."""
 log = logging.getLogger("jupyter_recall.approvals")
 
@@ -137,9 +146,19 @@ class ApprovalInbox:
             raise NotFoundError("approval", approval_id)
         return record
 
-    async def list(self, owner: str, status: str | None = None) -> list[ApprovalRecord]:
+    async def list(
+        self,
+        owner: str,
+        status: str | None = None,
+        *,
+        limit: int = APPROVAL_PAGE,
+        after: ApprovalCursor | None = None,
+    ) -> list[ApprovalRecord]:
+        """``owner``'s records, newest first: at most ``limit``, after ``after`` if given."""
         await self.expire_due()
-        return await self._call(lambda: self._store.list_approvals(owner, status))
+        return await self._call(
+            lambda: self._store.list_approvals(owner, status, limit=limit, after=after)
+        )
 
     async def decide(
         self, owner: str, approval_id: str, decision: object, *, by: str, note: object = None
@@ -338,10 +357,20 @@ class ApprovalsHandler(RecallHandler):
     @authorized
     async def get(self) -> None:
         status = self.get_query_argument("status", None)
+        limit = self.query_count("limit", MAX_PAGE) or APPROVAL_PAGE
         records = await _inbox(self).list(
-            self.owner, None if status is None else check_status(status)
+            self.owner,
+            None if status is None else check_status(status),
+            limit=limit + 1,
+            after=parse_approval_cursor(self.get_query_argument("cursor", None)),
         )
-        self.send_json({"approvals": [approval_to_json(record) for record in records]})
+        page, last = page_of(records, limit)
+        self.send_json(
+            {
+                "approvals": [approval_to_json(record) for record in page],
+                "next_cursor": None if last is None else approval_cursor(last),
+            }
+        )
 
     @web.authenticated
     @authorized

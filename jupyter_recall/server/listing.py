@@ -1,4 +1,4 @@
-"""Pages of job and run listings: the sort order, the opaque cursor, the page size.
+"""Pages of job, run and approval listings: the sort order, the opaque cursor, the page size.
 
 A cursor is the last item of a page in the listing's order (keyset pagination): base64url of a
 small JSON object, meaningless to clients, checked when it comes back. A page of 50 costs the
@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TypedDict, TypeVar
 
+from jupyter_recall.core.approvals import ApprovalRecord
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.core.model import Job, Run
-from jupyter_recall.store.base import JobCursor, RunCursor
+from jupyter_recall.store.base import ApprovalCursor, JobCursor, RunCursor
 
 DEFAULT_PAGE = 100
 """The page size when ``?limit=`` is absent (an unpaged request gets the first page)."""
@@ -71,7 +72,14 @@ class RunCursorJSON(TypedDict):
     i: str
 
 
-def encode_cursor(document: JobCursorJSON | RunCursorJSON) -> str:
+class ApprovalCursorJSON(TypedDict):
+    """An approval listing's cursor: the last record's ``created_at`` (``c``) and id (``i``)."""
+
+    c: str
+    i: str
+
+
+def encode_cursor(document: JobCursorJSON | RunCursorJSON | ApprovalCursorJSON) -> str:
     raw = json.dumps(document, separators=(",", ":")).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
@@ -137,6 +145,20 @@ def parse_run_cursor(text: str | None) -> RunCursor | None:
     if not isinstance(ident, str):
         raise ValidationError("cursor", "not a cursor this server gave")
     return RunCursor(_instant(document.get("f")), _instant(document.get("c")), ident)
+
+
+def approval_cursor(record: ApprovalRecord) -> str:
+    return encode_cursor({"c": record.created_at.isoformat(), "i": record.id})
+
+
+def parse_approval_cursor(text: str | None) -> ApprovalCursor | None:
+    if text is None:
+        return None
+    document = decode_cursor(text)
+    ident = document.get("i")
+    if not isinstance(ident, str):
+        raise ValidationError("cursor", "not a cursor this server gave")
+    return ApprovalCursor(_instant(document.get("c")), ident)
 
 
 def _instant(value: object) -> datetime:

@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any, ClassVar, Protocol
 
 from jupyter_recall.core.approvals import EXPIRED, PENDING, ApprovalRecord
+from jupyter_recall.store.base import ApprovalCursor
 from jupyter_recall.store.codec import decode_instant, decode_optional_instant, encode_instant
 from jupyter_recall.store.rows import ApprovalRow
 
@@ -61,13 +62,21 @@ class ApprovalTables:
         return _record(rows[0]) if rows else None
 
     def list_approvals(
-        self: _Connected, owner: str, status: str | None = None, limit: int = LIST_LIMIT
+        self: _Connected,
+        owner: str,
+        status: str | None = None,
+        limit: int = LIST_LIMIT,
+        after: ApprovalCursor | None = None,
     ) -> list[ApprovalRecord]:
         mark = self._mark
-        where, params = f"owner = {mark}", [owner]
+        where = f"owner = {mark}"
+        params: list[str | int] = [owner]
         if status is not None:
             where += f" AND status = {mark}"
             params.append(status)
+        if after is not None:
+            where += f" AND (created_at, id) < ({mark}, {mark})"
+            params += [encode_instant(after.created_at, "cursor"), after.id]
         sql = (
             f"SELECT {_COLUMNS} FROM approvals WHERE {where} "
             f"ORDER BY created_at DESC, id DESC LIMIT {int(limit)}"

@@ -43,6 +43,13 @@ class JobCursor(NamedTuple):
     id: str
 
 
+class ApprovalCursor(NamedTuple):
+    """Where a page of approval records ends: the last record's (created_at, id)."""
+
+    created_at: datetime
+    id: str
+
+
 class RunCursor(NamedTuple):
     """Where a page of runs ends: the last run's (scheduled_for, created_at, id)."""
 
@@ -405,9 +412,14 @@ class ApprovalStore(Protocol):
     def get_approval(self, approval_id: str) -> ApprovalRecord | None: ...
 
     def list_approvals(
-        self, owner: str, status: str | None = None, limit: int = 500
+        self,
+        owner: str,
+        status: str | None = None,
+        limit: int = 500,
+        after: ApprovalCursor | None = None,
     ) -> list[ApprovalRecord]:
-        """``owner``'s records (of one status, or all), newest first."""
+        """``owner``'s records (of one status, or all), newest first (by created_at, then
+        id); only those after ``after`` in that order (the next page) if given."""
         ...
 
     def pending_approvals_asked_by(self, asked_by: Sequence[str]) -> list[ApprovalRecord]:

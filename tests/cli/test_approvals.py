@@ -58,3 +58,21 @@ def test_a_second_decision_and_an_unknown_id_are_refused(cli, server):
     bad = cli("approvals", "--status", "maybe")
     assert bad.code != 0
     assert "status" in bad.err
+
+
+def test_the_listing_reads_the_newest_pages_up_to_the_limit(cli, server):
+    asked = [ask(server, f"shell.run(command='step {number}')") for number in range(3)]
+    newest = cli("approvals", "--limit", "2", "--json")
+    assert newest.code == 0, newest.err
+    assert [record["id"] for record in newest.json()["approvals"]] == asked[:0:-1]
+    table = cli("approvals", "--limit", "2")
+    assert "step 2" in table.out
+    assert "step 0" not in table.out
+    assert "(the newest 2 records: --limit=0 lists all)" in table.err
+    every = {
+        record["id"] for record in cli("approvals", "--limit", "0", "--json").json()["approvals"]
+    }
+    assert set(asked) <= every
+    negative = cli("approvals", "--limit", "-1")
+    assert negative.code != 0
+    assert "--limit" in negative.err

@@ -200,3 +200,29 @@ async def test_an_unknown_field_of_a_new_approval_is_refused_naming_it(jp_fetch)
     assert error["field"] == "zz"
     assert error["accepted"] == ["tool", "summary", "source", "asked_by", "timeout"]
     assert (await call(jp_fetch, "GET", "api/recall/approvals"))["approvals"] == []
+
+
+async def test_the_listing_pages_with_a_cursor_beyond_one_page(jp_fetch):
+    created = [
+        (await call(jp_fetch, "POST", "api/recall/approvals", ASK, expect=201))["id"]
+        for _ in range(7)
+    ]
+    first = await call(jp_fetch, "GET", "api/recall/approvals", limit="3")
+    assert len(first["approvals"]) == 3
+    assert first["next_cursor"]
+    seen = [record["id"] for record in first["approvals"]]
+    cursor = first["next_cursor"]
+    while cursor is not None:
+        page = await call(jp_fetch, "GET", "api/recall/approvals", limit="3", cursor=cursor)
+        seen += [record["id"] for record in page["approvals"]]
+        cursor = page["next_cursor"]
+    # Newest first, each once, none lost (several share one millisecond: the id breaks ties).
+    assert sorted(seen) == sorted(created)
+    assert len(seen) == 7
+    whole = await call(jp_fetch, "GET", "api/recall/approvals")
+    assert [record["id"] for record in whole["approvals"]] == seen
+    assert whole["next_cursor"] is None
+    bad = await call(jp_fetch, "GET", "api/recall/approvals", expect=400, cursor="nonsense!")
+    assert bad["field"] == "cursor"
+    too_big = await call(jp_fetch, "GET", "api/recall/approvals", expect=400, limit="10001")
+    assert too_big["field"] == "limit"

@@ -7,7 +7,7 @@ from dataclasses import replace
 from datetime import timedelta
 
 from jupyter_recall.core.approvals import APPROVED, DENIED, EXPIRED, PENDING, ApprovalRecord
-from jupyter_recall.store.base import Store
+from jupyter_recall.store.base import ApprovalCursor, Store
 from tests.store.factories import T0, OpenStore
 
 
@@ -42,6 +42,28 @@ class TestApprovalStore:
         assert [r.id for r in store.list_approvals("alice", PENDING)] == ["a2", "a0"]
         assert [r.id for r in store.list_approvals("alice", DENIED)] == ["a1"]
         assert [r.id for r in store.list_approvals("alice", limit=1)] == ["a2"]
+
+    def test_pages_follow_on_from_a_cursor_with_ties_broken_by_id(self, store: Store) -> None:
+        # Two records of one instant: the cursor's id keeps either from being lost or repeated.
+        for approval_id, minutes in (("a0", 0), ("a1", 1), ("a2", 1), ("a3", 2), ("a4", 3)):
+            store.insert_approval(approval(approval_id, minutes=minutes))
+        store.insert_approval(approval("b1", owner="bob", minutes=1))
+        seen: list[str] = []
+        after = None
+        while True:
+            page = store.list_approvals("alice", limit=2, after=after)
+            seen += [record.id for record in page]
+            if len(page) < 2:
+                break
+            after = ApprovalCursor(page[-1].created_at, page[-1].id)
+        assert seen == ["a4", "a3", "a2", "a1", "a0"]
+        store.decide_approval("a3", DENIED, decided_by="alice", note=None, now=T0)
+        cursor = ApprovalCursor(T0 + timedelta(minutes=3), "a4")
+        assert [r.id for r in store.list_approvals("alice", PENDING, after=cursor)] == [
+            "a2",
+            "a1",
+            "a0",
+        ]
 
     def test_pending_records_of_some_askers_across_owners_oldest_first(self, store: Store) -> None:
         asked = {"a1": "kernel:nb.ipynb", "a2": "kernel:other.ipynb", "a3": "kernel:k-1"}
