@@ -164,7 +164,7 @@ def reconcile(
     result = Reconciled()
     linked: list[tuple[int, Job]] = []
     with store.atomic():
-        existing = {job.key: job for job in _owned(store, plugin_owner, owner)}
+        existing = {job.key: job for job in store.owned_jobs_for_update(owner, plugin_owner)}
         for index, new in enumerate(built):
             current = existing.pop(new.key, None)
             if current is None:
@@ -292,7 +292,7 @@ def delete_owned(store: Store, plugin_owner: str, *, owner: str, now: datetime) 
     that waited for them are cancelled (``Reconciled.deleted`` and ``cancelled``)."""
     check_owner_name(plugin_owner)
     with store.atomic():
-        owned = _owned(store, plugin_owner, owner)
+        owned = store.owned_jobs_for_update(owner, plugin_owner)
         return Reconciled(deleted=owned, cancelled=_delete(store, owned, owner=owner, now=now))
 
 
@@ -309,11 +309,10 @@ def disable_owner(store: Store, plugin_owner: str, *, owner: str, now: datetime)
     owner was already off). Nothing of the owner fires until ``enable_owner``."""
     check_owner_name(plugin_owner)
     with store.atomic():
+        owned = store.owned_jobs_for_update(owner, plugin_owner)
         if store.get_disabled_owner(owner, plugin_owner) is not None:
             return []
-        active = store.list_jobs(
-            owner=owner, where=JobFilter(plugin_owner=plugin_owner, status=[JobStatus.ACTIVE])
-        )
+        active = [job for job in owned if job.status is JobStatus.ACTIVE]
         paused = [job.paused(updated_at=now) for job in active]
         store.update_jobs(paused)
         store.put_disabled_owner(owner, plugin_owner, [job.id for job in paused], now=now)
@@ -334,6 +333,7 @@ def enable_owner(
     check_owner_name(plugin_owner)
     resumed: list[Job] = []
     with store.atomic():
+        store.owned_jobs_for_update(owner, plugin_owner)
         held = store.get_disabled_owner(owner, plugin_owner)
         if held is None:
             return []

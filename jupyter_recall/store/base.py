@@ -310,6 +310,15 @@ class OwnerStore(Protocol):
 
     def delete_disabled_owner(self, owner: str, plugin_owner: str) -> None: ...
 
+    def owned_jobs_for_update(self, owner: str, plugin_owner: str) -> list[Job]:
+        """Inside ``atomic()``: the user's jobs declared by ``plugin_owner``, newest first, with
+        that (user, owner) pair held until the transaction ends. Another engine's declaration,
+        switch-off or switch-on of the same pair waits, then reads what this one wrote, and a
+        firing cannot change one of these jobs in between (PostgreSQL: a transaction-level
+        advisory lock on the pair and ``FOR UPDATE`` on the rows; SQLite's ``BEGIN
+        IMMEDIATE`` already holds the whole file)."""
+        ...
+
     def disabled_owners(self, owner: str | None) -> list[tuple[str, str]]:
         """(user, plugin owner) pairs switched off; all users' with ``owner=None``."""
         ...

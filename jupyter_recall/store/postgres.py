@@ -441,6 +441,18 @@ class PostgresStore(
     def list_jobs(self, *, owner: str | None, where: JobFilter = _ANY_JOB) -> list[Job]:
         return self._jobs(*sql_builders.job_listing(POSTGRES, _JOB_SELECT, where, owner))
 
+    def owned_jobs_for_update(self, owner: str, plugin_owner: str) -> list[Job]:
+        # Row locks alone would not do: a job the other engine is about to insert has no row
+        # yet to lock, and both would insert it (the owned-key index refuses the second).
+        self._rows(
+            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+            # A plugin owner's name has no space (check_owner_name): the pair is unambiguous.
+            (f"jupyter_recall owner {plugin_owner} {owner}",),
+        )
+        where = JobFilter(plugin_owner=plugin_owner)
+        sql, params = sql_builders.job_listing(POSTGRES, _JOB_SELECT, where, owner)
+        return self._jobs(sql + " FOR UPDATE", params)
+
     def count_jobs_by_status(
         self, *, owner: str | None, where: JobFilter = _ANY_JOB
     ) -> list[JobCount]:

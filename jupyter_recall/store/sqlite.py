@@ -569,6 +569,10 @@ class SQLiteStore(
     def list_jobs(self, *, owner: str | None, where: JobFilter = _ANY_JOB) -> list[Job]:
         return self._jobs(*sql_builders.job_listing(SQLITE, _JOB_SELECT, where, owner))
 
+    def owned_jobs_for_update(self, owner: str, plugin_owner: str) -> list[Job]:
+        # The transaction's BEGIN IMMEDIATE holds the database's write lock already.
+        return self.list_jobs(owner=owner, where=JobFilter(plugin_owner=plugin_owner))
+
     def count_jobs_by_status(
         self, *, owner: str | None, where: JobFilter = _ANY_JOB
     ) -> list[JobCount]:
