@@ -18,10 +18,12 @@ from typing import Any
 
 @dataclass
 class Hook:
-    """What the HTTP receiver got, and how it answers (``status``)."""
+    """What the HTTP receiver got, and how it answers: ``status``, after the answers queued
+    in ``first_answers`` (a status and its headers each) are used up."""
 
     url: str
     status: int = 200
+    first_answers: list[tuple[int, dict[str, str]]] = field(default_factory=list)
     received: list[dict[str, Any]] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
     arrived: threading.Condition = field(default_factory=threading.Condition)
@@ -45,7 +47,12 @@ def http_receiver(path: str = "/hook") -> Iterator[Hook]:
                 hook.received.append(json.loads(body))
                 hook.headers.append(dict(self.headers.items()))
                 hook.arrived.notify_all()
-            self.send_response(hook.status)
+                status, headers = (
+                    hook.first_answers.pop(0) if hook.first_answers else (hook.status, {})
+                )
+            self.send_response(status)
+            for name, value in headers.items():
+                self.send_header(name, value)
             self.end_headers()
             self.wfile.write(b"{}")
 

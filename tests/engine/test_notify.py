@@ -8,6 +8,7 @@ import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
+import anyio
 import pytest
 
 from jupyter_recall.core.errors import ValidationError
@@ -130,6 +131,16 @@ def test_unknown_priority_lists_the_priorities():
             {"x": {"type": "webhook", "url": "http://h/", "timeout": 0}},
             "notification_channels.x.timeout",
             "(0, 300]",
+        ),
+        (
+            {"x": {"type": "webhook", "url": "http://h/", "retries": 11}},
+            "notification_channels.x.retries",
+            "from 0 to 10",
+        ),
+        (
+            {"x": {"type": "webhook", "url": "http://h/", "retries": True}},
+            "notification_channels.x.retries",
+            "whole number",
         ),
         (
             {"x": {"type": "email", "host": "h", "from": "me", "to": ["a@b.c"]}},
@@ -260,22 +271,53 @@ async def test_a_failing_webhook_falls_back_to_the_session():
     sink = Sink(listening={"work/a.ipynb"})
     with http_receiver() as hook:
         hook.status = 500
-        config = {"ops": {"type": "webhook", "url": hook.url}}
+        config = {"ops": {"type": "webhook", "url": hook.url, "retry_delay": 0.01}}
         delivery = await notifier(config, sink).send(note(channel="ops"))
-        hook.wait()
+        hook.wait(3)
     assert delivery.delivered_to == "session"
     assert delivery.fallback_reason is not None
     assert "channel 'ops' (webhook) failed: POST" in delivery.fallback_reason
     assert "answered 500" in delivery.fallback_reason
+    assert "(after 3 attempts)" in delivery.fallback_reason
     assert sink.live[0].fallback_reason == delivery.fallback_reason
+
+
+async def test_a_webhook_busy_for_a_moment_gets_the_notification_on_a_later_attempt():
+    with http_receiver() as hook:
+        hook.first_answers = [(503, {}), (429, {"Retry-After": "1"})]
+        config = {"ops": {"type": "webhook", "url": hook.url, "retry_delay": 0.01}}
+        started = anyio.current_time()
+        delivery = await notifier(config).send(note(channel="ops"))
+        waited = anyio.current_time() - started
+        bodies = hook.wait(3)
+    assert (delivery.delivered_to, delivery.fallback_reason) == ("ops", None)
+    # The same notification each time, so that a receiver can drop a repeat by its id.
+    assert len({body["id"] for body in bodies}) == 1
+    assert len(bodies) == 3
+    assert waited >= 1, "the receiver's Retry-After is kept"
+
+
+async def test_a_webhook_refusing_the_request_is_not_asked_again():
+    with http_receiver() as hook:
+        hook.status = 400
+        config = {"ops": {"type": "webhook", "url": hook.url, "retry_delay": 0.01}}
+        delivery = await notifier(config).send(note(channel="ops"))
+        hook.wait(1)
+        await anyio.sleep(0.2)
+    assert len(hook.received) == 1
+    assert delivery.delivered_to == "session"
+    assert (delivery.fallback_reason or "").endswith("answered 400 Bad Request")
 
 
 async def test_an_unreachable_webhook_falls_back_to_the_session():
     url = f"http://127.0.0.1:{free_port()}/hook"
-    config = {"ops": {"type": "webhook", "url": url, "timeout": 2}}
+    config = {
+        "ops": {"type": "webhook", "url": url, "timeout": 2, "retries": 1, "retry_delay": 0.01}
+    }
     delivery = await notifier(config).send(note(channel="ops"))
     assert delivery.delivered_to == "session"
     assert "refused" in (delivery.fallback_reason or "").lower()
+    assert "(after 2 attempts)" in (delivery.fallback_reason or "")
 
 
 # --- e-mail ---------------------------------------------------------------------------------------

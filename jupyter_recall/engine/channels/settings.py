@@ -68,6 +68,16 @@ def seconds(name: str, config: Mapping[str, Any], key: str, default: float) -> f
     return float(value)
 
 
+def count(name: str, config: Mapping[str, Any], key: str, default: int, maximum: int) -> int:
+    value = config.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= maximum:
+        raise ValidationError(
+            f"notification_channels.{name}.{key}",
+            f"must be a whole number from 0 to {maximum}, got {value!r}",
+        )
+    return value
+
+
 def flag(name: str, config: Mapping[str, Any], key: str) -> bool:
     value = config.get(key, False)
     if not isinstance(value, bool):
