@@ -137,7 +137,8 @@ RULES: tuple[tuple[str, Handler], ...] = (
     (rf"(?:{_WEEKDAYS_WORDS}){OPT_TIME}", _weekdays),
     (rf"(?:{_WEEKENDS_WORDS}){OPT_TIME}", _weekends),
     (
-        rf"{EVERY}\s+(?:(?P<n>\d+)\s+weeks?|other\s+week)\s+on\s+(?P<days>{DAY_LIST}){OPT_TIME}",
+        rf"{EVERY}\s+(?:(?P<n>\d+)\s*(?:weeks?|wks?|w)|other\s+(?:week|wk))\s+on\s+"
+        rf"(?P<days>{DAY_LIST}){OPT_TIME}",
         _every_n_weeks,
     ),
     (rf"{EVERY}\s+other\s+(?P<days>{DAY_LIST}){OPT_TIME}", _every_n_weeks),

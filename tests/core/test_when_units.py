@@ -74,3 +74,19 @@ def test_every_one_week_on_monday_is_the_plain_cron_the_documentation_says():
     spec = parse_when("every 1 week on monday", now=NOW, tz=PARIS)
     assert (spec.kind, spec.canonical) == ("cron", "0 9 * * 1")
     assert spec == parse_when("0 9 * * 1", now=NOW, tz=PARIS)
+
+
+@pytest.mark.parametrize(
+    ("abbreviated", "written_out"),
+    [
+        ("every 2 wk on monday", "every 2 weeks on monday"),
+        ("every 2 wks on monday at 8:30", "every 2 weeks on monday at 8:30"),
+        ("every 2w on friday", "every 2 weeks on friday"),
+        ("every 3wks on mon and thu", "every 3 weeks on monday and thursday"),
+        ("every 1 wk on monday", "every 1 week on monday"),
+        ("every other wk on tuesday", "every other week on tuesday"),
+    ],
+)
+def test_every_n_weeks_on_a_day_takes_the_abbreviations_intervals_take(abbreviated, written_out):
+    # "every 2 wk" was an interval already: its form with days read as a mistake.
+    assert parse_when(abbreviated, now=NOW, tz=PARIS) == parse_when(written_out, now=NOW, tz=PARIS)
