@@ -51,6 +51,17 @@ ACTIVE_STATUSES = "active,paused"
 RECENT_RUNS = 5
 PAGE_SIZE = 1_000
 """Items per request when a command reads a listing page by page."""
+
+
+class OptionalText(Unicode[str | None, str | None]):
+    """A text option that is None until given. traitlets reads ``None`` typed for a text that
+    may be None as not given; a notebook path is taken as typed (``--notebook None`` names a
+    file called None, it does not quietly run the code in a fresh kernel instead)."""
+
+    def from_string(self, s: str) -> str | None:
+        return s if s == "None" else super().from_string(s)
+
+
 _AGO = re.compile(r"(\d+)\s*([smhdw])")
 _AGO_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
@@ -85,7 +96,7 @@ class ListCommand(RecallCommand):
         "default: active,paused.",
     )
     kind = Unicode("", config=True, help="Comma-separated kinds (job, recall, watcher).")
-    path = Unicode(
+    path = OptionalText(
         None,
         allow_none=True,
         config=True,
@@ -292,7 +303,7 @@ jupyter recall add --after 3f9c2a1b7d0e:failed --notify "the nightly build faile
             ),
         }
     )
-    notebook = Unicode(
+    notebook = OptionalText(
         None,
         allow_none=True,
         config=True,

@@ -65,3 +65,11 @@ def test_an_explicit_url_takes_the_root_from_the_servers_runtime_file(server, tm
     unknown = jupyter_recall(*args, "--token", TOKEN, runtime=tmp_path)
     assert unknown.code == 2
     assert "the server's root directory is not known here" in one_error_line(unknown.err)
+
+
+def test_a_notebook_named_none_is_that_notebook_not_a_fresh_kernel(app):
+    # traitlets reads the word None typed for a text that may be None as "not given".
+    done = app("add", "in 2h", "print(1)", "--notebook", "None", "--json")
+    assert done.json()["target"] == {"type": "kernel", "path": "None"}
+    listed = app("list", "--path", "None", "--json")
+    assert [job["id"] for job in listed.json()["jobs"]] == [done.json()["id"]]
