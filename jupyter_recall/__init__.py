@@ -9,6 +9,7 @@ from jupyter_recall.core.errors import (
     ConflictError,
     NotFoundError,
     ParseError,
+    PendingRecallExists,
     RecallError,
     ValidationError,
 )
@@ -66,6 +67,7 @@ __all__ = [
     "Job",
     "NotFoundError",
     "ParseError",
+    "PendingRecallExists",
     "RecallConnectionError",
     "RecallError",
     "ScheduleSpec",

@@ -26,9 +26,11 @@ from jupyter_recall.core.errors import (
     ConflictError,
     NotFoundError,
     ParseError,
+    PendingRecallExists,
     PermissionDeniedError,
     RecallConnectionError,
     RecallError,
+    UnknownServerTool,
     ValidationError,
 )
 
@@ -171,6 +173,17 @@ def _permission_refusal(message: str, permission: Mapping[str, Any]) -> RecallEr
     )
 
 
+def _pending_recall(message: str, pending: Any) -> RecallError:
+    """A second pending recall in a session (``pending_recall`` of the error body): each
+    surface words how to cancel the pending one from its fields (``PendingRecallExists``)."""
+    if not isinstance(pending, dict):
+        return ConflictError(message)
+    session, recall_id = pending.get("session"), pending.get("recall_id")
+    if not isinstance(session, str) or not isinstance(recall_id, str):
+        return ConflictError(message)
+    return _rebuild(PendingRecallExists, message, session=session, recall_id=recall_id, hint="")
+
+
 def error_from_response(status: int, body: Any, *, url: str) -> RecallError:
     """The domain error the server described in its JSON error body."""
     if not isinstance(body, dict):
@@ -189,10 +202,23 @@ def error_from_response(status: int, body: Any, *, url: str) -> RecallError:
             text="",
             reason=message,
         )
+    tool = body.get("unknown_tool")
+    if status == 400 and reason == "UnknownServerTool" and isinstance(tool, str):
+        return _rebuild(
+            UnknownServerTool,
+            message,
+            field=field,
+            accepted=accepted,
+            message=message,
+            tool=tool,
+            hint="",
+        )
     if status == 400:
         return _rebuild(ValidationError, message, field=field, accepted=accepted, message=message)
     if status == 404:
         return _rebuild(NotFoundError, message, what="", ident="")
+    if status == 409 and reason == "PendingRecallExists":
+        return _pending_recall(message, body.get("pending_recall"))
     if status == 409:
         return ConflictError(message)
     if status == 403 and isinstance(body.get("permission"), dict):

@@ -26,6 +26,18 @@ class ValidationError(RecallError, ValueError):
         self.message = message
 
 
+class UnknownServerTool(ValidationError):
+    """A watcher's ``tool`` that is not one of the server's tools (``accepted`` lists them):
+    a user's tool is watched in its notebook's kernel. ``hint`` says how on this surface
+    (REST: give a kernel target; an MCP client cannot, and says so in its own words)."""
+
+    def __init__(self, tool: str, *, accepted: Iterable[str] = (), hint: str = "") -> None:
+        self.tool = tool
+        self.hint = hint
+        text = f"unknown tool {tool!r} on the server; a user tool is watched in its kernel"
+        super().__init__("tool", f"{text}: {hint}" if hint else text, accepted=accepted)
+
+
 class ParseError(ValidationError):
     """A time expression that could not be understood as a whole."""
 
@@ -57,6 +69,24 @@ class NotFoundError(RecallError, LookupError):
 
 class ConflictError(RecallError):
     """The request is valid but clashes with the current state (409)."""
+
+
+class PendingRecallExists(ConflictError):
+    """A notebook session already has its one pending recall: ``session`` is the session's
+    notebook path, ``recall_id`` the pending recall's id. The message names both and no
+    surface's commands; each surface says how to cancel it in its own words with ``hinted``
+    (the magics ``%recall cancel <id>``, the kernel's agent tools ``manage_recall``, ...)."""
+
+    def __init__(self, session: str, recall_id: str, *, hint: str = "") -> None:
+        self.session = session
+        self.recall_id = recall_id
+        self.hint = hint
+        text = f"session {session!r} already has a pending recall {recall_id}; cancel it first"
+        super().__init__(f"{text} ({hint})" if hint else text)
+
+    def hinted(self, hint: str) -> PendingRecallExists:
+        """The same refusal, followed by how this surface cancels the pending recall."""
+        return PendingRecallExists(self.session, self.recall_id, hint=hint)
 
 
 class ChangedMeanwhile(ConflictError):

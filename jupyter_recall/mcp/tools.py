@@ -13,7 +13,6 @@ it), the approvals inbox a page of records.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic
@@ -70,7 +69,14 @@ from jupyter_recall.client.toolspec import (
 )
 from jupyter_recall.core.approvals import NOTE_LIMIT, ApprovalJSON
 from jupyter_recall.core.documents import output_config_of
-from jupyter_recall.core.errors import ConflictError, NotFoundError, RecallError, ValidationError
+from jupyter_recall.core.errors import (
+    ConflictError,
+    NotFoundError,
+    PendingRecallExists,
+    RecallError,
+    UnknownServerTool,
+    ValidationError,
+)
 from jupyter_recall.core.escalation import notify_config_of
 from jupyter_recall.core.limits import MAX_BODY_BYTES
 from jupyter_recall.core.model import RunStatus
@@ -276,25 +282,15 @@ def _notebook_recall(backend: Backend, args: ToolArguments) -> JobAnswer:
     }
     try:
         return _job_answer(args, _create(backend, _named(body, args)))
-    except ConflictError as error:
-        raise _pending_recall(notebook, error) from None
-
-
-PENDING_RECALL = re.compile(r"already has a pending recall (?P<id>[A-Za-z0-9_-]+)")
-
-
-def _pending_recall(notebook: str, error: ConflictError) -> RecallError:
-    """The server's refusal of a second pending recall, in this surface's words: it points to
-    tools of a kernel (`%recall cancel`, manage_recall) an agent outside one does not have."""
-    found = PENDING_RECALL.search(str(error))
-    if found is None:
-        return error
-    other = found["id"]
-    return ValidationError(
-        "notebook",
-        f"{notebook!r} already has a pending recall {other}: one per notebook; cancel it "
-        f"first (schedule_cancel with job_id {other!r}) or schedule this one after it fires",
-    )
+    except PendingRecallExists as error:
+        # In this surface's words: the kernel's (%recall cancel, manage_recall) are tools an
+        # agent outside a kernel does not have.
+        other = error.recall_id
+        raise ValidationError(
+            "notebook",
+            f"{notebook!r} already has a pending recall {other}: one per notebook; cancel it "
+            f"first (schedule_cancel with job_id {other!r}) or schedule this one after it fires",
+        ) from None
 
 
 def _listed(backend: Backend, tool: str, path: str, query: Mapping[str, object]) -> Any:
@@ -395,13 +391,11 @@ def _watch_start(backend: Backend, args: ToolArguments) -> WatcherAnswer:
         body["output_config"] = output_config_of(config)
     try:
         created: WatcherDocument = backend.request("POST", WATCHERS, body=body)
-    except ValidationError as error:
-        if error.field != "tool" or "give target" not in error.message:
-            raise
-        # The server's words point to a target argument only a kernel's callers have.
+    except UnknownServerTool as error:
+        # The REST API's words point to a target argument only a kernel's callers have.
         raise ValidationError(
             "tool",
-            f"unknown tool {body['tool']!r} on the server: over MCP only the server's tools can "
+            f"unknown tool {error.tool!r} on the server: over MCP only the server's tools can "
             "be watched (a notebook's own tools are watched from its kernel)",
             accepted=error.accepted,
         ) from None

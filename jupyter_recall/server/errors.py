@@ -7,9 +7,11 @@ from typing import NotRequired, TypedDict
 from jupyter_recall.core.errors import (
     ConflictError,
     NotFoundError,
+    PendingRecallExists,
     PermissionDeniedError,
     RecallError,
     StoreError,
+    UnknownServerTool,
     ValidationError,
 )
 
@@ -33,15 +35,24 @@ class PermissionJSON(TypedDict):
     resource: str
 
 
+class PendingRecallJSON(TypedDict):
+    session: str
+    recall_id: str
+
+
 class ErrorJSON(TypedDict):
     """An error as answered (``Error`` in ``openapi.yaml``): the field and what it accepts for
-    a ``ValidationError``, the missing permission for a ``PermissionDeniedError``."""
+    a ``ValidationError``, the missing permission for a ``PermissionDeniedError``, the session
+    and its pending recall for a ``PendingRecallExists``, the tool for an
+    ``UnknownServerTool``: what a client words for its own user without reading the message."""
 
     message: str
     reason: str
     field: NotRequired[str]
     accepted: NotRequired[list[str]]
     permission: NotRequired[PermissionJSON]
+    pending_recall: NotRequired[PendingRecallJSON]
+    unknown_tool: NotRequired[str]
 
 
 def error_body(error: RecallError) -> ErrorJSON:
@@ -50,6 +61,10 @@ def error_body(error: RecallError) -> ErrorJSON:
         body["field"] = error.field
         if error.accepted:
             body["accepted"] = list(error.accepted)
+    if isinstance(error, UnknownServerTool):
+        body["unknown_tool"] = error.tool
     if isinstance(error, PermissionDeniedError):
         body["permission"] = {"action": error.action, "resource": error.resource}
+    if isinstance(error, PendingRecallExists):
+        body["pending_recall"] = {"session": error.session, "recall_id": error.recall_id}
     return body

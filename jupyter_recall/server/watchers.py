@@ -16,7 +16,7 @@ from jupyter_server.auth.decorator import authorized
 from tornado import web
 
 from jupyter_recall.core.documents import OutputConfigJSON
-from jupyter_recall.core.errors import NotFoundError, ValidationError
+from jupyter_recall.core.errors import NotFoundError, UnknownServerTool, ValidationError
 from jupyter_recall.core.escalation import NotifyConfigJSON
 from jupyter_recall.core.model import Job, JobKind, JobStatus
 from jupyter_recall.core.records import (
@@ -168,15 +168,11 @@ class WatcherService:
             return SERVER_TARGET
         raise self._unknown_tool(spec.tool)
 
-    def _unknown_tool(self, tool: str) -> ValidationError:
+    def _unknown_tool(self, tool: str) -> UnknownServerTool:
         tools = self.runtime.tools
         names = tools.registry.names() if tools is not None else []
-        return ValidationError(
-            "tool",
-            f"unknown tool {tool!r} on the server; a user tool is watched in its kernel: "
-            "give target {'type': 'kernel', 'path': <notebook>}",
-            accepted=names,
-        )
+        hint = "give target {'type': 'kernel', 'path': <notebook>}"
+        return UnknownServerTool(tool, accepted=names, hint=hint)
 
     async def create(
         self,

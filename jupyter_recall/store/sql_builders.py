@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
-from jupyter_recall.core.errors import ConflictError, NotFoundError
+from jupyter_recall.core.errors import ConflictError, NotFoundError, PendingRecallExists
 from jupyter_recall.core.model import Job, JobKind, Run
 from jupyter_recall.store import codec
 from jupyter_recall.store.base import JobFilter, RunCursor, RunFilter
@@ -243,10 +243,7 @@ class BatchConflicts:
             key = (job.owner, job.session)
             other = seen.get(key) or self._pending_recall(job.owner, job.session, batch_ids)
             if other is not None:
-                return ConflictError(
-                    f"session {job.session!r} already has a pending recall {other}; cancel it "
-                    f"first (`%recall cancel {other}` or manage_recall action=cancel)"
-                )
+                return PendingRecallExists(job.session, other)
             seen[key] = job.id
         return None
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest
 
 from jupyter_recall.cli.app import SUBCOMMANDS
+from jupyter_recall.cli.base import RecallCommand
+from jupyter_recall.core.errors import PendingRecallExists
 
 
 @pytest.mark.parametrize(
@@ -24,6 +26,15 @@ def test_a_word_near_no_subcommand_lists_them_all(app):
     assert result.code == 2
     assert "unknown subcommand 'xyzzy': the subcommands are list, show, add" in result.err
     assert "did you mean" not in result.err
+
+
+def test_a_second_pending_recall_says_how_to_cancel_the_first_here() -> None:
+    # Whichever command meets it, the way to cancel is this command line's, not the kernel's.
+    text = RecallCommand().describe(PendingRecallExists("nb.ipynb", "r1"))
+    assert text == (
+        "session 'nb.ipynb' already has a pending recall r1; cancel it first "
+        "(jupyter recall cancel r1)"
+    )
 
 
 def test_no_subcommand_asks_for_one(app):

@@ -14,6 +14,7 @@ from jupyter_recall.core.errors import (
     ConflictError,
     NotFoundError,
     ParseError,
+    PendingRecallExists,
     ValidationError,
 )
 from jupyter_recall.core.model import JobKind, JobStatus, Policies, RunStatus, RunTrigger
@@ -224,8 +225,9 @@ async def test_one_pending_recall_per_session(db: Path, script: Script, clock: M
     async with running(db, script, clock) as engine:
         first = await engine.add_job(recall("in 30m"), owner=OWNER)
         assert first.name == "check the training log"
-        with pytest.raises(ConflictError, match="already has a pending recall"):
+        with pytest.raises(PendingRecallExists, match="already has a pending recall") as caught:
             await engine.add_job(recall("in 1h"), owner=OWNER)
+        assert (caught.value.session, caught.value.recall_id) == ("train.ipynb", first.id)
         await engine.cancel_job(first.id, owner=OWNER)
         second = await engine.add_job(recall("in 1h"), owner=OWNER)
         pending = await engine.list_jobs(owner=OWNER, where=JobFilter(pending_recalls_only=True))

@@ -52,6 +52,7 @@ def test_schedule_recall_once_and_manage_it(nb, server):
     assert refused["ok"] is False
     assert f"already has a pending recall {rid}" in refused["error"]
     assert "manage_recall action=cancel" in refused["error"]
+    assert "%recall" not in refused["error"]  # the magic, not a tool of the agent's
 
     listed = ok(nb, "manage_recall", {"action": "list"})
     assert listed["pending"]["recall_id"] == rid

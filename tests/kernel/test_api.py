@@ -113,8 +113,15 @@ def test_domain_errors_keep_field_and_accepted(nb, server):
     }
     nb.ok("first = jupyter_recall.recall('in 1h', 'check')")
     clash = nb.json("print(json.dumps(error_of(lambda: jupyter_recall.recall('in 2h', 'again'))))")
-    assert clash["type"] == "ConflictError"
+    assert clash["type"] == "PendingRecallExists"  # a ConflictError
     assert "already has a pending recall" in clash["message"]
+    pending = server.jobs(kind="recall")[0]["id"]
+    assert f"(jupyter_recall.job({pending!r}).cancel())" in clash["message"]
+    assert nb.json(
+        "try:\n    jupyter_recall.recall('in 2h', 'again')\n"
+        "except jupyter_recall.ConflictError as e:\n"
+        "    print(json.dumps([e.session, e.recall_id]))"
+    ) == [nb.path, pending]
     assert server.jobs(kind="recall")[0]["action"]["instruction"] == "check"
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from jupyter_recall import ConflictError, NotFoundError, ParseError, ValidationError
+from jupyter_recall.core.errors import PendingRecallExists, UnknownServerTool
 from jupyter_recall.kernel.connection.client import (
     Client,
     RecallConnectionError,
@@ -121,9 +122,45 @@ def test_server_errors_become_domain_errors():
         409, {"message": "already pending", "reason": "ConflictError"}, url="u"
     )
     assert isinstance(clash, ConflictError)
+    assert not isinstance(clash, PendingRecallExists)
     assert isinstance(
         error_from_response(403, {"message": "Forbidden"}, url="u"), RecallConnectionError
     )
+
+
+def test_structured_refusals_come_back_as_their_subclass() -> None:
+    message = "session 'nb.ipynb' already has a pending recall r1; cancel it first"
+    pending = {"session": "nb.ipynb", "recall_id": "r1"}
+    body = {"message": message, "reason": "PendingRecallExists", "pending_recall": pending}
+    clash = error_from_response(409, body, url="u")
+    assert isinstance(clash, PendingRecallExists)
+    assert (clash.session, clash.recall_id, str(clash)) == ("nb.ipynb", "r1", message)
+    # Each surface adds its own way to cancel the pending one, from the fields.
+    assert str(clash.hinted("%recall cancel r1")) == f"{message} (%recall cancel r1)"
+    # Without its fields (a server of another version), a plain conflict with the message.
+    for broken in (None, {"session": "nb.ipynb"}, {"session": 1, "recall_id": "r1"}):
+        other = error_from_response(409, {**body, "pending_recall": broken}, url="u")
+        assert type(other) is ConflictError
+        assert str(other) == message
+    text = "tool: unknown tool 'a.b' on the server; a user tool is watched in its kernel"
+    unknown = error_from_response(
+        400,
+        {
+            "message": text,
+            "reason": "UnknownServerTool",
+            "field": "tool",
+            "accepted": ["filesystem.read"],
+            "unknown_tool": "a.b",
+        },
+        url="u",
+    )
+    assert isinstance(unknown, UnknownServerTool)
+    assert (unknown.tool, unknown.field, unknown.accepted) == ("a.b", "tool", ("filesystem.read",))
+    assert str(unknown) == text
+    plain = error_from_response(
+        400, {"message": text, "reason": "UnknownServerTool", "field": "tool"}, url="u"
+    )
+    assert type(plain) is ValidationError
 
 
 def test_server_without_the_extension(plain_jupyter):

@@ -236,6 +236,7 @@ def test_recall_once_and_the_one_pending_rule(nb, server):
     second = nb.ok("%recall in 1h: something else")
     assert f"already has a pending recall {recall['id']}" in second.stderr
     assert f"%recall cancel {recall['id']}" in second.stderr
+    assert "manage_recall" not in second.stderr  # the agent's tool, not this surface's
     assert "Traceback" not in second.text
     assert len(server.jobs(kind="recall")) == 1
 

@@ -101,6 +101,8 @@ async def test_refusals_point_to_what_an_mcp_agent_has(server: LiveServer, noteb
     assert (prompt["field"], "notebook_recall" in prompt["error"]) == ("action_type", True)
     assert unknown_tool["field"] == "name"
     assert "over MCP" in unknown_tool["error"], unknown_tool
+    assert "unknown tool 'nope.nope' on the server" in unknown_tool["error"], unknown_tool
+    assert "filesystem.read" in unknown_tool["accepted"], unknown_tool
     assert not KERNEL_ONLY.search(unknown_tool["error"]), unknown_tool
     assert second["field"] == "notebook", second
     assert f"schedule_cancel with job_id {first['job_id']!r}" in second["error"], second

@@ -8,6 +8,8 @@ import re
 
 import pytest
 
+from jupyter_recall.client.remote import error_from_response
+from jupyter_recall.core.errors import ConflictError, PendingRecallExists
 from jupyter_recall.server.handlers import UnknownRouteHandler, route_table
 from tests.server.rest import call, openapi
 
@@ -175,6 +177,17 @@ async def test_one_pending_recall_per_session_is_409(jp_fetch):
     error = await call(jp_fetch, "POST", "api/recall/jobs", recall, expect=409)
     assert first["id"] in error["message"]
     assert "cancel" in error["message"]
+    # The fields each client words its own refusal from, without reading the message.
+    assert error["reason"] == "PendingRecallExists"
+    assert error["pending_recall"] == {"session": "work/agent.ipynb", "recall_id": first["id"]}
+    assert not re.search(r"%recall|manage_recall", error["message"]), error
+    # The client re-raises the same subclass with its fields and the server's message.
+    raised = error_from_response(409, error, url="u")
+    assert isinstance(raised, PendingRecallExists)
+    assert isinstance(raised, ConflictError)
+    assert (raised.session, raised.recall_id) == ("work/agent.ipynb", first["id"])
+    assert str(raised) == error["message"]
+    assert str(raised.hinted("how")) == f"{error['message']} (how)"
 
 
 async def test_skip_of_one_shot_is_409(jp_fetch):

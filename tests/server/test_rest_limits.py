@@ -388,6 +388,7 @@ async def test_a_batch_with_two_recalls_for_one_session_names_its_own_jobs(jp_fe
     )
     named = re.findall(r"recall (\w+);", error["message"])
     assert named == [existing["id"]], error
+    assert error["pending_recall"] == {"session": "batch.ipynb", "recall_id": existing["id"]}
     await call(jp_fetch, "GET", f"api/recall/jobs/{named[0]}")
 
 

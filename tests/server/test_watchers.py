@@ -7,6 +7,8 @@ import asyncio
 
 import pytest
 
+from jupyter_recall.client.remote import error_from_response
+from jupyter_recall.core.errors import UnknownServerTool
 from tests.engine.receivers import http_receiver
 from tests.server.rest import call
 
@@ -279,6 +281,17 @@ async def test_bad_watchers_are_refused_naming_the_field(jp_fetch, body, field, 
 async def test_unknown_tool_lists_the_server_tools(jp_fetch):
     error = await call(jp_fetch, "POST", "api/recall/watchers", {"tool": "a.b"}, expect=400)
     assert "filesystem.read" in error["accepted"]
+    # How to watch a user tool, in the REST API's words, and the tool as a field of its own.
+    assert "give target {'type': 'kernel', 'path': <notebook>}" in error["message"]
+    assert (error["reason"], error["field"], error["unknown_tool"]) == (
+        "UnknownServerTool",
+        "tool",
+        "a.b",
+    )
+    raised = error_from_response(400, error, url="u")
+    assert isinstance(raised, UnknownServerTool)
+    assert (raised.tool, raised.field, str(raised)) == ("a.b", "tool", error["message"])
+    assert "filesystem.read" in raised.accepted
 
 
 async def test_history_bounds(jp_fetch, jp_root_dir):

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from jupyter_recall.core.errors import ConflictError, NotFoundError
+from jupyter_recall.core.errors import ConflictError, NotFoundError, PendingRecallExists
 from jupyter_recall.core.model import (
     Coalesce,
     Job,
@@ -356,12 +356,15 @@ class TestJobStore:
     def test_a_second_pending_recall_in_a_session_is_refused(self, store: Store) -> None:
         pending = make_recall("analysis.ipynb")
         store.insert_jobs([pending])
-        with pytest.raises(ConflictError) as caught:
+        with pytest.raises(PendingRecallExists) as caught:
             store.insert_jobs([make_recall("analysis.ipynb", when="in 1h")])
-        message = str(caught.value)
-        assert "'analysis.ipynb'" in message
-        assert pending.id in message
-        assert f"%recall cancel {pending.id}" in message
+        refused = caught.value
+        assert isinstance(refused, ConflictError)
+        assert (refused.session, refused.recall_id) == ("analysis.ipynb", pending.id)
+        # The message names both, and no surface's commands: each surface adds its own.
+        assert str(refused) == (
+            f"session 'analysis.ipynb' already has a pending recall {pending.id}; cancel it first"
+        )
         assert [j.id for j in store.list_jobs(owner="alice")] == [pending.id]
 
     def test_a_paused_recall_is_still_pending(self, store: Store) -> None:
@@ -398,8 +401,9 @@ class TestJobStore:
 
     def test_two_pending_recalls_in_one_batch_are_refused(self, store: Store) -> None:
         first = make_recall("nb.ipynb")
-        with pytest.raises(ConflictError, match=first.id):
+        with pytest.raises(PendingRecallExists, match=first.id) as caught:
             store.insert_jobs([first, make_recall("nb.ipynb")])
+        assert (caught.value.session, caught.value.recall_id) == ("nb.ipynb", first.id)
         assert store.count_jobs(owner=None) == 0
 
     def test_an_update_cannot_make_a_second_pending_recall(self, store: Store) -> None:
@@ -407,8 +411,9 @@ class TestJobStore:
         spent = make_recall("nb.ipynb", status=JobStatus.COMPLETED, next_occurrence=None)
         store.insert_jobs([pending, spent])
         revived = spent.evolve(status=JobStatus.ACTIVE, next_occurrence=T0 + minutes(5))
-        with pytest.raises(ConflictError, match=pending.id):
+        with pytest.raises(PendingRecallExists, match=pending.id) as caught:
             store.update_jobs([revived])
+        assert (caught.value.session, caught.value.recall_id) == ("nb.ipynb", pending.id)
         assert store.get_job(spent.id, owner=None).status is JobStatus.COMPLETED
         # Cancelling the pending one first makes room.
         store.update_jobs([pending.evolve(status=JobStatus.CANCELLED), revived])

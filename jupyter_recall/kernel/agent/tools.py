@@ -45,7 +45,12 @@ from jupyter_recall.client.toolspec import (
     decode_arguments,
     failure,
 )
-from jupyter_recall.core.errors import NotFoundError, RecallError, ValidationError
+from jupyter_recall.core.errors import (
+    NotFoundError,
+    PendingRecallExists,
+    RecallError,
+    ValidationError,
+)
 from jupyter_recall.kernel.agent.answers import (
     AfterScheduled,
     AgentAnswer,
@@ -206,6 +211,8 @@ def _schedule_recall(args: ToolArguments) -> RecallScheduled:
             raise
         # The time text was made of interval_seconds alone: that is the argument at fault.
         raise ValidationError("interval_seconds", f"{interval}: {error.message}") from None
+    except PendingRecallExists as error:
+        raise error.hinted("manage_recall action=cancel") from None
     return {
         **args.succeeded(),
         **recall_summary(job),

@@ -25,7 +25,7 @@ from jupyter_recall.client.documents import (
 from jupyter_recall.client.ids import check_job_id
 from jupyter_recall.client.records import JobRecord
 from jupyter_recall.core.dependency import After
-from jupyter_recall.core.errors import ConflictError, ValidationError
+from jupyter_recall.core.errors import ConflictError, PendingRecallExists, ValidationError
 from jupyter_recall.kernel.connection import client as _client
 from jupyter_recall.kernel.connection import notifications
 
@@ -386,7 +386,7 @@ def recall(
 ) -> Job:
     """Schedule a recall: at ``when`` (``in 30m``, ``every 15m``, ``now``), the agent in this
     kernel gets ``instruction`` (see ``on_recall``). At most one pending recall per session:
-    a second one raises ConflictError naming the pending one."""
+    a second one raises ``PendingRecallExists`` (a ConflictError) naming the pending one."""
     if not isinstance(instruction, str):
         raise ValidationError("instruction", f"must be a string, got {instruction!r}")
     action = action_payload(instruction=instruction, comment=comment)
@@ -403,7 +403,10 @@ def recall(
         session=session or ident.session,
         policies=_policies_document(policies, end_at),
     )
-    return create(body)
+    try:
+        return create(body)
+    except PendingRecallExists as error:
+        raise error.hinted(f"jupyter_recall.job({error.recall_id!r}).cancel()") from None
 
 
 def jobs(

@@ -23,7 +23,7 @@ from IPython.display import display
 from jupyter_recall.client import tables
 from jupyter_recall.client.documents import PolicySettings, RetriesDocument
 from jupyter_recall.client.ids import check_job_id
-from jupyter_recall.core.errors import RecallError, ValidationError
+from jupyter_recall.core.errors import PendingRecallExists, RecallError, ValidationError
 from jupyter_recall.kernel import widgets
 from jupyter_recall.kernel.connection import client as _client
 from jupyter_recall.kernel.jobs import api
@@ -313,13 +313,16 @@ def run_recall(line: str, cell: str | None) -> None:
         return
     writ = parse_writ(line, cell, RECALL_OPTIONS, "instruction", magic="recall")
     options = writ.options
-    job = api.recall(
-        writ.when,
-        writ.body,
-        name=options.text("name"),
-        tz=options.text("tz"),
-        **magic_policies(options),
-    )
+    try:
+        job = api.recall(
+            writ.when,
+            writ.body,
+            name=options.text("name"),
+            tz=options.text("tz"),
+            **magic_policies(options),
+        )
+    except PendingRecallExists as error:
+        raise error.hinted(f"%recall cancel {error.recall_id}") from None
     if not show_card(job):
         print(scheduled_message(job))
 
