@@ -15,7 +15,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import anyio
 
@@ -35,12 +35,12 @@ RETRIED_STATUSES = frozenset({408, 429})
 USER_AGENT = "jupyter_recall-webhook"
 
 
-class _Failed(ChannelError):
-    """One attempt's failure; ``retry_after`` is None when asking again would not help."""
+class Attempt(NamedTuple):
+    """One POST that failed: why, and how long to wait before the next (None: another attempt
+    would not change the answer)."""
 
-    def __init__(self, message: str, retry_after: float | None) -> None:
-        super().__init__(message)
-        self.retry_after = retry_after
+    failure: str
+    retry_after: float | None
 
 
 def _retry_after(error: urllib.error.HTTPError) -> float | None:
@@ -95,7 +95,8 @@ class WebhookChannel:
     def payload(self, notification: Notification) -> NotificationJSON:
         return notification.to_json()
 
-    def _post(self, body: bytes) -> None:
+    def _post(self, body: bytes) -> Attempt | None:
+        """None once the receiver took it."""
         headers = {"User-Agent": USER_AGENT, **self.headers, "Content-Type": "application/json"}
         request = urllib.request.Request(self.url, data=body, method="POST", headers=headers)
         try:
@@ -103,20 +104,20 @@ class WebhookChannel:
                 response.read()
         except urllib.error.HTTPError as error:
             error.close()
-            message = f"POST {self.url} answered {error.code} {error.reason}"
-            raise _Failed(message, _retry_after(error)) from None
+            answered = f"POST {self.url} answered {error.code} {error.reason}"
+            return Attempt(answered, _retry_after(error))
         except (urllib.error.URLError, OSError) as error:
             reason = getattr(error, "reason", error)
-            raise _Failed(f"POST {self.url} failed: {reason}", 0.0) from None
+            return Attempt(f"POST {self.url} failed: {reason}", 0.0)
+        return None
 
     async def send(self, notification: Notification) -> None:
         body = json.dumps(self.payload(notification), ensure_ascii=False, default=str).encode()
         for attempt in range(self.retries + 1):
-            try:
-                await anyio.to_thread.run_sync(self._post, body)
+            failed = await anyio.to_thread.run_sync(self._post, body)
+            if failed is None:
                 return
-            except _Failed as failed:
-                if failed.retry_after is None or attempt == self.retries:
-                    tries = f" (after {attempt + 1} attempts)" if attempt else ""
-                    raise ChannelError(f"{failed}{tries}") from None
-                await anyio.sleep(failed.retry_after or self.retry_delay * 2**attempt)
+            if failed.retry_after is None or attempt == self.retries:
+                tries = f" (after {attempt + 1} attempts)" if attempt else ""
+                raise ChannelError(f"{failed.failure}{tries}")
+            await anyio.sleep(failed.retry_after or self.retry_delay * 2**attempt)
