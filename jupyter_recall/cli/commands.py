@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
+from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -35,7 +36,7 @@ from jupyter_recall.client.documents import (
     TargetDocument,
 )
 from jupyter_recall.client.ids import JOB_ID
-from jupyter_recall.client.remote import api_path
+from jupyter_recall.client.remote import Client, api_path
 from jupyter_recall.core.dependency import After
 from jupyter_recall.core.errors import (
     NotFoundError,
@@ -125,7 +126,7 @@ class ListCommand(RecallCommand):
         # in, the notebook it executes): those jobs are picked here, from every page.
         path = None
         if self.path is not None:
-            path = notebook_path(self.path, self.client.server.root_dir, "--path")
+            path = notebook_path(self.path, partial(server_root, self.client), "--path")
         limit = 0 if path else self.limit
         jobs: list[JobDocument]
         with named_options(LIST_OPTIONS):
@@ -206,10 +207,15 @@ def notebooks_of(job: JobDocument) -> set[str]:
     return {posixpath.normpath(str(place)).lstrip("/") for place in places if place}
 
 
-def notebook_path(text: str, root_dir: str | None, option: str) -> str:
+def server_root(client: Client) -> str | None:
+    """The server's root directory: its runtime file's, else the one it says it has."""
+    return client.server.root_dir or client.info().get("root_dir")
+
+
+def notebook_path(text: str, root_dir: Callable[[], str | None], option: str) -> str:
     """A notebook as the server names it, its path under the server's root (``sub/nb.ipynb``),
     from what the user typed: that path (``./sub//nb.ipynb`` normalised), or a filesystem path
-    under the server's root dir (which the runtime file of the server gives). ValidationError
+    under the server's root dir (``root_dir()``, asked only for such a path). ValidationError
     naming ``option`` for an empty one (``"$NB"`` unset), one leaving the root, or a
     filesystem path outside it."""
     if not text.strip():
@@ -217,7 +223,7 @@ def notebook_path(text: str, root_dir: str | None, option: str) -> str:
             option, "is empty: give the notebook's path (relative to the server's root)"
         )
     if os.path.isabs(os.path.expanduser(text)):
-        return _under_root(os.path.expanduser(text), root_dir, option)
+        return _under_root(os.path.expanduser(text), root_dir(), option)
     try:
         return contents_path(text.replace(os.sep, "/"), option)
     except ValidationError:
@@ -232,7 +238,7 @@ def _under_root(path: str, root_dir: str | None, option: str) -> str:
         raise ValidationError(
             option,
             f"{path!r} is a filesystem path, and the server's root directory is not known here "
-            "(no runtime file of that server names it): give the path relative to its root",
+            "(neither a runtime file nor the server names it): give the path relative to its root",
         )
     pairs = [
         (os.path.abspath(path), os.path.abspath(root_dir)),
@@ -453,7 +459,7 @@ jupyter recall add --after 3f9c2a1b7d0e:failed --notify "the nightly build faile
         code = read_stdin_code() if args[1] == "-" else args[1]
         target: TargetDocument
         if self.notebook is not None:
-            path = notebook_path(self.notebook, self.client.server.root_dir, "--notebook")
+            path = notebook_path(self.notebook, partial(server_root, self.client), "--notebook")
             target = {"type": "kernel", "path": path}
         else:
             target = {"type": "headless"}

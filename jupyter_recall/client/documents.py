@@ -183,6 +183,8 @@ class InfoDocument(TypedDict):
     version: str
     default_tz: str
     user: str
+    root_dir: NotRequired[str]
+    """Absent from the servers of releases before it."""
 
 
 class WatcherCheckDocument(TypedDict):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, TypeVar, cast
@@ -440,7 +441,9 @@ class ParseHandler(RecallHandler):
 
 
 class InfoHandler(RecallHandler):
-    """What a kernel or CLI checks first: is the extension here, and which version."""
+    """What a kernel or CLI checks first: is the extension here, and which version; the root
+    directory too (as JupyterLab's page config gives it), for a client that has a notebook's
+    filesystem path and no runtime file of this server to place it."""
 
     @web.authenticated
     @authorized
@@ -453,6 +456,7 @@ class InfoHandler(RecallHandler):
                 "version": __version__,
                 "default_tz": self.settings["jupyter_recall_default_tz"],
                 "user": self.owner,
+                "root_dir": os.path.abspath(os.path.expanduser(self.settings["server_root_dir"])),
             }
         )
 

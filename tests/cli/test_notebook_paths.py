@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import pytest
 
+from jupyter_recall.cli.commands import notebook_path
+from jupyter_recall.core.errors import ValidationError
 from tests.cli.conftest import CliServer, jupyter_recall
 from tests.cli.test_bad_input import job_ids, one_error_line
 from tests.server.live_server import TOKEN
@@ -61,10 +63,36 @@ def test_an_explicit_url_takes_the_root_from_the_servers_runtime_file(server, tm
     args = ("add", "in 2h", "x = 1", "--notebook", typed, "--json", "--url", server.url)
     found = jupyter_recall(*args, "--token", TOKEN, runtime=server.runtime)
     assert kernel_path(found) == "explicit.ipynb"
-    # No runtime file names this server's root: a filesystem path cannot be placed.
-    unknown = jupyter_recall(*args, "--token", TOKEN, runtime=tmp_path)
-    assert unknown.code == 2
-    assert "the server's root directory is not known here" in one_error_line(unknown.err)
+    # No runtime file names this server's root: the server says it (/api/recall/info).
+    told = jupyter_recall(*args, "--token", TOKEN, runtime=tmp_path)
+    assert kernel_path(told) == "explicit.ipynb"
+    outside = str(tmp_path / "elsewhere.ipynb")
+    refused = jupyter_recall(
+        "add",
+        "in 2h",
+        "x = 1",
+        "--notebook",
+        outside,
+        "--url",
+        server.url,
+        "--token",
+        TOKEN,
+        runtime=tmp_path,
+    )
+    assert refused.code == 2
+    assert "is not under the server's root directory" in one_error_line(refused.err)
+
+
+def test_a_filesystem_path_without_a_known_root_is_refused_naming_the_option():
+    # A server of a release before /api/recall/info gave its root, and no runtime file.
+    with pytest.raises(ValidationError, match="root directory is not known here") as caught:
+        notebook_path("/srv/nb.ipynb", lambda: None, "--notebook")
+    assert caught.value.field == "--notebook"
+    assert notebook_path("sub/nb.ipynb", _never_asked, "--notebook") == "sub/nb.ipynb"
+
+
+def _never_asked() -> str:
+    raise AssertionError("a path relative to the root needs no root directory")
 
 
 def test_a_notebook_named_none_is_that_notebook_not_a_fresh_kernel(app):
