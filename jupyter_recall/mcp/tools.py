@@ -178,8 +178,9 @@ def _job_action(args: ToolArguments) -> ActionDocument:
     return action
 
 
-def _server_job(body: NewJobDocument, args: ToolArguments) -> NewJobDocument:
-    """A server-target job's body; ``body`` holds its ``when`` or its ``after``."""
+def _server_job(body: NewJobDocument, args: ToolArguments, tz: str | None = None) -> NewJobDocument:
+    """A server-target job's body; ``body`` holds its ``when`` (read in ``tz``) or its
+    ``after`` (which has no time to read)."""
     body = {**body, "target": {"type": "server"}}
     label, config = args.optional_text("label"), args.mapping("output_config")
     channel = args.optional_text("output_channel")
@@ -195,26 +196,25 @@ def _server_job(body: NewJobDocument, args: ToolArguments) -> NewJobDocument:
     }
     if options:
         body["options"] = options
-    tz = args.optional_text("timezone_offset") if "timezone_offset" in args.values else None
     if tz:
         body["tz"] = tz
     return body
 
 
 def _schedule_once(backend: Backend, args: ToolArguments) -> JobAnswer:
-    when = args.text("when")
+    when, tz = args.text("when"), args.optional_text("timezone_offset")
     hint = "schedule_once needs a one-time 'when'; use schedule_cron to repeat"
-    _expect_kind(backend, when, ONE_TIME, "when", hint, tz=args.optional_text("timezone_offset"))
+    _expect_kind(backend, when, ONE_TIME, "when", hint, tz=tz)
     body: NewJobDocument = {"when": when, "action": _job_action(args)}
-    return _job_answer(args, _create(backend, _server_job(body, args)))
+    return _job_answer(args, _create(backend, _server_job(body, args, tz)))
 
 
 def _schedule_cron(backend: Backend, args: ToolArguments) -> JobAnswer:
-    cron = args.text("cron")
+    cron, tz = args.text("cron"), args.optional_text("timezone_offset")
     hint = "schedule_cron needs a repeating schedule; use schedule_once for one time"
-    _expect_kind(backend, cron, RECURRING, "cron", hint, tz=args.optional_text("timezone_offset"))
+    _expect_kind(backend, cron, RECURRING, "cron", hint, tz=tz)
     body: NewJobDocument = {"when": cron, "action": _job_action(args)}
-    return _job_answer(args, _create(backend, _server_job(body, args)))
+    return _job_answer(args, _create(backend, _server_job(body, args, tz)))
 
 
 def _schedule_after(backend: Backend, args: ToolArguments) -> JobAnswer:
