@@ -140,10 +140,7 @@ def run_cursor(run: Run) -> str:
 def parse_run_cursor(text: str | None) -> RunCursor | None:
     if text is None:
         return None
-    document = decode_cursor(text)
-    ident = document.get("i")
-    if not isinstance(ident, str):
-        raise ValidationError("cursor", "not a cursor this server gave")
+    document, ident = _with_id(text)
     return RunCursor(_instant(document.get("f")), _instant(document.get("c")), ident)
 
 
@@ -154,11 +151,17 @@ def approval_cursor(record: ApprovalRecord) -> str:
 def parse_approval_cursor(text: str | None) -> ApprovalCursor | None:
     if text is None:
         return None
+    document, ident = _with_id(text)
+    return ApprovalCursor(_instant(document.get("c")), ident)
+
+
+def _with_id(text: str) -> tuple[dict[str, object], str]:
+    """A cursor's object and the id of the item it ends on."""
     document = decode_cursor(text)
     ident = document.get("i")
     if not isinstance(ident, str):
         raise ValidationError("cursor", "not a cursor this server gave")
-    return ApprovalCursor(_instant(document.get("c")), ident)
+    return document, ident
 
 
 def _instant(value: object) -> datetime:
