@@ -68,6 +68,7 @@ from jupyter_recall.server.serialize import (
     run_to_json,
 )
 from jupyter_recall.server.tool_checks import check_server_tools
+from jupyter_recall.server.watcher_options import with_watcher_interval
 from jupyter_recall.store.base import JOB_SORT_KEYS, JobFilter, RunFilter
 
 AUTH_RESOURCE = "recall"
@@ -304,6 +305,7 @@ class JobHandler(RecallHandler):
     async def _patched(self, job_id: str) -> Job:
         current = await self.scheduler.get_job(job_id, owner=self.owner)
         changes = job_changes_from_json(self.json_body(), current)
+        changes = with_watcher_interval(current, changes, now=self.scheduler.clock.now())
         shape = [changed_shape(current, changes)]
         await self.check_runnable(shape)
         await authorize_jobs(self, self.owner, shape)

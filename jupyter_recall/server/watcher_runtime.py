@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import partial
-from typing import Any, Final, NotRequired, TypedDict, TypeVar
+from typing import Any, NotRequired, TypedDict, TypeVar
 
 import anyio
 
@@ -54,6 +54,11 @@ from jupyter_recall.core.records import (
 from jupyter_recall.engine.executors import CollectingSink, Executor, OutputSink, RunOutcome
 from jupyter_recall.engine.notify import Notification
 from jupyter_recall.server.notifications import NotificationService, describe_delivery
+from jupyter_recall.server.watcher_options import (
+    DEFAULT_INTERVAL,
+    OPTION,
+    check_interval,
+)
 from jupyter_recall.store.base import WatcherStore
 from jupyter_recall.store.watchers import CheckRecord, WatcherRecord
 from jupyter_recall.tools import ToolRunner
@@ -63,10 +68,6 @@ T = TypeVar("T")
 log = logging.getLogger("jupyter_recall.watchers")
 
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-OPTION: Final = "watcher"
-MIN_INTERVAL = 5
-MAX_INTERVAL = 3600
-DEFAULT_INTERVAL = 30
 DEFAULT_HISTORY = 10
 FLUSH_INTERVAL = 0.5
 """Seconds between batched writes of check results."""
@@ -155,18 +156,6 @@ class WatcherSpec:
 
     def info(self, job_id: str) -> WatcherInfo:
         return WatcherInfo(job_id, self.label, self.tool, self.interval)
-
-
-def check_interval(value: object) -> int:
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValidationError("interval", f"must be a whole number of seconds, got {value!r}")
-    if not MIN_INTERVAL <= value <= MAX_INTERVAL:
-        raise ValidationError(
-            "interval", f"must be between {MIN_INTERVAL} and {MAX_INTERVAL} seconds, got {value}"
-        )
-    return value
 
 
 def optional_text(body: Mapping[str, Any], key: str) -> str | None:

@@ -495,7 +495,7 @@ def test_openapi_list_patterns_accept_exactly_the_codes_values(path, name, value
 
 def test_openapi_states_the_limits_kept_beside_their_code():
     from jupyter_recall.engine import notify
-    from jupyter_recall.server import watcher_runtime
+    from jupyter_recall.server import watcher_options
     from jupyter_recall.server.serialize import MAX_RUNS_LIMIT
     from jupyter_recall.store.watchers import RING_SIZE
 
@@ -511,8 +511,8 @@ def test_openapi_states_the_limits_kept_beside_their_code():
     assert action["priority"]["enum"] == list(notify.PRIORITIES)
     interval = _schemas()["NewWatcher"]["properties"]["interval"]
     assert (interval["minimum"], interval["maximum"]) == (
-        watcher_runtime.MIN_INTERVAL,
-        watcher_runtime.MAX_INTERVAL,
+        watcher_options.MIN_INTERVAL,
+        watcher_options.MAX_INTERVAL,
     )
     paths = openapi()["paths"]
     for path in ("/api/recall/runs", "/api/recall/jobs/{job_id}/runs"):

@@ -122,6 +122,27 @@ async def test_a_watcher_job_edited_through_the_jobs_api_checks_as_edited(
     assert bodies[1]["structured_data"]["label"] == "after"
 
 
+async def test_a_watchers_schedule_edited_through_the_jobs_api_is_its_interval(
+    jp_fetch, jp_root_dir
+):
+    (jp_root_dir / "a.txt").write_text("watched")
+    watcher_id = (await start(jp_fetch, params={"path": "a.txt"}, interval=10))["watcher_id"]
+    path = f"api/recall/jobs/{watcher_id}"
+    job = await call(jp_fetch, "PATCH", path, {"when": "every 30 seconds"})
+    assert job["options"]["watcher"]["interval"] == 30
+    assert (await status(jp_fetch, watcher_id))["interval"] == 30
+    for when, text in (
+        ("at 9:00", "a watcher checks at an interval"),
+        ("every 2s", "between 5 and 3600 seconds"),
+    ):
+        refused = await call(jp_fetch, "PATCH", path, {"when": when}, expect=400)
+        assert refused["field"] == "when"
+        assert text in refused["message"]
+    # A refused edit changes nothing.
+    assert (await call(jp_fetch, "GET", path))["when"] == "every 30 seconds"
+    assert (await status(jp_fetch, watcher_id))["interval"] == 30
+
+
 async def test_checks_follow_the_interval_schedule(jp_fetch, jp_root_dir, hook):
     (jp_root_dir / "tick.txt").write_text("same")
     watcher = await start(jp_fetch, params={"path": "tick.txt"}, interval=5)
