@@ -159,7 +159,8 @@ def job_details(job: Mapping[str, Any], runs: Sequence[Mapping[str, Any]]) -> st
         _status_line(job),
         f"  target:   {describe_target(job.get('target'))}",
         f"  action:   {action.get('type')}: {clip(str(what), 200)}",
-        f"  runs:     {job.get('run_count', 0)} ({job.get('failure_count', 0)} failed)",
+        f"  runs:     {job.get('run_count', 0)} by the schedule; "
+        f"{job.get('failure_count', 0)} failed (Run now included)",
     ]
     if job.get("last_error"):
         lines.append(f"  last error: {job['last_error']}")

@@ -9,6 +9,7 @@ import pytest
 from jupyter_recall.client.tables import job_details, job_row, now, result_text, short_instant
 from jupyter_recall.client.tool_specs import job_summary
 from jupyter_recall.core.timefmt import format_time, parse_instant
+from jupyter_recall.kernel.widgets.render import counters_html
 
 UTC = timezone.utc
 
@@ -129,3 +130,14 @@ def test_a_paused_job_does_not_fire_in_rows_and_details() -> None:
     assert "ago" not in details
     active = {**job, "status": "active", "paused_reason": None}
     assert job_row(active)[6].endswith("(10 s ago)")
+
+
+def test_runs_by_the_schedule_and_failed_runs_are_told_apart() -> None:
+    # After one scheduled failure and a failed Run now: one run fired by the schedule, two
+    # failures (docs/engine.md), which "1 (2 failed)" read as a contradiction.
+    job = {"id": "j1", "name": "n", "status": "active", "run_count": 1, "failure_count": 2}
+    assert "  runs:     1 by the schedule; 2 failed (Run now included)" in job_details(job, [])
+    counters = counters_html(job)
+    assert "scheduled runs <b>1</b>" in counters
+    assert "failed runs <b>2</b>" in counters
+    assert "Run now" in counters  # the hover says which runs each counts

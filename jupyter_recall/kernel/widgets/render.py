@@ -182,8 +182,12 @@ def _schedule_html(job: Mapping[str, Any]) -> str:
 def counters_html(job: Mapping[str, Any]) -> str:
     last = job.get("last_status")
     parts = [
-        f"runs <b>{_esc(job.get('run_count', 0))}</b>",
-        f"failed <b>{_esc(job.get('failure_count', 0))}</b>",
+        # Two different counts (docs/engine.md): side by side, each says what it counts, or
+        # "runs 1 · failed 2" would read as a contradiction after a failed Run now.
+        f"<span title='fired by the schedule (Run now not included)'>scheduled runs "
+        f"<b>{_esc(job.get('run_count', 0))}</b></span>",
+        f"<span title='failed runs, Run now included'>failed runs "
+        f"<b>{_esc(job.get('failure_count', 0))}</b></span>",
     ]
     if last:
         parts.append(f"last {badge(str(last), RUN_COLOURS.get(str(last), '#616161'))}")
