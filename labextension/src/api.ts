@@ -64,9 +64,10 @@ export class RecallApi {
     return this.request<IJobPage>('GET', `jobs?${new URLSearchParams(query).toString()}`);
   }
 
-  /** How many jobs match, by status, without reading them. */
-  counts(): Promise<IJobCounts> {
-    return this.request<IJobCounts>('GET', 'jobs/counts');
+  /** How many jobs match (all the user's, or those of the filters given), by status. */
+  counts(query: { [key: string]: string } = {}): Promise<IJobCounts> {
+    const search = new URLSearchParams(query).toString();
+    return this.request<IJobCounts>('GET', search ? `jobs/counts?${search}` : 'jobs/counts');
   }
 
   async runs(jobId: string): Promise<IRun[]> {

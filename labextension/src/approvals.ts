@@ -19,6 +19,7 @@ import {
 import { h, replaceKeepingFocus } from './dom';
 import { recallIcon } from './icons';
 import { SCHEMA_ID } from './state';
+import { formatFull, formatTime } from './time';
 
 export const ShowApprovals = 'jupyter-recall:show-approvals';
 
@@ -157,6 +158,9 @@ export class ApprovalsPanel extends Widget {
       ),
       h('span', { class: `jp-RecallSidebar-badge jp-mod-${record.status}` }, decided)
     );
+    if (record.status !== 'pending') {
+      item.append(...this._decision(record));
+    }
     if (record.status === 'pending') {
       item.append(
         this._note(record),
@@ -169,6 +173,31 @@ export class ApprovalsPanel extends Widget {
       );
     }
     return item;
+  }
+
+  /** When a settled request was decided (or expired), and the note recorded with it. */
+  private _decision(record: IApproval): HTMLElement[] {
+    const { trans } = this.model;
+    const parts: HTMLElement[] = [];
+    if (record.decided_at) {
+      const when = formatTime(record.decided_at, new Date(), 'relative-absolute');
+      parts.push(
+        h(
+          'div',
+          {
+            class: 'jp-RecallSidebar-description jp-RecallApprovals-decision',
+            title: formatFull(record.decided_at)
+          },
+          record.status === 'expired' ? trans.__('expired %1', when) : trans.__('decided %1', when)
+        )
+      );
+    }
+    if (record.note) {
+      parts.push(
+        h('div', { class: 'jp-RecallApprovals-decidedNote' }, trans.__('Note: %1', record.note))
+      );
+    }
+    return parts;
   }
 
   private _button(record: IApproval, decision: Decision, label: string): HTMLElement {

@@ -2,6 +2,7 @@ import type { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
 import { actionLabel, allows } from './actions';
+import { confirmCancel } from './confirm';
 import { h } from './dom';
 import { RecallModel } from './model';
 import { pendingRecall } from './state';
@@ -99,32 +100,58 @@ export class RecallBanner extends Widget {
 
   private _tick: ITickSubscription | null = null;
 
+  /**
+   * The banner is a status: what it says is announced when it changes. Its content is built
+   * again only when the recall or its actions change; the tick updates the time alone, in a
+   * part that is not live (aria-live off), so "in 5 min" becoming "in 4 min" is not read out.
+   */
   private _render(): void {
     const job = pendingRecall(this.model.state, this.notebook.context.path);
     this.setHidden(!job);
     if (!job) {
+      this._shown = '';
       this.node.replaceChildren();
       return;
     }
     const { trans } = this.model;
-    const when = this.model.time(job.next_fire_at, new Date()) || trans.__('soon');
-    const button = (action: 'skip' | 'cancel') =>
-      h(
-        'button',
-        {
-          class: `jp-RecallBanner-${action}`,
-          'data-action': action,
-          onClick: () => void this.model.act(job, action)
-        },
-        actionLabel(action, trans)
+    const actions = (['skip', 'cancel'] as const).filter(action => allows(job, action));
+    const shown = JSON.stringify([job.id, job.name, actions]);
+    if (shown !== this._shown) {
+      this._shown = shown;
+      const button = (action: 'skip' | 'cancel') => {
+        const label = actionLabel(action, trans);
+        return h(
+          'button',
+          {
+            class: `jp-RecallBanner-${action}`,
+            'data-action': action,
+            // Named with the recall, as the sidebar's buttons are.
+            'aria-label': trans.__('%1 %2', label, job.name),
+            onClick: () =>
+              void (action === 'cancel'
+                ? confirmCancel(this.model, job)
+                : this.model.act(job, action))
+          },
+          label
+        );
+      };
+      this.node.replaceChildren(
+        h(
+          'span',
+          { class: 'jp-RecallBanner-text' },
+          trans.__('Recall pending: %1', job.name),
+          ' ',
+          this._when
+        ),
+        ...actions.map(button)
       );
-    this.node.replaceChildren(
-      h(
-        'span',
-        { class: 'jp-RecallBanner-text', title: this.model.fullTime(job.next_fire_at) },
-        trans.__('Recall pending: %1 %2', job.name, when)
-      ),
-      ...(['skip', 'cancel'] as const).filter(action => allows(job, action)).map(button)
-    );
+    }
+    this._when.textContent = this.model.time(job.next_fire_at, new Date()) || trans.__('soon');
+    this._when.title = this.model.fullTime(job.next_fire_at);
   }
+
+  /** The fire time, updated in place at each tick; not announced (aria-live off). */
+  private _when = h('span', { class: 'jp-RecallBanner-when', 'aria-live': 'off' });
+  /** The recall and actions the banner's content was built for. */
+  private _shown = '';
 }

@@ -32,11 +32,23 @@ export class JobDetails {
         'div',
         { class: 'jp-RecallSidebar-actions' },
         this._saveButton,
-        h('button', { type: 'button', onClick: () => this._close() }, trans.__('Discard'))
+        h(
+          'button',
+          { type: 'button', class: 'jp-RecallSidebar-discard', onClick: () => this._close(true) },
+          trans.__('Discard')
+        )
       ),
       this._editStatus
     );
     this._saveButton.textContent = trans.__('Save');
+    // Escape leaves the editor as it leaves a rename in JupyterLab's file browser.
+    this._editor.input.addEventListener('keydown', (event: KeyboardEvent) => {
+      if (event.key === 'Escape') {
+        event.preventDefault();
+        event.stopPropagation();
+        this._close(true);
+      }
+    });
     this._editor.onValidity = valid => (this._saveButton.disabled = !valid);
     this.node.setAttribute('aria-label', trans.__('Selected job'));
     this.node.append(
@@ -87,10 +99,19 @@ export class JobDetails {
     this._editor.input.focus();
   }
 
-  private _close(): void {
+  /**
+   * Closes the editor and shows "Edit schedule" again (for the job still selected); with
+   * `focus`, the keyboard focus goes back to that button rather than to the page.
+   */
+  private _close(focus = false): void {
     this._editing = null;
     this._editForm.hidden = true;
     this._editStatus.textContent = '';
+    const job = this._job();
+    this._editButton.hidden = !job || !allows(job, 'edit');
+    if (focus && !this._editButton.hidden) {
+      this._editButton.focus();
+    }
   }
 
   private async _save(event: Event): Promise<void> {
@@ -101,7 +122,7 @@ export class JobDetails {
     }
     try {
       await this.model.reschedule(job, this._editor.value, this._editor.zone);
-      this._close();
+      this._close(true);
       this.render(new Date());
     } catch (error) {
       this._editStatus.textContent = (error as Error).message;
@@ -144,6 +165,8 @@ export class JobDetails {
           onClick: () => void this.model.showRun(run)
         },
         h('span', { class: `jp-RecallSidebar-badge jp-mod-${run.status}` }, run.status),
+        // A space after the badge: the button's name reads 'failed 8 sec ago', not 'failed8'.
+        ' ',
         h(
           'span',
           { class: 'jp-RecallSidebar-runMeta', title: this.model.fullTime(when) },

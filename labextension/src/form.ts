@@ -2,6 +2,9 @@ import { h } from './dom';
 import { RecallModel } from './model';
 import { SchedulePreview } from './schedule';
 
+/** Milliseconds after a command at which the cursor is put back in When if it went away. */
+const FOCUS_AGAIN_MS = [100, 300];
+
 /** What the form schedules: code (in a kernel), or a whole notebook run in a fresh kernel. */
 type FormAction = { type: 'code' } | { type: 'notebook'; path: string };
 
@@ -23,10 +26,15 @@ export class JobForm {
       h('option', { value: 'time' }, trans.__('at a time')),
       h('option', { value: 'after' }, trans.__('after another job'))
     );
-    this._upstream = h('select', { name: 'after_job', onChange: () => this._validity() });
+    // Each select has a name of its own: the label around both would name them alike.
+    this._upstream = h('select', {
+      name: 'after_job',
+      'aria-label': trans.__('After job'),
+      onChange: () => this._validity()
+    });
     this._on = h(
       'select',
-      { name: 'after_on' },
+      { name: 'after_on', 'aria-label': trans.__('When that job') },
       h('option', { value: 'succeeded' }, trans.__('succeeds')),
       h('option', { value: 'failed' }, trans.__('fails')),
       h('option', { value: 'finished' }, trans.__('finishes'))
@@ -160,7 +168,10 @@ export class JobForm {
     return { when: this._when.value, tz: this._when.zone };
   }
 
-  /** A notebook run in a fresh kernel ("Schedule this notebook…"). */
+  /**
+   * A notebook run in a fresh kernel ("Schedule this notebook…"): the form starts afresh, to
+   * fire at a time, named after the notebook, the cursor in When.
+   */
   scheduleNotebook(path: string): void {
     this._action = { type: 'notebook', path };
     this._kernelPath = null;
@@ -168,8 +179,10 @@ export class JobForm {
   }
 
   /**
-   * A code job; with a notebook, in that notebook's live kernel ("Schedule this cell…"), else
-   * back to the form's ordinary code job.
+   * A code job; with a notebook, in that notebook's live kernel ("Schedule this cell…": the
+   * form starts afresh, to fire at a time, with no name, the cursor in When), else back to the
+   * form's ordinary code job ("Schedule code instead": a name the form gave the notebook run
+   * goes, one typed stays).
    */
   scheduleCode(code?: string, notebookPath?: string): void {
     this._action = { type: 'code' };
@@ -181,17 +194,38 @@ export class JobForm {
       this._target.value = 'kernel';
       this._targetChosen = true;
     }
-    this._prepare(this._name.value);
+    const typed = this._name.value === this._givenName ? '' : this._name.value;
+    this._prepare(code !== undefined ? '' : typed);
   }
 
-  /** Brings the form into view with the cursor in its time field. */
+  /**
+   * Brings the form into view with the cursor in its time field. Again a moment later when the
+   * focus went elsewhere meanwhile: a command run from the palette or a menu is followed by
+   * JupyterLab giving the focus back to the current widget (the notebook).
+   */
   focus(): void {
+    const focusWhen = () => {
+      if (this.node.isConnected && !this.node.contains(document.activeElement)) {
+        this.node.scrollIntoView({ block: 'nearest' });
+        this._when.input.focus();
+      }
+    };
     this.node.scrollIntoView({ block: 'nearest' });
     this._when.input.focus();
+    requestAnimationFrame(() => requestAnimationFrame(focusWhen));
+    for (const delay of FOCUS_AGAIN_MS) {
+      window.setTimeout(focusWhen, delay);
+    }
   }
 
+  /** The form's starting state for a command: fires at a time, the name given, no status. */
   private _prepare(name: string): void {
+    if (this._fires.value !== 'time') {
+      this._fires.value = 'time';
+      this._firesChanged();
+    }
     this._name.value = name;
+    this._givenName = name;
     this._status.textContent = '';
     this.update();
     this.focus();
@@ -347,6 +381,8 @@ export class JobForm {
   private _action: FormAction = { type: 'code' };
   /** The notebook whose kernel a cell's code goes to (else the current notebook's). */
   private _kernelPath: string | null = null;
+  /** The name the form itself gave (a notebook's file name), not one the user typed. */
+  private _givenName = '';
   /** Whether the user picked where the job runs (else the default target setting decides). */
   private _targetChosen = false;
   private _status = h('div', { class: 'jp-RecallForm-status', 'aria-live': 'polite' });

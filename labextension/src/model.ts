@@ -4,22 +4,33 @@ import { ISignal, Signal } from '@lumino/signaling';
 import { ACTION_ROUTES, actionLabel, JobAction } from './actions';
 import { RecallApi } from './api';
 import { Arrivals } from './arrivals';
-import { FINISHED, finishedCount, IJobCounts, listingQuery, statusCounts } from './pages';
+import {
+  FINISHED,
+  finishedCount,
+  finishedQuery,
+  IJobCounts,
+  listingQuery,
+  statusCounts
+} from './pages';
 import { DEFAULT_SETTINGS, IRecallSettings } from './settings';
 import {
   applyChange,
   emptyFilter,
   emptyState,
   finishedJobs,
+  FINISHED_STATUSES,
+  hasNotebookFilters,
   IChangeEvent,
   IFilter,
   IJob,
   IRun,
+  inNotebookFilters,
   IState,
   jobCounts,
   mergeJobs,
   outputGap,
   staleWatcher,
+  visibleJobs,
   withFetchedRun,
   withFetchedRuns,
   withListing,
@@ -40,6 +51,9 @@ const COUNTED_EVENTS = new Set([
   'run.started',
   'run.finished'
 ]);
+
+/** The finished query with no filter: every finished job (the server's counts of all jobs). */
+const ALL_FINISHED = JSON.stringify({ status: FINISHED });
 
 /**
  * The sidebar's live state: loaded from REST, then kept current by change events. Views read
@@ -71,6 +85,29 @@ export class RecallModel {
   /** How many jobs never fire again, loaded or not. */
   get finishedCount(): number {
     return this.jobCounts ? finishedCount(this.jobCounts) : finishedJobs(this.state).length;
+  }
+
+  /**
+   * How many finished jobs the search and filters select (Clear finished deletes those): the
+   * server's count for the status, kind and search; the jobs loaded when a notebook filter is
+   * on (the server does not apply it), or until the server's count comes.
+   */
+  get finishedSelected(): number {
+    const query = finishedQuery(this.filter);
+    if (!query) {
+      return 0;
+    }
+    const key = JSON.stringify(query);
+    if (!hasNotebookFilters(this.filter)) {
+      if (key === ALL_FINISHED) {
+        return this.finishedCount;
+      }
+      if (this._finishedCounts && this._finishedCounts.key === key) {
+        return finishedCount(this._finishedCounts.counts);
+      }
+    }
+    return visibleJobs(this.state, this.filter).filter(job => FINISHED_STATUSES.has(job.status))
+      .length;
   }
 
   get changed(): ISignal<this, void> {
@@ -152,10 +189,18 @@ export class RecallModel {
   private async _refreshCounts(): Promise<void> {
     // An earlier read answering after a later one would show counts older than the events.
     const asked = ++this._countsAsked;
+    const query = finishedQuery(this.filter);
+    const key = JSON.stringify(query);
+    // The finished jobs the filters select, when they are not all of them (the counts below).
+    const filtered = query && key !== ALL_FINISHED && !hasNotebookFilters(this.filter);
     try {
-      const counts = await this.api.counts();
+      const [counts, finished] = await Promise.all([
+        this.api.counts(),
+        filtered ? this.api.counts(query) : Promise.resolve(null)
+      ]);
       if (asked === this._countsAsked) {
         this.jobCounts = counts;
+        this._finishedCounts = finished ? { key, counts: finished } : this._finishedCounts;
         this._changed.emit();
       }
     } catch (error) {
@@ -283,39 +328,49 @@ export class RecallModel {
   }
 
   /**
-   * Deletes the jobs that never fire again (completed, failed, cancelled) with their run
-   * history; the job.deleted events take them out of the list. Returns how many went.
+   * Deletes the finished jobs the search and filters select (all of them with none), with their
+   * run history; the job.deleted events take them out of the list. Returns how many went.
    */
   async clearFinished(): Promise<number> {
-    const finished = await this._finishedJobs();
-    const results = await Promise.allSettled(finished.map(job => this.api.remove(job.id)));
+    return this.removeJobs(await this.finishedSelection());
+  }
+
+  /** Deletes jobs with their run history (after Clear finished's confirmation). */
+  async removeJobs(jobs: IJob[]): Promise<number> {
+    const results = await Promise.allSettled(jobs.map(job => this.api.remove(job.id)));
     const failed = results.filter(result => result.status === 'rejected');
     this.error = failed.length
       ? this.trans.__(
           'Could not delete %1 of %2 finished jobs: %3',
           failed.length,
-          finished.length,
+          jobs.length,
           String((failed[0] as PromiseRejectedResult).reason?.message)
         )
       : '';
     this._changed.emit();
-    return finished.length - failed.length;
+    return jobs.length - failed.length;
   }
 
-  /** Every finished job, loaded or not, read from the server page by page. */
-  private async _finishedJobs(): Promise<IJob[]> {
+  /**
+   * The finished jobs the search and filters select, loaded or not: read from the server page
+   * by page (status, kind, search), then kept by the notebook filters as the list keeps them.
+   */
+  async finishedSelection(): Promise<IJob[]> {
+    const filter = this.filter;
+    const query = finishedQuery(filter);
+    if (!query) {
+      return [];
+    }
     const found: IJob[] = [];
     let cursor: string | null = null;
     do {
-      const query: { [key: string]: string } = { status: FINISHED, limit: '1000' };
-      if (cursor) {
-        query.cursor = cursor;
-      }
-      const page = await this.api.jobsPage(query);
+      const page = await this.api.jobsPage(
+        cursor ? { ...query, limit: '1000', cursor } : { ...query, limit: '1000' }
+      );
       found.push(...page.jobs);
       cursor = page.next_cursor;
     } while (cursor);
-    return found;
+    return inNotebookFilters(this.state, filter, found);
   }
 
   /**
@@ -345,6 +400,8 @@ export class RecallModel {
   private _refetchTimer: ReturnType<typeof setTimeout> | undefined = undefined;
   private _countsTimer: ReturnType<typeof setTimeout> | undefined = undefined;
   private _countsAsked = 0;
+  /** The server's counts of the finished jobs the filters select, and for which query. */
+  private _finishedCounts: { key: string; counts: IJobCounts } | null = null;
   private _arrivals = new Arrivals<IChangeEvent>();
   private _fetching = new Set<string>();
 }

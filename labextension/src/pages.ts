@@ -46,6 +46,27 @@ export function listingQuery(
   return query;
 }
 
+/**
+ * The listing query of the finished jobs the filters select, for Clear finished and the count
+ * of those hidden: the finished statuses (or the one chosen), the kind and the search text,
+ * as the server filters them. Null when the status chosen is not a finished one: none is
+ * selected. The notebook filters stay in the page (`inNotebookFilters` in state.ts).
+ */
+export function finishedQuery(filter: IFilter): { [key: string]: string } | null {
+  if (filter.status && !FINISHED.split(',').includes(filter.status)) {
+    return null;
+  }
+  const query: { [key: string]: string } = { status: filter.status || FINISHED };
+  if (filter.kind) {
+    query.kind = filter.kind;
+  }
+  const text = filter.query.trim();
+  if (text) {
+    query.q = text;
+  }
+  return query;
+}
+
 /** What the status bar shows, from the server's counts: runs going, jobs waiting to fire. */
 export function statusCounts(counts: IJobCounts): { running: number; pending: number } {
   const active = counts.by_status.active ?? 0;

@@ -5,6 +5,9 @@ import { browserZone } from './time';
 
 const PREVIEW_DELAY_MS = 300;
 
+/** Numbers the previews, for the id the field's aria-describedby names. */
+let previews = 0;
+
 /**
  * A time expression field with a live preview: as the user types, the server checks it
  * (POST /api/recall/parse with `check`) and the schedule in words and its next fire times show
@@ -24,6 +27,9 @@ export class SchedulePreview {
       onInput: () => this.schedule()
     });
     this.preview.setAttribute('aria-label', model.trans.__('Schedule preview'));
+    // The field is described by the preview: its parse error is read with it.
+    this.preview.id = `jp-RecallForm-preview-${++previews}`;
+    this.input.setAttribute('aria-describedby', this.preview.id);
     this.zoneNote = h(
       'div',
       { class: 'jp-RecallForm-zone' },
@@ -60,6 +66,7 @@ export class SchedulePreview {
     const asked = ++this._asked;
     if (!when) {
       this.preview.replaceChildren();
+      this._invalid(false);
       this.onValidity(true);
       return;
     }
@@ -68,6 +75,7 @@ export class SchedulePreview {
       if (asked !== this._asked) {
         return;
       }
+      this._invalid(!checked.valid);
       this.onValidity(checked.valid);
       if (!checked.valid) {
         this.showError(checked.error);
@@ -89,6 +97,7 @@ export class SchedulePreview {
       );
     } catch (error) {
       if (asked === this._asked) {
+        this._invalid(true);
         this.showError({ message: (error as Error).message });
       }
     }
@@ -113,6 +122,15 @@ export class SchedulePreview {
         h('ul', {}, ...accepted.map(form => h('li', {}, form)))
       )
     );
+  }
+
+  /** aria-invalid on the field while its expression does not parse. */
+  private _invalid(invalid: boolean): void {
+    if (invalid) {
+      this.input.setAttribute('aria-invalid', 'true');
+    } else {
+      this.input.removeAttribute('aria-invalid');
+    }
   }
 
   private _asked = 0;

@@ -3,6 +3,7 @@ import type { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
 import { actionLabel, buttonActions } from './actions';
+import { confirmCancel } from './confirm';
 import { JobDetails } from './details';
 import { h, replaceKeepingFocus } from './dom';
 import { JobForm } from './form';
@@ -121,10 +122,21 @@ export class RecallSidebar extends Widget {
     this._tick = null;
   }
 
-  /** Asks first, then deletes the jobs that never fire again (with their run history). */
+  /**
+   * Asks first, naming how many, then deletes the finished jobs the search and filters select
+   * (with their run history). The jobs are read before the dialog, so it names what goes.
+   */
   private async _confirmClearFinished(): Promise<void> {
     const { trans } = this.model;
-    const count = this.model.finishedCount;
+    let jobs: IJob[];
+    try {
+      jobs = await this.model.finishedSelection();
+    } catch (error) {
+      this.model.error = trans.__('Could not load jobs: %1', (error as Error).message);
+      this._render();
+      return;
+    }
+    const count = jobs.length;
     const answer = await showDialog({
       title: trans.__('Clear finished jobs'),
       body: trans._n(
@@ -140,27 +152,7 @@ export class RecallSidebar extends Widget {
       defaultButton: 0
     });
     if (answer.button.accept) {
-      await this.model.clearFinished();
-    }
-  }
-
-  /** Cancelling ends a job for good (and hides it with the finished ones): asks first. */
-  private async _confirmCancel(job: IJob): Promise<void> {
-    const { trans } = this.model;
-    const answer = await showDialog({
-      title: trans.__('Cancel job'),
-      body: trans.__(
-        'Cancel %1? It never fires again, and finished jobs are hidden from the list.',
-        job.name
-      ),
-      buttons: [
-        Dialog.cancelButton({ label: trans.__('Keep job') }),
-        Dialog.warnButton({ label: trans.__('Cancel job') })
-      ],
-      defaultButton: 0
-    });
-    if (answer.button.accept) {
-      await this.model.act(job, 'cancel');
+      await this.model.removeJobs(jobs);
     }
   }
 
@@ -232,8 +224,10 @@ export class RecallSidebar extends Widget {
       paths.push(chosen);
     }
     // Left as they are when unchanged: rebuilding the options closes the list a user has open.
+    // With no notebook at all the list still has its "All notebooks".
     const shown = Array.from(this._notebook.options, option => option.value);
-    if (shown.join('\n') !== ['', ...paths].join('\n')) {
+    const wanted = ['', ...paths];
+    if (shown.length !== wanted.length || shown.some((value, i) => value !== wanted[i])) {
       this._notebook.replaceChildren(...options(this.model.trans.__('All notebooks'), paths));
     }
     this._notebook.value = chosen;
@@ -245,6 +239,16 @@ export class RecallSidebar extends Widget {
     this._error.hidden = !model.error;
     this._renderNotebooks();
     const jobs = visibleJobs(model.state, model.filter, model.settings.hideFinished);
+    // The selected job left the list (cancelled while finished jobs are hidden, filtered
+    // out): its details go with it. One never listed (a notification's Show run) stays.
+    const selected = model.selectedJob;
+    const listed = selected !== null && jobs.some(job => job.id === selected);
+    if (selected && !listed && this._listedSelection === selected) {
+      this._listedSelection = null;
+      void model.select(null); // redraws
+      return;
+    }
+    this._listedSelection = listed ? selected : null;
     const pending = notebooksWithPendingRecalls(model.state);
     const now = new Date();
     replaceKeepingFocus(
@@ -285,11 +289,14 @@ export class RecallSidebar extends Widget {
     }
   }
 
-  /** How many finished jobs the list leaves out, and the action clearing them. */
+  /**
+   * How many finished jobs the search and filters select but the list leaves out, and the
+   * action clearing those they select.
+   */
   private _renderFinished(shown: IJob[]): void {
     const { trans } = this.model;
-    // Counted over every job (the server's counts), not only the pages loaded.
-    const finished = this.model.finishedCount;
+    // Counted by the server (not only the pages loaded), as the filters select them.
+    const finished = this.model.finishedSelected;
     const shownFinished = shown.filter(job => FINISHED_STATUSES.has(job.status)).length;
     const hidden = Math.max(finished - shownFinished, 0);
     this._finishedNote.textContent = hidden
@@ -313,7 +320,9 @@ export class RecallSidebar extends Widget {
           'aria-label': this.model.trans.__('%1 %2', label, job.name),
           onClick: (event: Event) => {
             event.stopPropagation();
-            void (action === 'cancel' ? this._confirmCancel(job) : this.model.act(job, action));
+            void (action === 'cancel'
+              ? confirmCancel(this.model, job)
+              : this.model.act(job, action));
           }
         },
         label
@@ -441,6 +450,8 @@ export class RecallSidebar extends Widget {
   private _loadMore: HTMLButtonElement;
   private _details = new JobDetails(this.model);
   private _tick: ITickSubscription | null = null;
+  /** The selected job when it was in the list last drawn (else null). */
+  private _listedSelection: string | null = null;
   /** The selected job whose details were brought into view. */
   private _revealed: string | null = null;
   private _watchers = new WatcherList(this.model);

@@ -465,6 +465,25 @@ export function visibleJobs(state: IState, filter: IFilter, hideFinished = false
     .sort((a, b) => fireOrder(a) - fireOrder(b) || a.name.localeCompare(b.name));
 }
 
+/** Whether the filters include one the server does not apply (notebook, pending recall). */
+export function hasNotebookFilters(filter: IFilter): boolean {
+  return !!filter.notebook || filter.pendingOnly;
+}
+
+/**
+ * The jobs (read from the server with the status, kind and search filters) that the notebook
+ * filter and "only notebooks with a pending recall" also keep, as the list does.
+ */
+export function inNotebookFilters(state: IState, filter: IFilter, jobs: IJob[]): IJob[] {
+  const pending = notebooksWithPendingRecalls(state);
+  const notebooks = {
+    ...emptyFilter(),
+    notebook: filter.notebook,
+    pendingOnly: filter.pendingOnly
+  };
+  return jobs.filter(job => matchesFields(job, notebooks, pending));
+}
+
 /** The pending recall of a notebook (recalls are keyed by their session, the notebook path). */
 export function pendingRecall(state: IState, path: string): IJob | undefined {
   return Object.values(state.jobs).find(

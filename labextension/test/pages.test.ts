@@ -1,4 +1,11 @@
-import { finishedCount, listingQuery, PAGE_SIZE, statusCounts } from '../src/pages';
+import {
+  FINISHED,
+  finishedCount,
+  finishedQuery,
+  listingQuery,
+  PAGE_SIZE,
+  statusCounts
+} from '../src/pages';
 import { emptyFilter } from '../src/state';
 
 describe('listingQuery', () => {
@@ -44,5 +51,25 @@ describe('statusCounts', () => {
       running: 1,
       pending: 0
     });
+  });
+});
+
+describe('finishedQuery', () => {
+  it('selects every finished job with no filter', () => {
+    expect(finishedQuery(emptyFilter())).toEqual({ status: FINISHED });
+  });
+
+  it('follows the search, the kind and a finished status chosen', () => {
+    const filter = { ...emptyFilter(), query: ' report ', kind: 'recall', notebook: 'a.ipynb' };
+    expect(finishedQuery(filter)).toEqual({ status: FINISHED, kind: 'recall', q: 'report' });
+    expect(finishedQuery({ ...filter, status: 'failed' })).toEqual({
+      status: 'failed',
+      kind: 'recall',
+      q: 'report'
+    });
+  });
+
+  it('selects none when the status chosen is not a finished one', () => {
+    expect(finishedQuery({ ...emptyFilter(), status: 'active' })).toBeNull();
   });
 });

@@ -5,6 +5,8 @@ import {
   emptyFilter,
   emptyState,
   formatDuration,
+  hasNotebookFilters,
+  inNotebookFilters,
   INotification,
   IWatcher,
   jobNotebooks,
@@ -334,5 +336,37 @@ describe('live output of a running run', () => {
       run('old', 'a', { status: 'failed', finished_at: '2030-01-01T09:00:01Z' })
     ]);
     expect(state.runs.a.map(r => r.id)).toEqual(['new', 'old']);
+  });
+});
+
+describe('inNotebookFilters', () => {
+  const nb = (path: string) => ({ type: 'kernel', path });
+  const jobs = [
+    job('a', { status: 'cancelled', target: nb('a.ipynb') }),
+    job('b', { status: 'failed', target: nb('b.ipynb') }),
+    job('c', { status: 'completed' })
+  ];
+  const recall = job('r', {
+    kind: 'recall',
+    pending: true,
+    session: 'b.ipynb',
+    target: nb('b.ipynb')
+  });
+  const state = withJobs(emptyState(), [recall]);
+
+  it('keeps every job with no notebook filter', () => {
+    expect(inNotebookFilters(state, emptyFilter(), jobs)).toEqual(jobs);
+  });
+
+  it('keeps the jobs of the notebook chosen, whatever the other filters', () => {
+    const filter = { ...emptyFilter(), notebook: 'a.ipynb', query: 'zzz', status: 'active' };
+    expect(inNotebookFilters(state, filter, jobs).map(j => j.id)).toEqual(['a']);
+  });
+
+  it('keeps the jobs of notebooks with a pending recall', () => {
+    const filter = { ...emptyFilter(), pendingOnly: true };
+    expect(inNotebookFilters(state, filter, jobs).map(j => j.id)).toEqual(['b']);
+    expect(hasNotebookFilters(filter)).toBe(true);
+    expect(hasNotebookFilters(emptyFilter())).toBe(false);
   });
 });

@@ -86,7 +86,9 @@ def test_the_banner_cancels_the_pending_recall_of_a_notebook(clean, page, screen
     banner = page.locator(".jp-NotebookPanel:visible .jp-RecallBanner")
     expect(banner).to_contain_text("Recall pending: look again")
     screenshot(page, "lab_recall_banner")
-    banner.get_by_role("button", name="Cancel").click()
+    banner.get_by_role("button", name="Cancel look again").click()
+    # It asks first, as the sidebar's Cancel does.
+    page.locator(".jp-Dialog").get_by_role("button", name="Cancel job").click()
     expect(banner).to_be_hidden()
     assert clean.request("GET", f"/api/recall/jobs/{recall['id']}")["status"] == "cancelled"
 

@@ -71,7 +71,8 @@ def test_the_banner_of_a_notebook_cancels_its_pending_recall(clean_notebook7, pa
     expect(sidebar.get_by_role("form", name="New job")).to_contain_text("For banner7.ipynb")
     screenshot(page, "notebook7_banner_and_panel")
 
-    banner.get_by_role("button", name="Cancel").click()
+    banner.get_by_role("button", name="Cancel notebook seven recall").click()
+    page.locator(".jp-Dialog").get_by_role("button", name="Cancel job").click()
     expect(banner).to_be_hidden()
     # The panel follows the change event too: a cancelled recall leaves the list (finished
     # jobs are hidden by default) and shows under its status.
