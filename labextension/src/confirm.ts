@@ -26,3 +26,24 @@ export async function confirmCancel(model: RecallModel, job: IJob): Promise<void
     await model.act(job, 'cancel');
   }
 }
+
+/**
+ * Deleting a finished job removes it and its run history for good, so it asks as Cancel
+ * does: Keep job is the default button. Resolves true when the job was deleted.
+ */
+export async function confirmDelete(model: RecallModel, job: IJob): Promise<boolean> {
+  const { trans } = model;
+  const answer = await showDialog({
+    title: trans.__('Delete job'),
+    body: trans.__('Delete %1 and its run history? This cannot be undone.', job.name),
+    buttons: [
+      Dialog.cancelButton({ label: trans.__('Keep job') }),
+      Dialog.warnButton({ label: trans.__('Delete job') })
+    ],
+    defaultButton: 0
+  });
+  if (!answer.button.accept) {
+    return false;
+  }
+  return model.removeJob(job);
+}

@@ -328,6 +328,32 @@ export class RecallModel {
   }
 
   /**
+   * Deletes one finished job with its run history (the row's Delete, after its confirmation);
+   * the job.deleted event takes it out of the list. Resolves true when it went.
+   */
+  async removeJob(job: IJob): Promise<boolean> {
+    try {
+      await this.api.remove(job.id);
+      this.error = '';
+      if (this.selectedJob === job.id) {
+        this.selectedJob = null;
+        this.selectedRun = null;
+      }
+      return true;
+    } catch (error) {
+      this.error = this.trans.__(
+        '%1 %2: %3',
+        this.trans.__('Delete'),
+        job.name,
+        (error as Error).message
+      );
+      return false;
+    } finally {
+      this._changed.emit();
+    }
+  }
+
+  /**
    * Deletes the finished jobs the search and filters select (all of them with none), with their
    * run history; the job.deleted events take them out of the list. Returns how many went.
    */

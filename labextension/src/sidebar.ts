@@ -3,7 +3,7 @@ import type { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
 import { actionLabel, buttonActions } from './actions';
-import { confirmCancel } from './confirm';
+import { confirmCancel, confirmDelete } from './confirm';
 import { JobDetails } from './details';
 import { h, replaceKeepingFocus } from './dom';
 import { JobForm } from './form';
@@ -165,7 +165,7 @@ export class RecallSidebar extends Widget {
       'aria-label': trans.__('Search jobs'),
       onInput: () => this.model.setFilter({ query: search.value })
     });
-    const status = h(
+    const status = (this._statusFilter = h(
       'select',
       {
         class: 'jp-RecallSidebar-status',
@@ -173,7 +173,7 @@ export class RecallSidebar extends Widget {
         onChange: () => this.model.setFilter({ status: status.value })
       },
       ...options(trans.__('All statuses'), JOB_STATUSES)
-    );
+    ));
     const kind = h(
       'select',
       {
@@ -310,7 +310,7 @@ export class RecallSidebar extends Widget {
   }
 
   private _actions(job: IJob): HTMLElement[] {
-    return buttonActions(job).map(action => {
+    const buttons = buttonActions(job).map(action => {
       const label = actionLabel(action, this.model.trans);
       return h(
         'button',
@@ -328,6 +328,55 @@ export class RecallSidebar extends Widget {
         label
       );
     });
+    if (FINISHED_STATUSES.has(job.status)) {
+      buttons.push(this._deleteButton(job));
+    }
+    return buttons;
+  }
+
+  /**
+   * A finished job's Delete: asks first (Keep job by default), then deletes the job and its
+   * run history (`DELETE /api/recall/jobs/{id}`); the focus goes to the next row (or the one
+   * before), else to the status filter, not to the page.
+   */
+  private _deleteButton(job: IJob): HTMLButtonElement {
+    const { trans } = this.model;
+    const label = trans.__('Delete');
+    return h(
+      'button',
+      {
+        class: 'jp-RecallSidebar-action jp-mod-delete',
+        'data-action': 'delete',
+        'aria-label': trans.__('%1 %2', label, job.name),
+        onClick: (event: Event) => {
+          event.stopPropagation();
+          const row = (event.currentTarget as HTMLElement).closest('[data-job-id]');
+          void confirmDelete(this.model, job).then(deleted => {
+            const current = this._rowOf(job.id) ?? row;
+            if (!deleted) {
+              current?.querySelector<HTMLElement>('[data-action="delete"]')?.focus();
+              return;
+            }
+            const neighbour = current?.nextElementSibling ?? current?.previousElementSibling;
+            if (neighbour instanceof HTMLElement && neighbour.hasAttribute('data-job-id')) {
+              neighbour.focus();
+            } else {
+              this._statusFilter.focus();
+            }
+          });
+        }
+      },
+      label
+    );
+  }
+
+  /** The row of a job in the list drawn last, if listed. */
+  private _rowOf(jobId: string): HTMLElement | null {
+    return (
+      Array.from(this._list.querySelectorAll<HTMLElement>('[data-job-id]')).find(
+        row => row.getAttribute('data-job-id') === jobId
+      ) ?? null
+    );
   }
 
   /** The job whose runs fire this one: its name when it is listed, its id, the outcome. */
@@ -445,6 +494,7 @@ export class RecallSidebar extends Widget {
     onChange: () => this.model.setFilter({ notebook: this._notebook.value })
   });
   private _list = h('ul', { class: 'jp-RecallSidebar-jobs' });
+  private _statusFilter!: HTMLSelectElement;
   private _finishedNote = h('span', { class: 'jp-RecallSidebar-finishedNote' });
   private _clearFinished: HTMLButtonElement;
   private _loadMore: HTMLButtonElement;

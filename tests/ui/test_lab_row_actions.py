@@ -1,0 +1,41 @@
+"""A finished job's Delete, translated vocabularies, one-shot times and where the focus goes
+after an action, each seen in real JupyterLab (docs/labextension.md lists what each shows)."""
+
+from __future__ import annotations
+
+from tests.ui.conftest import NEEDS_LABEXTENSION, open_sidebar
+from tests.ui.test_lab_audit import LAB, cancelled, job
+
+pytestmark = NEEDS_LABEXTENSION
+
+
+def test_a_finished_job_is_deleted_from_its_row_after_asking(clean, page):
+    from playwright.sync_api import expect
+
+    gone = cancelled(clean, "old report")
+    kept = cancelled(clean, "older report")
+    active = job(clean, "still going")
+    sidebar = open_sidebar(page, clean.url + LAB)
+    # An active job offers no Delete: only finished ones do.
+    active_row = sidebar.locator(f'[data-job-id="{active["id"]}"]')
+    expect(active_row).to_be_visible()
+    expect(active_row.locator('[data-action="delete"]')).to_have_count(0)
+    sidebar.get_by_role("combobox", name="Filter by status").select_option("cancelled")
+    row = sidebar.locator(f'[data-job-id="{gone["id"]}"]')
+    delete = row.get_by_role("button", name="Delete old report", exact=True)
+    delete.click()
+    dialog = page.locator(".jp-Dialog")
+    expect(dialog).to_contain_text("Delete old report and its run history?")
+    expect(dialog.get_by_role("button", name="Keep job")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(dialog).to_have_count(0)
+    expect(delete).to_be_focused()
+    assert clean.request("GET", f"/api/recall/jobs/{gone['id']}")["status"] == "cancelled"
+
+    delete.click()
+    dialog.get_by_role("button", name="Delete job").click()
+    expect(row).to_have_count(0)
+    # The focus stays in the list, on the job left, not on the page.
+    expect(sidebar.locator(f'[data-job-id="{kept["id"]}"]')).to_be_focused()
+    left = {j["id"] for j in clean.request("GET", "/api/recall/jobs?limit=100")["jobs"]}
+    assert left == {kept["id"], active["id"]}
