@@ -18,6 +18,7 @@ import {
 } from './approvalRecords';
 import { h, replaceKeepingFocus } from './dom';
 import { recallIcon } from './icons';
+import { approvalStatusLabels, label } from './labels';
 import { SCHEMA_ID } from './state';
 import { formatFull, formatTime } from './time';
 
@@ -141,8 +142,8 @@ export class ApprovalsPanel extends Widget {
   private _item(record: IApproval): HTMLElement {
     const { trans } = this.model;
     const decided = record.decided_by
-      ? trans.__('%1 by %2', record.status, record.decided_by)
-      : record.status;
+      ? trans.__('%1 by %2', label(approvalStatusLabels(trans), record.status), record.decided_by)
+      : label(approvalStatusLabels(trans), record.status);
     const item = h(
       'li',
       {
@@ -156,7 +157,11 @@ export class ApprovalsPanel extends Widget {
         { class: 'jp-RecallSidebar-description' },
         trans.__('asked by %1 · %2', record.asked_by, record.source)
       ),
-      h('span', { class: `jp-RecallSidebar-badge jp-mod-${record.status}` }, decided)
+      h(
+        'span',
+        { class: `jp-RecallSidebar-badge jp-mod-${record.status}`, 'data-status': record.status },
+        decided
+      )
     );
     if (record.status !== 'pending') {
       item.append(...this._decision(record));

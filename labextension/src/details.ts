@@ -1,5 +1,6 @@
 import { actionLabel, allows } from './actions';
 import { h } from './dom';
+import { label, runStatusLabels, runTriggerLabels } from './labels';
 import { RecallModel } from './model';
 import { SchedulePreview } from './schedule';
 import { attemptOf, formatDuration, IJob, IRun } from './state';
@@ -164,15 +165,23 @@ export class JobDetails {
           'aria-expanded': open ? 'true' : 'false',
           onClick: () => void this.model.showRun(run)
         },
-        h('span', { class: `jp-RecallSidebar-badge jp-mod-${run.status}` }, run.status),
+        h(
+          'span',
+          { class: `jp-RecallSidebar-badge jp-mod-${run.status}`, 'data-status': run.status },
+          label(runStatusLabels(this.model.trans), run.status)
+        ),
         // A space after the badge: the button's name reads 'failed 8 sec ago', not 'failed8'.
         ' ',
         h(
           'span',
-          { class: 'jp-RecallSidebar-runMeta', title: this.model.fullTime(when) },
+          {
+            class: 'jp-RecallSidebar-runMeta',
+            title: this.model.fullTime(when),
+            'data-trigger': run.trigger
+          },
           [
             this.model.time(when, now),
-            run.trigger,
+            label(runTriggerLabels(this.model.trans), run.trigger),
             formatDuration(duration),
             this._attempt(run),
             run.retry_at

@@ -1,4 +1,5 @@
 import { h } from './dom';
+import { jobStatusLabels, label } from './labels';
 import { RecallModel } from './model';
 import { describeCheck, INotification, IWatcher } from './state';
 
@@ -43,7 +44,14 @@ export class WatcherList {
         'div',
         { class: 'jp-RecallSidebar-jobTitle' },
         h('span', { class: 'jp-RecallSidebar-name' }, watcher.label || watcher.tool_name),
-        h('span', { class: `jp-RecallSidebar-badge jp-mod-${watcher.status}` }, watcher.status)
+        h(
+          'span',
+          {
+            class: `jp-RecallSidebar-badge jp-mod-${watcher.status}`,
+            'data-status': watcher.status
+          },
+          label(jobStatusLabels(trans), watcher.status)
+        )
       ),
       h(
         'div',

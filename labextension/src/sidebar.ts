@@ -8,6 +8,7 @@ import { JobDetails } from './details';
 import { h, replaceKeepingFocus } from './dom';
 import { JobForm } from './form';
 import { pendingClock } from './icons';
+import { jobKindLabels, jobStatusLabels, label } from './labels';
 import { RecallModel } from './model';
 import { NotificationList, WatcherList } from './panels';
 import {
@@ -22,8 +23,16 @@ import {
 } from './state';
 import { ITickSubscription, ticker } from './time';
 
-function options(all: string, values: readonly string[]): HTMLOptionElement[] {
-  return [h('option', { value: '' }, all), ...values.map(v => h('option', { value: v }, v))];
+/** A select's options: "All …" first, then each value shown by its word in `labels`. */
+function options(
+  all: string,
+  values: readonly string[],
+  labels: { [value: string]: string } = {}
+): HTMLOptionElement[] {
+  return [
+    h('option', { value: '' }, all),
+    ...values.map(v => h('option', { value: v }, label(labels, v)))
+  ];
 }
 
 /**
@@ -172,7 +181,7 @@ export class RecallSidebar extends Widget {
         'aria-label': trans.__('Filter by status'),
         onChange: () => this.model.setFilter({ status: status.value })
       },
-      ...options(trans.__('All statuses'), JOB_STATUSES)
+      ...options(trans.__('All statuses'), JOB_STATUSES, jobStatusLabels(trans))
     ));
     const kind = h(
       'select',
@@ -181,7 +190,7 @@ export class RecallSidebar extends Widget {
         'aria-label': trans.__('Filter by kind'),
         onChange: () => this.model.setFilter({ kind: kind.value })
       },
-      ...options(trans.__('All kinds'), JOB_KINDS)
+      ...options(trans.__('All kinds'), JOB_KINDS, jobKindLabels(trans))
     );
     const pending = h('input', {
       type: 'checkbox',
@@ -434,6 +443,8 @@ export class RecallSidebar extends Widget {
     const selected = job.id === this.model.selectedJob;
     const next = this._nextLine(job, now);
     const toggle = () => void this.model.select(selected ? null : job.id);
+    const kind = label(jobKindLabels(trans), job.kind);
+    const status = label(jobStatusLabels(trans), job.status);
     return h(
       'li',
       {
@@ -443,7 +454,7 @@ export class RecallSidebar extends Widget {
         'data-kind': job.kind,
         // A row holds buttons, so it is no listbox option: aria-current marks the one selected.
         'aria-current': selected ? 'true' : false,
-        'aria-label': trans.__('%1 %2, %3', job.kind, job.name, job.status),
+        'aria-label': trans.__('%1 %2, %3', kind, job.name, status),
         tabindex: '0',
         onClick: toggle,
         onKeyDown: (event: Event) => {
@@ -458,8 +469,14 @@ export class RecallSidebar extends Widget {
         'div',
         { class: 'jp-RecallSidebar-jobTitle' },
         h('span', { class: 'jp-RecallSidebar-name' }, job.name),
-        job.kind !== 'job' ? h('span', { class: 'jp-RecallSidebar-kindTag' }, job.kind) : null,
-        h('span', { class: `jp-RecallSidebar-badge jp-mod-${job.status}` }, job.status)
+        job.kind !== 'job'
+          ? h('span', { class: 'jp-RecallSidebar-kindTag', 'data-kind': job.kind }, kind)
+          : null,
+        h(
+          'span',
+          { class: `jp-RecallSidebar-badge jp-mod-${job.status}`, 'data-status': job.status },
+          status
+        )
       ),
       // A one-shot's description is its instant in the server's zone; the next line shows
       // that instant as every time is shown (time.ts), so the description would repeat it.

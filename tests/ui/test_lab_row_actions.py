@@ -39,3 +39,45 @@ def test_a_finished_job_is_deleted_from_its_row_after_asking(clean, page):
     expect(sidebar.locator(f'[data-job-id="{kept["id"]}"]')).to_be_focused()
     left = {j["id"] for j in clean.request("GET", "/api/recall/jobs?limit=100")["jobs"]}
     assert left == {kept["id"], active["id"]}
+
+
+def test_statuses_kinds_and_triggers_show_words_and_keep_their_values(clean, page):
+    from playwright.sync_api import expect
+
+    made = job(clean, "worded")
+    clean.request("POST", f"/api/recall/jobs/{made['id']}/trigger")
+    recall = job(
+        clean,
+        "look again",
+        when="in 1h",
+        kind="recall",
+        action={"type": "instruction", "instruction": "check the build log"},
+        target={"type": "kernel", "path": "worded.ipynb"},
+    )
+    sidebar = open_sidebar(page, clean.url + LAB)
+    row = sidebar.locator(f'[data-job-id="{made["id"]}"]')
+    expect(row).to_have_attribute("aria-label", "job worded, active")
+    expect(row.locator(".jp-RecallSidebar-kindTag")).to_have_count(0)
+    recall_row = sidebar.locator(f'[data-job-id="{recall["id"]}"]')
+    expect(recall_row).to_have_attribute("aria-label", "recall look again, active")
+    tag = recall_row.locator(".jp-RecallSidebar-kindTag")
+    expect(tag).to_have_attribute("data-kind", "recall")
+    expect(tag).to_have_text("recall")
+    badge = row.locator(".jp-RecallSidebar-badge")
+    expect(badge).to_have_attribute("data-status", "active")
+    expect(badge).to_have_text("active")
+    status = sidebar.get_by_role("combobox", name="Filter by status")
+    assert status.locator("option").all_inner_texts()[1:] == [
+        "active",
+        "paused",
+        "completed",
+        "failed",
+        "cancelled",
+    ]
+    row.click()
+    meta = sidebar.locator(".jp-RecallSidebar-run .jp-RecallSidebar-runMeta").first
+    expect(meta).to_have_attribute("data-trigger", "manual")
+    expect(meta).to_contain_text("manual")
+    run_badge = sidebar.locator(".jp-RecallSidebar-run .jp-RecallSidebar-badge").first
+    expect(run_badge).to_have_attribute("data-status", "succeeded", timeout=30_000)
+    expect(run_badge).to_have_text("succeeded")
