@@ -19,6 +19,7 @@ import {
   jobNotebooks,
   notebookOf,
   notebooksWithPendingRecalls,
+  oneShotInstant,
   visibleJobs
 } from './state';
 import { ITickSubscription, ticker } from './time';
@@ -427,6 +428,30 @@ export class RecallSidebar extends Widget {
     );
   }
 
+  /**
+   * The schedule in words. A one-shot's description is its instant in the server's zone: while
+   * it is due the next line shows that instant as every time is shown (time.ts); once it is
+   * not (finished, or paused), this line shows it so, never the server's UTC text.
+   */
+  private _scheduleLine(job: IJob, now: Date): HTMLElement | null {
+    const instant = oneShotInstant(job);
+    if (instant === null) {
+      return h('div', { class: 'jp-RecallSidebar-description' }, job.description);
+    }
+    if (job.next_fire_at && job.status !== 'paused') {
+      return null;
+    }
+    return h(
+      'div',
+      {
+        class: 'jp-RecallSidebar-description',
+        'data-once-at': instant,
+        title: this.model.fullTime(instant)
+      },
+      this.model.trans.__('once: %1', this.model.time(instant, now))
+    );
+  }
+
   /** When the job fires next; a paused one says it does not (it has no next fire). */
   private _nextLine(job: IJob, now: Date): string {
     const { trans } = this.model;
@@ -478,13 +503,7 @@ export class RecallSidebar extends Widget {
           status
         )
       ),
-      // A one-shot's description is its instant in the server's zone; the next line shows
-      // that instant as every time is shown (time.ts), so the description would repeat it.
-      job.after
-        ? this._upstreamLine(job.after)
-        : job.schedule_kind === 'once' && job.next_fire_at
-          ? null
-          : h('div', { class: 'jp-RecallSidebar-description' }, job.description),
+      job.after ? this._upstreamLine(job.after) : this._scheduleLine(job, now),
       this._notebookLine(job, pending),
       h(
         'div',

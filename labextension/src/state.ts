@@ -37,6 +37,8 @@ export interface IJob {
   target: ITarget;
   next_fire_at: string | null;
   schedule_kind?: string;
+  /** The schedule's normal form: a one-shot's is its instant (ISO 8601 with its offset). */
+  canonical?: string;
   /** The job's policies; retries read here (the run history shows 'attempt 2/3'). */
   policies?: { retries?: { max: number; backoff?: number } | null; [key: string]: unknown };
   /** The upstream of a job fired by another job's runs (schedule_kind 'after'). */
@@ -397,6 +399,17 @@ export function describeCheck(
   const outcome = check.success ? trans.__('ok') : trans.__('failed');
   const line = `${outcome}: ${text ?? ''}`.replace(/\s+/g, ' ');
   return line.length > limit ? `${line.slice(0, limit - 1)}…` : line;
+}
+
+/**
+ * The instant a one-shot fires (or fired, or would have fired): its canonical form, an ISO
+ * instant, whether or not it is still due; null for any other schedule or a form not read.
+ */
+export function oneShotInstant(job: IJob): string | null {
+  if (job.schedule_kind !== 'once' || !job.canonical) {
+    return null;
+  }
+  return Number.isNaN(Date.parse(job.canonical)) ? null : job.canonical;
 }
 
 /** The notebook a job belongs to: its kernel target's path, else its session. */

@@ -81,3 +81,21 @@ def test_statuses_kinds_and_triggers_show_words_and_keep_their_values(clean, pag
     run_badge = sidebar.locator(".jp-RecallSidebar-run .jp-RecallSidebar-badge").first
     expect(run_badge).to_have_attribute("data-status", "succeeded", timeout=30_000)
     expect(run_badge).to_have_text("succeeded")
+
+
+def test_a_finished_one_shot_shows_its_instant_in_the_browsers_zone(clean, gb_page):
+    import re
+
+    from playwright.sync_api import expect
+
+    page = gb_page
+    # 12:00 UTC on the server is 14:00 in Paris (summer time).
+    made = job(clean, "one shot", when="on 2030-06-01 at 12:00")
+    clean.request("POST", f"/api/recall/jobs/{made['id']}/cancel")
+    sidebar = open_sidebar(page, clean.url + LAB)
+    sidebar.get_by_role("combobox", name="Filter by status").select_option("cancelled")
+    row = sidebar.locator(f'[data-job-id="{made["id"]}"]')
+    line = row.locator(".jp-RecallSidebar-description")
+    expect(line).to_have_text(re.compile(r"^once: in [\d,]+ days \(1 Jun 2030, 14:00\)$"))
+    expect(line).to_have_attribute("title", "1 Jun 2030, 14:00:00 CEST")
+    assert "UTC" not in row.inner_text()
