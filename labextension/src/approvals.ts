@@ -96,7 +96,7 @@ export class ApprovalsPanel extends Widget {
     this.title.label = trans.__('Approvals');
     this.node.setAttribute('role', 'region');
     this.node.setAttribute('aria-label', trans.__('Recall approvals'));
-    this.node.append(h('h3', {}, trans.__('Approvals')), this._error, this._list);
+    this.node.append(this._heading, this._error, this._list);
     model.changed.connect(this._render, this);
     this._render();
   }
@@ -115,13 +115,30 @@ export class ApprovalsPanel extends Widget {
       'data-approval-id',
       records.length
         ? records.map(record => this._item(record))
-        : [h('li', { class: 'jp-RecallSidebar-empty' }, trans.__('No approvals'))]
+        : [h('li', { class: 'jp-RecallSidebar-empty' }, trans.__('No approvals'))],
+      index => this._nextWaiting(index)
     );
     // The note being typed keeps its caret at the end across a redraw.
     const active = document.activeElement;
     if (active instanceof HTMLInputElement && this._list.contains(active)) {
       active.setSelectionRange(active.value.length, active.value.length);
     }
+  }
+
+  /**
+   * Where the focus goes when the request it was on is decided (its buttons gone): the next
+   * request still waiting (its Approve), else the one before, else the panel's heading.
+   */
+  private _nextWaiting(index: number): HTMLElement {
+    const buttons = Array.from(this._list.querySelectorAll<HTMLElement>('[data-approval-id]')).map(
+      item => item.querySelector<HTMLElement>('[data-action="approve"]')
+    );
+    const after = buttons.slice(index + 1).find(Boolean);
+    const before = buttons
+      .slice(0, index + 1)
+      .reverse()
+      .find(Boolean);
+    return after ?? before ?? this._heading;
   }
 
   /** The optional note sent with a decision; kept across redraws until the decision. */
@@ -217,6 +234,8 @@ export class ApprovalsPanel extends Widget {
       label
     );
   }
+
+  private _heading = h('h3', { tabindex: '-1' }, this.model.trans.__('Approvals'));
 
   private async _decide(record: IApproval, decision: Decision): Promise<void> {
     await this.model.decide(record.id, decision, this._notes.get(record.id));

@@ -67,6 +67,8 @@ export class RecallBanner extends Widget {
     super();
     this.addClass('jp-RecallBanner');
     this.node.setAttribute('role', 'status');
+    // Focusable by script (not in the tab order): the focus lands here after an action.
+    this.node.setAttribute('tabindex', '-1');
     this.node.setAttribute('aria-label', model.trans.__('Pending recall'));
     model.changed.connect(this._render, this);
     this._render();
@@ -107,10 +109,15 @@ export class RecallBanner extends Widget {
    */
   private _render(): void {
     const job = pendingRecall(this.model.state, this.notebook.context.path);
+    const active = document.activeElement;
+    const focused = active instanceof HTMLElement && this.node.contains(active) ? active : null;
     this.setHidden(!job);
     if (!job) {
       this._shown = '';
       this.node.replaceChildren();
+      if (focused) {
+        this.notebook.activate(); // the banner went under the focus: the notebook takes it
+      }
       return;
     }
     const { trans } = this.model;
@@ -128,9 +135,9 @@ export class RecallBanner extends Widget {
             // Named with the recall, as the sidebar's buttons are.
             'aria-label': trans.__('%1 %2', label, job.name),
             onClick: () =>
-              void (action === 'cancel'
-                ? confirmCancel(this.model, job)
-                : this.model.act(job, action))
+              void (
+                action === 'cancel' ? confirmCancel(this.model, job) : this.model.act(job, action)
+              ).then(() => this._focusAfter(action))
           },
           label
         );
@@ -146,8 +153,27 @@ export class RecallBanner extends Widget {
         ...actions.map(button)
       );
     }
+    if (focused && !this.node.contains(document.activeElement)) {
+      this._focusAfter(focused.getAttribute('data-action') ?? '');
+    }
     this._when.textContent = this.model.time(job.next_fire_at, new Date()) || trans.__('soon');
     this._when.title = this.model.fullTime(job.next_fire_at);
+  }
+
+  /**
+   * After an action (its dialog took the focus) or a rebuild under the focus: the focus goes
+   * back to the button of `action`, else to the banner, or to the notebook once the banner has
+   * gone, not to the page.
+   */
+  private _focusAfter(action: string): void {
+    if (this.isHidden || !this.node.isConnected) {
+      this.notebook.activate();
+      return;
+    }
+    const button = Array.from(this.node.querySelectorAll<HTMLElement>('[data-action]')).find(
+      element => element.getAttribute('data-action') === action
+    );
+    (button ?? this.node).focus({ preventScroll: true });
   }
 
   /** The fire time, updated in place at each tick; not announced (aria-live off). */

@@ -8,7 +8,7 @@ import { IJob } from './state';
  * the sidebar's Cancel and the notebook banner's share this dialog. Keep job is the default
  * button, so Enter (or a stray key) keeps the job.
  */
-export async function confirmCancel(model: RecallModel, job: IJob): Promise<void> {
+export async function confirmCancel(model: RecallModel, job: IJob): Promise<boolean> {
   const { trans } = model;
   const answer = await showDialog({
     title: trans.__('Cancel job'),
@@ -22,9 +22,11 @@ export async function confirmCancel(model: RecallModel, job: IJob): Promise<void
     ],
     defaultButton: 0
   });
-  if (answer.button.accept) {
-    await model.act(job, 'cancel');
+  if (!answer.button.accept) {
+    return false;
   }
+  await model.act(job, 'cancel');
+  return true;
 }
 
 /**

@@ -26,28 +26,43 @@ export function h<K extends keyof HTMLElementTagNameMap>(
  * Replaces the children of `list` and puts the keyboard focus back where it was: on the new
  * element of the same row (its `keyAttribute`) and the same `data-action`, or on the row. Views
  * are rebuilt at every event; without this, a keyboard user's focus would drop to the page.
+ * When that row is gone (deleted, cancelled while finished jobs are hidden) or cannot take the
+ * focus, it goes to the row now at its place (or the last row), else to `fallback`'s answer
+ * (given the row's old index).
  */
 export function replaceKeepingFocus(
   list: HTMLElement,
   keyAttribute: string,
-  children: Node[]
+  children: Node[],
+  fallback?: (index: number) => HTMLElement | null | undefined
 ): void {
   const active = document.activeElement;
   const focused = active instanceof HTMLElement && list.contains(active) ? active : null;
   const row = focused?.closest(`[${keyAttribute}]`) ?? null;
   const key = row?.getAttribute(keyAttribute) ?? null;
   const action = focused && focused !== row ? focused.getAttribute('data-action') : null;
+  const rowsOf = () => Array.from(list.querySelectorAll<HTMLElement>(`[${keyAttribute}]`));
+  const index = row ? rowsOf().indexOf(row as HTMLElement) : -1;
   list.replaceChildren(...children);
   if (key === null) {
     return;
   }
-  const newRow = Array.from(list.querySelectorAll<HTMLElement>(`[${keyAttribute}]`)).find(
-    element => element.getAttribute(keyAttribute) === key
-  );
+  const rows = rowsOf();
+  const newRow = rows.find(element => element.getAttribute(keyAttribute) === key);
   const target = action
     ? Array.from(newRow?.querySelectorAll<HTMLElement>('[data-action]') ?? []).find(
         element => element.getAttribute('data-action') === action
       )
     : newRow;
   (target ?? newRow)?.focus({ preventScroll: true });
+  if (list.contains(document.activeElement)) {
+    return;
+  }
+  // The row went, or has nothing focusable left (its buttons gone with its state).
+  const others = rows.filter(element => element !== newRow);
+  const neighbour = newRow ? null : (others[Math.min(index, others.length - 1)] ?? null);
+  neighbour?.focus({ preventScroll: true });
+  if (!list.contains(document.activeElement)) {
+    fallback?.(index)?.focus({ preventScroll: true });
+  }
 }

@@ -270,10 +270,23 @@ export class JobForm {
       this._status.className = 'jp-RecallForm-status';
       this.model.apply({ type: 'job.created', job: created });
       this._reset();
+      this._focusCreated(created.id);
     } catch (error) {
       this._status.textContent = (error as Error).message;
       this._status.className = 'jp-RecallForm-status jp-mod-error';
     }
+  }
+
+  /**
+   * After a Create (a click leaves the focus on a button that is now disabled): the created
+   * job's row when the sidebar lists it, else When, ready for the next entry.
+   */
+  private _focusCreated(jobId: string): void {
+    const sidebar = this.node.closest('.jp-RecallSidebar');
+    const row = Array.from(sidebar?.querySelectorAll<HTMLElement>('[data-job-id]') ?? []).find(
+      element => element.getAttribute('data-job-id') === jobId
+    );
+    (row ?? this._when.input).focus({ preventScroll: true });
   }
 
   /** After a Create: the time and name go, so a second click does not make a duplicate. */

@@ -164,6 +164,39 @@ export class RecallSidebar extends Widget {
     if (answer.button.accept) {
       await this.model.removeJobs(jobs);
     }
+    // Not the page: the button while it shows, else the list, else the filters.
+    this._focusInList(this._clearFinished.hidden ? null : this._clearFinished);
+  }
+
+  /** The focus on `element`, else on the first row listed, else on the status filter. */
+  private _focusInList(element: HTMLElement | null): void {
+    const target =
+      element ?? this._list.querySelector<HTMLElement>('[data-job-id]') ?? this._statusFilter;
+    target.focus({ preventScroll: true });
+  }
+
+  /**
+   * After an action on a job whose dialog took the focus: back on the button of `action` in
+   * its row, or the row; when the row went, on a row that was next to it (`near`), else on the
+   * status filter. A row going later (its event) hands the focus on (replaceKeepingFocus).
+   */
+  private _focusJob(jobId: string, action: string, near: string[]): void {
+    const row = this._rowOf(jobId);
+    if (row) {
+      const button = row.querySelector<HTMLElement>(`[data-action="${action}"]`);
+      (button ?? row).focus({ preventScroll: true });
+      return;
+    }
+    const neighbour = near.map(id => this._rowOf(id)).find(Boolean) ?? null;
+    this._focusInList(neighbour);
+  }
+
+  /** The ids of the rows after and before a job's row (where the focus goes if it leaves). */
+  private _near(jobId: string): string[] {
+    const row = this._rowOf(jobId);
+    return [row?.nextElementSibling, row?.previousElementSibling]
+      .map(element => element?.getAttribute('data-job-id'))
+      .filter((id): id is string => !!id);
   }
 
   private _header(): HTMLElement {
@@ -266,7 +299,8 @@ export class RecallSidebar extends Widget {
       'data-job-id',
       jobs.length
         ? jobs.map(job => this._job(job, now, pending))
-        : [h('li', { class: 'jp-RecallSidebar-empty' }, model.trans.__('No jobs'))]
+        : [h('li', { class: 'jp-RecallSidebar-empty' }, model.trans.__('No jobs'))],
+      () => this._statusFilter
     );
     // The server has more jobs than the pages read so far.
     this._loadMore.hidden = !model.nextCursor;
@@ -312,7 +346,13 @@ export class RecallSidebar extends Widget {
     this._finishedNote.textContent = hidden
       ? trans._n('%1 finished job hidden', '%1 finished jobs hidden', hidden)
       : '';
-    this._clearFinished.hidden = finished === 0;
+    const hide = finished === 0;
+    if (hide && !this._clearFinished.hidden && document.activeElement === this._clearFinished) {
+      // Hidden under the focus (its jobs deleted): the focus goes to the list, not the page.
+      this._clearFinished.hidden = true;
+      this._focusInList(null);
+    }
+    this._clearFinished.hidden = hide;
     this._clearFinished.setAttribute(
       'aria-label',
       trans._n('Clear %1 finished job', 'Clear %1 finished jobs', finished)
@@ -330,9 +370,12 @@ export class RecallSidebar extends Widget {
           'aria-label': this.model.trans.__('%1 %2', label, job.name),
           onClick: (event: Event) => {
             event.stopPropagation();
-            void (action === 'cancel'
-              ? confirmCancel(this.model, job)
-              : this.model.act(job, action));
+            if (action === 'cancel') {
+              const near = this._near(job.id);
+              void confirmCancel(this.model, job).then(() => this._focusJob(job.id, action, near));
+            } else {
+              void this.model.act(job, action);
+            }
           }
         },
         label
@@ -360,20 +403,8 @@ export class RecallSidebar extends Widget {
         'aria-label': trans.__('%1 %2', label, job.name),
         onClick: (event: Event) => {
           event.stopPropagation();
-          const row = (event.currentTarget as HTMLElement).closest('[data-job-id]');
-          void confirmDelete(this.model, job).then(deleted => {
-            const current = this._rowOf(job.id) ?? row;
-            if (!deleted) {
-              current?.querySelector<HTMLElement>('[data-action="delete"]')?.focus();
-              return;
-            }
-            const neighbour = current?.nextElementSibling ?? current?.previousElementSibling;
-            if (neighbour instanceof HTMLElement && neighbour.hasAttribute('data-job-id')) {
-              neighbour.focus();
-            } else {
-              this._statusFilter.focus();
-            }
-          });
+          const near = this._near(job.id);
+          void confirmDelete(this.model, job).then(() => this._focusJob(job.id, 'delete', near));
         }
       },
       label
