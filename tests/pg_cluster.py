@@ -151,9 +151,13 @@ class Cluster:
             "-p", str(self.port), "-U", SUPERUSER, "-d", "postgres", "-c", sql,
         )  # fmt: skip
 
-    def create_database(self) -> str:
-        """A new, empty database; returns its name."""
-        name = f"recall_{os.getpid()}_{next(self._names)}"
+    def new_database_name(self) -> str:
+        """A database name no test of this process has used."""
+        return f"recall_{os.getpid()}_{next(self._names)}"
+
+    def create_database(self, name: str | None = None) -> str:
+        """A new, empty database (``name``, or a new name); returns its name."""
+        name = name or self.new_database_name()
         self._psql(f"CREATE DATABASE {name} TEMPLATE template0 STRATEGY FILE_COPY")
         return name
 

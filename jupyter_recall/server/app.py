@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
@@ -25,7 +27,7 @@ from traitlets import (
 )
 
 from jupyter_recall.core.clock import SystemClock
-from jupyter_recall.core.errors import ValidationError
+from jupyter_recall.core.errors import StoreError, ValidationError
 from jupyter_recall.engine import process
 from jupyter_recall.engine.channels.settings import ChannelSettingsJSON
 from jupyter_recall.engine.executing import ClaimingScheduler, ExecutingScheduler
@@ -60,14 +62,26 @@ from jupyter_recall.server.sse import EventHub
 from jupyter_recall.server.watcher_runtime import WatcherExecutor, WatcherRuntime
 from jupyter_recall.server.watchers import WatcherService
 from jupyter_recall.server.wiring import make_server_executor, make_tool_runner
+from jupyter_recall.store.base import Store
 from jupyter_recall.store.urls import open_store, sqlite_url
 
+REOPEN_EVERY = 5.0
+"""Seconds between attempts to open a store that could not be opened at start."""
 MAX_POOL_SIZE = 32
+
+
+def _unopened(error: StoreError) -> str:
+    return f"cannot open the store, trying again every {REOPEN_EVERY:g} s: {error}"
 
 
 class RecallApp(ExtensionApp):
     """Persist jobs, run the scheduler tick, and serve /api/recall/."""
 
+    _loaded = False
+    """Whether ``initialize_settings`` ran (jupyter_server still starts and stops an extension
+    whose config it refused)."""
+    _assembled = False
+    """Whether the store opened and the scheduler and services exist."""
     name = "jupyter_recall"
     load_other_extensions = True
 
@@ -291,7 +305,29 @@ class RecallApp(ExtensionApp):
 
     def initialize_settings(self) -> None:
         self._clock = SystemClock()
-        self._store = open_store(self.db_url)
+        self._stopped = asyncio.Event()
+        self._ready = asyncio.Event()
+        self._runner: asyncio.Task[None] | None = None
+        self.failure: str | None = None
+        """Why the API answers 503: the store not open yet, or the scheduler stopped by itself."""
+        self._loaded = True
+        self.settings.update(
+            jupyter_recall_ready=self._ready, jupyter_recall_failure=lambda: self.failure
+        )
+        try:
+            store = open_store(self.db_url)
+        except StoreError as error:
+            # A database down for a moment must not leave this server without jupyter_recall
+            # for its whole life: the API answers 503 with the reason until the store opens.
+            self.failure = _unopened(error)
+            self.log.error("jupyter_recall: %s", self.failure)
+            self._ready.set()
+            return
+        self._assemble(store, self.settings)
+
+    def _assemble(self, store: Store, settings: dict[str, Any]) -> None:
+        """Build the scheduler and the services on an open store, into ``settings``."""
+        self._store = store
         self._events = EventHub(getattr(self.serverapp, "event_logger", None))
         self.authorization = JobAuthorization()
         self.tool_runner = make_tool_runner(self.serverapp, self)
@@ -324,19 +360,12 @@ class RecallApp(ExtensionApp):
         self._pause_notices.attach(self.scheduler)
         self.watchers = WatcherService(self.scheduler, self._watcher_runtime)
         self._session_watcher = self._make_session_watcher()
-        self._stopped = asyncio.Event()
-        self._ready = asyncio.Event()
-        self._runner: asyncio.Task[None] | None = None
-        self.failure: str | None = None
-        """Why the scheduler stopped by itself, if it did."""
-        self.settings.update(
+        settings.update(
             jupyter_recall_scheduler=self.scheduler,
             jupyter_recall_events=self._events,
             jupyter_recall_clock=self._clock,
             jupyter_recall_default_tz=self.default_timezone,
             jupyter_recall_heartbeat=self.sse_heartbeat,
-            jupyter_recall_ready=self._ready,
-            jupyter_recall_failure=lambda: self.failure,
             jupyter_recall_owner=owner_resolver(self._scoped_by_user()),
             jupyter_recall_tools=self.tool_runner,
             jupyter_recall_kernel_specs=KernelSpecNames(self._kernel_spec_reader()),
@@ -346,6 +375,7 @@ class RecallApp(ExtensionApp):
             jupyter_recall_watchers=self.watchers,
             jupyter_recall_authorization=self.authorization,
         )
+        self._assembled = True
         self.log.info(
             "jupyter_recall: jobs in %r, default zone %s", self._store, self.default_timezone
         )
@@ -410,6 +440,35 @@ class RecallApp(ExtensionApp):
     async def _start_jupyter_server_extension(self, serverapp: Any) -> None:
         # Every extension is loaded by now: what the process holds will live as long as it.
         process.apply(ProcessSettings(self.gil_switch_interval, self.freeze_gc_at_start))
+        if not self._loaded:
+            return  # not loaded (a bad config, which jupyter_server logged): nothing to start
+        if not self._assembled:
+            self._runner = asyncio.create_task(self._reopen_then_run())
+            return
+        await self._start_scheduler()
+
+    async def _reopen_then_run(self) -> None:
+        """Open the store that could not be opened at start, every ``REOPEN_EVERY`` seconds
+        until it opens (or the server stops), then start as at start."""
+        while True:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._stopped.wait(), REOPEN_EVERY)
+            if self._stopped.is_set():
+                return
+            try:
+                store = await asyncio.to_thread(open_store, self.db_url)
+            except StoreError as error:
+                self.failure = _unopened(error)
+                continue
+            serverapp: Any = self.serverapp
+            self._assemble(store, serverapp.web_app.settings)
+            self.log.warning("jupyter_recall: the store is open now: %r", store)
+            if self.fresh_kernels.pool is not None:
+                await self.fresh_kernels.pool.start()
+            await self._run_scheduler(asyncio.Event())
+            return
+
+    async def _start_scheduler(self) -> None:
         if self.fresh_kernels.pool is not None:
             await self.fresh_kernels.pool.start()
         started = asyncio.Event()
@@ -424,6 +483,7 @@ class RecallApp(ExtensionApp):
             async with self.scheduler:
                 started.set()
                 await self._declare_owned_jobs()
+                self.failure = None  # the store's, when it opened late
                 self._ready.set()
                 if self._session_watcher is not None:
                     self._session_watcher.start()
@@ -456,17 +516,23 @@ class RecallApp(ExtensionApp):
         Never raises: jupyter_server stops its event loop only after every extension has
         stopped, so an exception here would leave the process running after SIGTERM. A step
         that fails is logged, and the following ones still run."""
-        for step in (
-            self._stop_mcp,
-            self._stop_scheduler,
-            self._close_kernel_pool,
-            self._executor.aclose,
-            self.notifications.aclose,
-            self._pause_notices.aclose,
-            self.tool_runner.close,
-            self.approvals.aclose,
-            self._store.close,
-        ):
+        await self._run_steps([self._stop_mcp, self._stop_scheduler])
+        if not self._assembled:
+            return  # never loaded, or its store never opened: nothing else was made
+        await self._run_steps(
+            [
+                self._close_kernel_pool,
+                self._executor.aclose,
+                self.notifications.aclose,
+                self._pause_notices.aclose,
+                self.tool_runner.close,
+                self.approvals.aclose,
+                self._store.close,
+            ]
+        )
+
+    async def _run_steps(self, steps: list[Callable[[], object]]) -> None:
+        for step in steps:
             try:
                 await ensure_async(step())
             except Exception:
@@ -481,9 +547,12 @@ class RecallApp(ExtensionApp):
             await self.fresh_kernels.pool.aclose()
 
     async def _stop_scheduler(self) -> None:
-        if self._session_watcher is not None:
-            await self._session_watcher.aclose()
-        self._events.close_all()
+        if not self._loaded:
+            return
+        if self._assembled:
+            if self._session_watcher is not None:
+                await self._session_watcher.aclose()
+            self._events.close_all()
         self._stopped.set()
         runner, self._runner = self._runner, None
         if runner is not None:

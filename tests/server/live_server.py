@@ -77,7 +77,9 @@ class LiveServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self, timeout: float = 60.0) -> LiveServer:
+    def start(self, timeout: float = 60.0, ready: str = "/api/recall/info") -> LiveServer:
+        """Start the server and wait until ``ready`` answers (``/api/status``: until the server
+        does, whether or not jupyter_recall runs)."""
         command = [
             sys.executable,
             "-m",
@@ -99,7 +101,7 @@ class LiveServer:
             self.process = subprocess.Popen(command, stdout=log, stderr=log, env=env)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if answers(partial(self.request, "GET", "/api/recall/info")):
+            if answers(partial(self.request, "GET", ready)):
                 return self
             time.sleep(0.2)
         self.stop(signal.SIGKILL)  # not left running (and using the CPU) after the failure

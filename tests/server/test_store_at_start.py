@@ -1,0 +1,87 @@
+"""A server whose store cannot be opened at start: its API answers 503 with the reason, it opens
+the store by itself once it can (a database restarted while the server started), and SIGTERM
+stops it; so does SIGTERM a server whose jupyter_recall config jupyter_server refused."""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.error
+from pathlib import Path
+
+from tests.pg_cluster import Cluster
+from tests.server.live_server import LiveServer
+
+
+def refusal(live: LiveServer, path: str) -> tuple[int, str]:
+    try:
+        live.request("GET", path)
+    except urllib.error.HTTPError as error:
+        with error:
+            return error.code, error.read().decode()
+    raise AssertionError(f"{path} answered 200")
+
+
+def test_a_store_that_opens_late_is_taken_up_and_the_server_stops_on_sigterm(
+    tmp_path: Path, pg_cluster: Cluster
+) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    name = pg_cluster.new_database_name()
+    live = LiveServer(
+        root, tmp_path / "unused.sqlite", args=(f"--RecallApp.db_url={pg_cluster.url(name)}",)
+    )
+    live.start(ready="/api/status")
+    try:
+        code, text = refusal(live, "/api/recall/jobs")
+        body = json.loads(text)
+        assert code == 503
+        assert "cannot open the store" in body["message"]
+        assert name in body["message"]  # the database that does not exist (yet)
+        pg_cluster.create_database(name)
+        live.wait_for(lambda: _answers(live), timeout=60)
+        job = live.request(
+            "POST",
+            "/api/recall/jobs",
+            {"when": "in 1s", "action": {"type": "notification", "message": "late"}},
+        )
+        runs = live.wait_for(
+            lambda: [
+                run
+                for run in live.request("GET", f"/api/recall/jobs/{job['id']}/runs")["runs"]
+                if run["status"] == "succeeded"
+            ],
+            timeout=60,
+        )
+        assert len(runs) == 1
+    finally:
+        started = time.monotonic()
+        live.stop(timeout=30)  # raises, with the server's log, if SIGTERM does not stop it
+        pg_cluster.drop_database(name)
+    assert time.monotonic() - started < 30
+
+
+def test_a_server_without_jupyter_recall_still_stops_on_sigterm(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    # A misspelt scheme: jupyter_server logs the refusal and runs without the extension.
+    args = ("--RecallApp.db_url=postgresq://nowhere/recall",)
+    live = LiveServer(root, tmp_path / "unused.sqlite", args=args).start(ready="/api/status")
+    try:
+        code, _ = refusal(live, "/api/recall/jobs")
+        assert code == 404
+    finally:
+        live.stop(timeout=30)
+    log = live.log.read_text()
+    assert "RecallApp.db_url: unknown scheme 'postgresq'" in log
+    assert "failed while stopping" not in log
+    assert "has no attribute" not in log
+
+
+def _answers(live: LiveServer) -> bool:
+    try:
+        live.request("GET", "/api/recall/jobs")
+    except urllib.error.HTTPError as error:
+        error.close()
+        return False
+    return True
