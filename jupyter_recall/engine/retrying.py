@@ -22,7 +22,11 @@ from jupyter_recall.store.base import JobState, Store
 
 
 def with_retry(job: Job, run: Run, *, ended_at: datetime) -> Run:
-    """``run`` (final) with ``retry_at`` set when its job's retries call for another attempt."""
+    """``run`` (final) with ``retry_at`` set when its job's retries call for another attempt.
+    A run of an ended job (Run now of a completed, failed or cancelled job) gets none: nothing
+    fires for an ended job, so a ``retry_at`` would promise an attempt that never comes."""
+    if job.status.is_terminal:
+        return run
     at = retry_at(
         job.policies.retries,
         job_id=job.id,

@@ -135,6 +135,27 @@ async def test_retries_exhausted_leave_the_occurrence_failed(
         assert failed.last_status is RunStatus.FAILED
 
 
+async def test_run_now_of_an_ended_job_plans_no_retry_that_would_never_fire(
+    db: Path, flaky: Flaky, clock: ManualClock
+) -> None:
+    # Nothing fires for an ended job, its retries included: a retry_at written for its Run now
+    # would promise an attempt that never comes.
+    async with running(db, flaky, clock) as engine:
+        job = await engine.add_job(
+            new("in 1m", "fail", retries=Retries(max=1, backoff=1)), owner=OWNER
+        )
+        clock.advance(60)
+        await eventually(lambda: _pending(engine, job.id))
+        clock.advance(1)
+        await wait_runs(engine, job.id, 2)
+        await eventually(lambda: _status(engine, job.id, JobStatus.FAILED))
+        await engine.trigger_job(job.id, owner=OWNER)
+        runs = await wait_runs(engine, job.id, 3)
+        [manual] = [run for run in runs if run.trigger.value == "manual"]
+        assert (manual.status, manual.retry_at) == (RunStatus.FAILED, None)
+        assert (await engine.get_job(job.id, owner=OWNER)).status is JobStatus.FAILED
+
+
 async def test_a_status_not_in_on_is_not_retried(
     db: Path, flaky: Flaky, clock: ManualClock
 ) -> None:
