@@ -144,14 +144,25 @@ class Publisher:
         if not payloads:
             return
         with self._lock:
+            reused = self._conn is not None and not (self._conn.closed or self._conn.broken)
             try:
-                if self._conn is None or self._conn.closed or self._conn.broken:
-                    self._conn = psycopg.connect(
-                        self.url, autocommit=True, connect_timeout=self.connect_timeout
-                    )
-                self._conn.execute(NOTIFY_EVENTS, (list(payloads),))
+                try:
+                    self._send(payloads)
+                except psycopg.OperationalError:
+                    if not reused:
+                        raise
+                    # A connection the database dropped (a restart) fails at its first use
+                    # only: once more on a new one before the notes are given up.
+                    self._send(payloads)
             except psycopg.Error as exc:
                 raise StoreError(f"PostgreSQL store ({self.where}): {exc}") from exc
+
+    def _send(self, payloads: Sequence[str]) -> None:
+        if self._conn is None or self._conn.closed or self._conn.broken:
+            self._conn = psycopg.connect(
+                self.url, autocommit=True, connect_timeout=self.connect_timeout
+            )
+        self._conn.execute(NOTIFY_EVENTS, (list(payloads),))
 
     def close(self) -> None:
         with self._lock:

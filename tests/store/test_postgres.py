@@ -112,3 +112,39 @@ def test_the_password_never_shows(postgres_db_url: str) -> None:
         assert "s3cret" not in store.where
     finally:
         store.close()
+
+
+def test_events_published_after_a_database_restart_go_out_on_a_new_connection(
+    pg_cluster, postgres_db_url: str
+) -> None:
+    """The publishing connection the restart dropped fails its first use: the notes are sent
+    again on a new one instead of being lost (other servers' views would miss them)."""
+    publisher, listener = PostgresStore(postgres_db_url), PostgresStore(postgres_db_url)
+    heard: list[str] = []
+    arrived = threading.Condition()
+
+    def hear(payload: str) -> None:
+        with arrived:
+            heard.append(payload)
+            arrived.notify_all()
+
+    stop = listener.listen_for_events(hear)
+    try:
+        publisher.publish_events(["before"])
+        with arrived:
+            assert arrived.wait_for(lambda: "before" in heard, 30)
+        pg_cluster.restart()
+        publisher.publish_events(["after"])  # raised StoreError: the old connection was cut
+        # The listener reconnects by itself; what is published once it listens arrives.
+        deadline = threading.Event()
+        for _ in range(60):
+            publisher.publish_events(["again"])
+            with arrived:
+                if arrived.wait_for(lambda: "again" in heard, 0.5):
+                    break
+            deadline.wait(0.1)
+        assert "again" in heard
+    finally:
+        stop()
+        publisher.close()
+        listener.close()
