@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from pathlib import Path
 from typing import Any, cast
 
@@ -325,7 +325,7 @@ class RecallApp(ExtensionApp):
             return
         self._assemble(store, self.settings)
 
-    def _assemble(self, store: Store, settings: dict[str, Any]) -> None:
+    def _assemble(self, store: Store, settings: MutableMapping[str, object]) -> None:
         """Build the scheduler and the services on an open store, into ``settings``."""
         self._store = store
         self._events = EventHub(getattr(self.serverapp, "event_logger", None))
