@@ -70,6 +70,23 @@ class ApprovalRecord:
         """Whether a pending record is past its time."""
         return self.status == PENDING and now >= self.expires_at
 
+    def to_json(self) -> ApprovalJSON:
+        """The record as served and streamed (``Approval`` in ``openapi.yaml``)."""
+        return {
+            "id": self.id,
+            "owner": self.owner,
+            "tool": self.tool,
+            "summary": self.summary,
+            "source": self.source,
+            "asked_by": self.asked_by,
+            "created_at": self.created_at.isoformat(),
+            "expires_at": self.expires_at.isoformat(),
+            "status": self.status,
+            "decided_by": self.decided_by,
+            "decided_at": self.decided_at.isoformat() if self.decided_at else None,
+            "note": self.note,
+        }
+
 
 def check_decision(decision: object) -> str:
     """The status a decision gives (``approve`` -> approved, ``deny`` -> denied)."""

@@ -3,10 +3,10 @@ payloads no larger than the store's limit (PostgreSQL: under 8000 bytes per NOTI
 
 A note is one JSON object per line, ASCII only (so a payload's length in characters is its
 length in bytes), naming the engine that sent it (``e``) and what it says (``k``): an event
-type with references (``j`` job id, ``r`` run id, ``o`` owner), run output with its text
-(``t``) and offset (``n``), a deleted job with its row (``row``: it can no longer be read),
-or presence (``here``, ``gone``, ``who``). A note too long for one payload travels as parts
-(``k`` = ``part``) that the receiver joins.
+type with references (``j`` job id, ``r`` run id, ``a`` approval id, ``o`` owner), run
+output with its text (``t``) and offset (``n``), a deleted job with its row (``row``: it can
+no longer be read), or presence (``here``, ``gone``, ``who``). A note too long for one
+payload travels as parts (``k`` = ``part``) that the receiver joins.
 """
 
 from __future__ import annotations

@@ -12,6 +12,10 @@ engine has a view open: engines with views say so (``here``, repeated every
 ``PRESENCE_EVERY`` s, good for ``PRESENCE_FOR`` s; ``gone`` when the last view closes; a
 starting engine asks ``who``).
 
+The server's approval requests travel the same way (``ApprovalEvent``, put on the bus by
+``server/approvals.py``), so an inbox open on one server shows what is asked and decided on
+another.
+
 Incoming, notes of other engines (never its own: no echo) are read back from the store in
 one call per batch and delivered to the engine's ``remote`` listeners only (``EventBus.relay``):
 each event reaches each view once, from the one engine that made it.
@@ -26,19 +30,22 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 import anyio
 
+from jupyter_recall.core.approvals import ApprovalRecord
 from jupyter_recall.core.errors import NotFoundError
 from jupyter_recall.core.model import Job, Run
 from jupyter_recall.engine import event_notes
 from jupyter_recall.engine.event_notes import GONE, HERE, WHO, Note
 from jupyter_recall.engine.events import (
+    APPROVAL_EVENTS,
     EVENT_TYPES,
     JOB_DELETED,
     RUN_OUTPUT,
     RUN_STARTED,
+    ApprovalEvent,
     Event,
     EventBus,
     JobCreated,
@@ -49,7 +56,7 @@ from jupyter_recall.engine.events import (
     RunOutput,
     RunStarted,
 )
-from jupyter_recall.store.base import JobStore
+from jupyter_recall.store.base import ApprovalStore, JobStore
 from jupyter_recall.store.changes import EventFeed
 
 log = logging.getLogger("jupyter_recall.engine")
@@ -76,10 +83,15 @@ _JOB_EVENTS: dict[str, type[JobEvent]] = {
 }
 
 
+class _Readable(JobStore, ApprovalStore, Protocol):
+    """What the relay reads back: the runs, jobs and approval records notes refer to."""
+
+
 @dataclass(frozen=True, slots=True)
 class _Found:
     runs: dict[str, Run]
     jobs: dict[str, Job]
+    approvals: dict[str, ApprovalRecord]
 
 
 class EventRelay:
@@ -88,7 +100,7 @@ class EventRelay:
     def __init__(
         self,
         feed: EventFeed,
-        store: JobStore,
+        store: _Readable,
         bus: EventBus,
         in_store: InStore[_Found],
         *,
@@ -186,6 +198,8 @@ class EventRelay:
         base: Note = {"e": self.engine_id, "k": event.type, "o": event.owner}
         if isinstance(event, RunOutput):
             return self._output_note(base, event)
+        if isinstance(event, ApprovalEvent):
+            return {**base, "a": event.record.id}
         if isinstance(event, JobEvent):
             if event.type == JOB_DELETED:
                 return {**base, "row": event_notes.deleted_job_row(event.job)}
@@ -271,6 +285,7 @@ class EventRelay:
         """In the store thread: the runs and jobs the notes refer to, as they are now."""
         runs: dict[str, Run] = {}
         jobs: dict[str, Job] = {}
+        approvals = self._approvals_of(batch)
         read: set[str] = set()
         """Runs read from the store in this batch: a run taken from the cache for its output
         is read again for a start or an end, which must carry the run as it is now."""
@@ -289,10 +304,24 @@ class EventRelay:
                 job = _maybe(partial(self._store.get_job, job_id, owner=None))
                 if job is not None:
                     jobs[job_id] = job
-        return _Found(runs, jobs)
+        return _Found(runs, jobs, approvals)
+
+    def _approvals_of(self, batch: Sequence[Note]) -> dict[str, ApprovalRecord]:
+        """The approval records the notes name, as they are now."""
+        found: dict[str, ApprovalRecord] = {}
+        for note in batch:
+            approval_id = note.get("a")
+            if isinstance(approval_id, str) and approval_id not in found:
+                record = self._store.get_approval(approval_id)
+                if record is not None:
+                    found[approval_id] = record
+        return found
 
     def _event(self, note: Note, found: _Found) -> Event | None:
         kind, owner = str(note["k"]), str(note.get("o"))
+        if kind in APPROVAL_EVENTS:
+            record = found.approvals.get(str(note.get("a")))
+            return APPROVAL_EVENTS[kind](owner, record) if record is not None else None
         if kind == JOB_DELETED:
             row = note.get("row")
             return JobDeleted(owner, event_notes.job_of_row(row)) if isinstance(row, list) else None
@@ -321,7 +350,7 @@ def _unique(notes: Sequence[Note]) -> list[Note]:
     seen: set[tuple[object, ...]] = set()
     unique: list[Note] = []
     for note in notes:
-        key = (note["k"], note.get("r"), note.get("j"), note.get("n"))
+        key = (note["k"], note.get("r"), note.get("j"), note.get("n"), note.get("a"))
         if note["k"] in (RUN_OUTPUT, JOB_DELETED) or key not in seen:
             seen.add(key)
             unique.append(note)

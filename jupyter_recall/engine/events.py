@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import ClassVar
 
+from jupyter_recall.core.approvals import ApprovalRecord
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.core.model import Job, Run
 
@@ -18,7 +19,19 @@ JOB_DELETED = "job.deleted"
 RUN_STARTED = "run.started"
 RUN_OUTPUT = "run.output"
 RUN_FINISHED = "run.finished"
-EVENT_TYPES = (JOB_CREATED, JOB_UPDATED, JOB_DELETED, RUN_STARTED, RUN_OUTPUT, RUN_FINISHED)
+APPROVAL_CREATED = "approval.created"
+APPROVAL_DECIDED = "approval.decided"
+APPROVAL_EXPIRED = "approval.expired"
+APPROVAL_TYPES = (APPROVAL_CREATED, APPROVAL_DECIDED, APPROVAL_EXPIRED)
+EVENT_TYPES = (
+    JOB_CREATED,
+    JOB_UPDATED,
+    JOB_DELETED,
+    RUN_STARTED,
+    RUN_OUTPUT,
+    RUN_FINISHED,
+    *APPROVAL_TYPES,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,10 +101,47 @@ class RunOutput:
     job: ClassVar[None] = None
 
 
-Event = JobEvent | RunEvent | RunOutput
+@dataclass(frozen=True, slots=True)
+class ApprovalEvent:
+    """A tool call's approval request asked, decided or expired (``server/approvals.py``): the
+    record as it is now. On the engine's bus so that it reaches the views of every server on
+    a shared store, as job and run events do (``event_relay.py``)."""
+
+    type: ClassVar[str]
+    owner: str
+    record: ApprovalRecord
+    job: ClassVar[None] = None
+    run: ClassVar[None] = None
+    text: ClassVar[None] = None
+    offset: ClassVar[None] = None
+
+
+class ApprovalCreated(ApprovalEvent):
+    __slots__ = ()
+    type = APPROVAL_CREATED
+
+
+class ApprovalDecided(ApprovalEvent):
+    __slots__ = ()
+    type = APPROVAL_DECIDED
+
+
+class ApprovalExpired(ApprovalEvent):
+    __slots__ = ()
+    type = APPROVAL_EXPIRED
+
+
+APPROVAL_EVENTS: dict[str, type[ApprovalEvent]] = {
+    APPROVAL_CREATED: ApprovalCreated,
+    APPROVAL_DECIDED: ApprovalDecided,
+    APPROVAL_EXPIRED: ApprovalExpired,
+}
+
+Event = JobEvent | RunEvent | RunOutput | ApprovalEvent
 """One change, pushed synchronously from the engine's loop; listeners must be quick. Each type
 is its own class (``JobCreated``, ``JobUpdated``, ``JobDeleted``, ``RunStarted``,
-``RunFinished``, ``RunOutput``); ``type`` is its name on the wire (``job.created``...)."""
+``RunFinished``, ``RunOutput``, ``ApprovalCreated``, ``ApprovalDecided``,
+``ApprovalExpired``); ``type`` is its name on the wire (``job.created``...)."""
 
 _JOB_EVENTS: dict[str, type[JobEvent]] = {
     JOB_CREATED: JobCreated,

@@ -37,6 +37,7 @@ from jupyter_recall.engine.events import (
     JOB_DELETED,
     JOB_UPDATED,
     RUN_FINISHED,
+    ApprovalEvent,
     Event,
     EventBus,
     Listener,
@@ -296,6 +297,11 @@ class Scheduler:
         wants is not computed: see ``EventBus``. ``remote``: a live view, which also gets the
         events of other engines on the store (``relays_events``, or ``relay_foreign_runs``)."""
         return self._bus.subscribe(listener, types=types, listening=listening, remote=remote)
+
+    def publish(self, event: ApprovalEvent) -> None:
+        """An event of the server's own (an approval request's) to this engine's listeners
+        and, on a store that carries events, to the views of the other servers on it."""
+        self._bus.emit(event)
 
     @property
     def relays_events(self) -> bool:

@@ -43,7 +43,15 @@ from jupyter_recall.core.errors import ConflictError, NotFoundError, ValidationE
 from jupyter_recall.core.limits import ID_PATTERN
 from jupyter_recall.core.model import RunStatus
 from jupyter_recall.core.records import refuse_unknown
-from jupyter_recall.engine.events import RUN_FINISHED, Event, RunFinished
+from jupyter_recall.engine.events import (
+    APPROVAL_CREATED,
+    APPROVAL_DECIDED,
+    APPROVAL_EVENTS,
+    APPROVAL_EXPIRED,
+    RUN_FINISHED,
+    Event,
+    RunFinished,
+)
 from jupyter_recall.engine.scheduler import Scheduler
 from jupyter_recall.server.handlers import RecallHandler
 from jupyter_recall.server.listing import (
@@ -58,9 +66,9 @@ from jupyter_recall.tools.approval import INBOX_OUTCOMES, ApprovalRequest, check
 
 T = TypeVar("T")
 
-CREATED = "approval.created"
-DECIDED = "approval.decided"
-EXPIRED_EVENT = "approval.expired"
+CREATED = APPROVAL_CREATED
+DECIDED = APPROVAL_DECIDED
+EXPIRED_EVENT = APPROVAL_EXPIRED
 MAX_TIMEOUT = 7 * 24 * 3600.0
 INTERRUPTED = "was interrupted (its server stopped)"
 """Why the approval of a run found interrupted is withdrawn."""
@@ -73,20 +81,7 @@ log = logging.getLogger("jupyter_recall.approvals")
 
 
 def approval_to_json(record: ApprovalRecord) -> ApprovalJSON:
-    return {
-        "id": record.id,
-        "owner": record.owner,
-        "tool": record.tool,
-        "summary": record.summary,
-        "source": record.source,
-        "asked_by": record.asked_by,
-        "created_at": record.created_at.isoformat(),
-        "expires_at": record.expires_at.isoformat(),
-        "status": record.status,
-        "decided_by": record.decided_by,
-        "decided_at": record.decided_at.isoformat() if record.decided_at else None,
-        "note": record.note,
-    }
+    return record.to_json()
 
 
 class ApprovalInbox:
@@ -96,6 +91,7 @@ class ApprovalInbox:
         self._store = store
         self._events = events
         self._clock = clock
+        self._scheduler: Scheduler | None = None
         self._limiter = anyio.CapacityLimiter(1)
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._expiring: set[asyncio.Task[None]] = set()
@@ -231,8 +227,11 @@ class ApprovalInbox:
 
     def attach(self, scheduler: Scheduler) -> None:
         """Withdraw the records of the runs found interrupted: those a crashed server left,
-        when the next start (or another engine, its lease gone) interrupts them."""
+        when the next start (or another engine, its lease gone) interrupts them. Changes of
+        records go on the scheduler's bus from then on, so that the views of the other servers
+        on its store see them too."""
         scheduler.subscribe(self._on_run_finished, types={RUN_FINISHED})
+        self._scheduler = scheduler
 
     def _on_run_finished(self, event: Event) -> None:
         if not isinstance(event, RunFinished) or event.run.status is not RunStatus.INTERRUPTED:
@@ -254,16 +253,11 @@ class ApprovalInbox:
             timer.cancel()
 
     def _publish(self, kind: str, record: ApprovalRecord) -> None:
-        self._events.publish_document(
-            {
-                "type": kind,
-                "owner": record.owner,
-                "job": None,
-                "run": None,
-                "text": None,
-                "approval": approval_to_json(record),
-            }
-        )
+        event = APPROVAL_EVENTS[kind](record.owner, record)
+        if self._scheduler is None:
+            self._events.publish(event)
+        else:
+            self._scheduler.publish(event)
 
     async def aclose(self) -> None:
         """Stop the timers; let the withdrawals under way finish (call before the store

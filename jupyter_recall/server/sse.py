@@ -19,6 +19,7 @@ from tornado.iostream import StreamClosedError
 
 from jupyter_recall.core.approvals import ApprovalJSON
 from jupyter_recall.core.documents import NotificationJSON
+from jupyter_recall.engine.events import ApprovalEvent
 from jupyter_recall.engine.scheduler import Event, Scheduler
 from jupyter_recall.server.handlers import RecallHandler
 from jupyter_recall.server.serialize import JobJSON, RunJSON, job_to_json, run_to_json
@@ -43,6 +44,15 @@ class EventJSON(TypedDict):
 
 
 def event_document(event: Event) -> EventJSON:
+    if isinstance(event, ApprovalEvent):
+        return {
+            "type": event.type,
+            "owner": event.owner,
+            "job": None,
+            "run": None,
+            "text": None,
+            "approval": event.record.to_json(),
+        }
     return {
         "type": event.type,
         "owner": event.owner,

@@ -1,9 +1,14 @@
 """One class per event type: the bus builds the class of each type, and the document the
 server sends for it keeps the wire format (type, owner, job, run, text, offset)."""
 
+from jupyter_recall.core.approvals import ApprovalRecord
 from jupyter_recall.core.model import Run, RunStatus, RunTrigger
 from jupyter_recall.engine.events import (
+    APPROVAL_EVENTS,
     EVENT_TYPES,
+    ApprovalCreated,
+    ApprovalDecided,
+    ApprovalExpired,
     Event,
     EventBus,
     JobCreated,
@@ -29,6 +34,19 @@ def _run(job_id: str) -> Run:
     )
 
 
+def _approval() -> ApprovalRecord:
+    return ApprovalRecord(
+        id="a1",
+        owner="alice",
+        tool="shell.run",
+        summary="shell.run(command='ls')",
+        source="kernel policy",
+        asked_by="kernel:nb.ipynb",
+        created_at=T0,
+        expires_at=T0,
+    )
+
+
 def test_the_bus_builds_one_class_per_event_type():
     bus = EventBus()
     seen: list[Event] = []
@@ -40,6 +58,9 @@ def test_the_bus_builds_one_class_per_event_type():
     bus.run("run.started", run, job=job)
     bus.run("run.output", run, text="hi\n", offset=3)
     bus.run("run.finished", run)
+    record = _approval()
+    for kind in ("approval.created", "approval.decided", "approval.expired"):
+        bus.emit(APPROVAL_EVENTS[kind]("alice", record))
     assert [type(event) for event in seen] == [
         JobCreated,
         JobUpdated,
@@ -47,6 +68,9 @@ def test_the_bus_builds_one_class_per_event_type():
         RunStarted,
         RunOutput,
         RunFinished,
+        ApprovalCreated,
+        ApprovalDecided,
+        ApprovalExpired,
     ]
     assert [event.type for event in seen] == list(EVENT_TYPES)
     output = seen[4]
@@ -74,3 +98,15 @@ def test_every_event_class_keeps_the_wire_format():
         job.id,
         None,
     )
+
+
+def test_an_approval_event_keeps_the_document_the_inbox_streamed():
+    decided = event_document(ApprovalDecided("alice", _approval()))
+    assert set(decided) == {"type", "owner", "job", "run", "text", "approval"}
+    assert (decided["type"], decided["job"], decided["run"], decided["text"]) == (
+        "approval.decided",
+        None,
+        None,
+        None,
+    )
+    assert decided["approval"] == _approval().to_json()

@@ -96,3 +96,44 @@ def test_a_stream_on_server_a_shows_a_run_server_b_executes(servers, root: Path)
     assert paused["job"]["status"] == "paused"
     runs = server_a.request("GET", f"/api/recall/jobs/{job['id']}/runs")["runs"]
     assert [run["id"] for run in runs] == [finished["run"]["id"]]
+
+
+ASK = {
+    "tool": "shell.run",
+    "summary": "shell.run(command='make deploy')",
+    "source": "kernel policy",
+    "asked_by": "kernel:deploy.ipynb",
+}
+
+
+def of_approval(reader: EventReader, approval_id: str, kind: str) -> list[dict]:
+    return [
+        document
+        for document in documents(reader)
+        if document.get("type") == kind and document["approval"]["id"] == approval_id
+    ]
+
+
+def test_an_approval_asked_on_one_server_and_decided_on_the_other_shows_on_both(
+    servers,
+) -> None:
+    server_a, server_b = servers
+    on_a, on_b = EventReader(server_a), EventReader(server_b)
+    try:
+        wait_until_b_sends_to(on_a, server_b)
+        wait_until_b_sends_to(on_b, server_a)  # and A to B's stream
+        record = server_b.request("POST", "/api/recall/approvals", ASK)
+        (created,) = wait_until(lambda: of_approval(on_a, record["id"], "approval.created"))
+        assert created["approval"]["summary"] == ASK["summary"]
+        path = f"/api/recall/approvals/{record['id']}"
+        server_a.request("POST", path, {"decision": "approve", "note": "from A"})
+        (decided,) = wait_until(lambda: of_approval(on_b, record["id"], "approval.decided"))
+        time.sleep(2.0)  # a repeated event would come now
+    finally:
+        on_a.stop.set()
+        on_b.stop.set()
+    assert (decided["approval"]["status"], decided["approval"]["note"]) == ("approved", "from A")
+    # Each event once on each stream: the server's own, and the other's relayed, never echoed.
+    for reader in (on_a, on_b):
+        assert len(of_approval(reader, record["id"], "approval.created")) == 1
+        assert len(of_approval(reader, record["id"], "approval.decided")) == 1
