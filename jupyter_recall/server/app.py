@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import socket
 from collections.abc import Callable, MutableMapping
 from pathlib import Path
@@ -65,6 +66,7 @@ from jupyter_recall.server.wiring import make_server_executor, make_tool_runner
 from jupyter_recall.store.base import Store
 from jupyter_recall.store.urls import open_store, sqlite_url
 
+LOG_HANDLER = "jupyter_recall server format"
 REOPEN_EVERY = 5.0
 """Seconds between attempts to open a store that could not be opened at start."""
 MAX_POOL_SIZE = 32
@@ -304,6 +306,7 @@ class RecallApp(ExtensionApp):
         return checked_tool_policies("RecallApp", proposal["value"])
 
     def initialize_settings(self) -> None:
+        self._log_like_the_server()
         self._clock = SystemClock()
         self._stopped = asyncio.Event()
         self._ready = asyncio.Event()
@@ -324,6 +327,20 @@ class RecallApp(ExtensionApp):
             self._ready.set()
             return
         self._assemble(store, self.settings)
+
+    def _log_like_the_server(self) -> None:
+        """The package's own loggers (``jupyter_recall.engine``, ``...store.postgres``) print
+        in the server's format (``[W 12:00:00.000 jupyter_recall.engine] ...``): with no
+        handler on the way, Python printed their bare text. One handler, replaced by the
+        next server of the process (tests start many)."""
+        formatter = next((h.formatter for h in self.log.handlers if h.formatter), None)
+        if formatter is None:
+            return
+        handler = logging.StreamHandler()
+        handler.name = LOG_HANDLER
+        handler.setFormatter(formatter)
+        package = logging.getLogger("jupyter_recall")
+        package.handlers = [h for h in package.handlers if h.name != LOG_HANDLER] + [handler]
 
     def _assemble(self, store: Store, settings: MutableMapping[str, object]) -> None:
         """Build the scheduler and the services on an open store, into ``settings``."""

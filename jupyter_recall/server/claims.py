@@ -34,13 +34,22 @@ async def take_awaiting_runs(
     event streams the runs other engines (a standalone scheduler) started and ended."""
     since = scheduler.clock.now()
     seen: dict[str, str] = {}
+    failing = 0
+    """Looks failed in a row: a database down for a minute is told once, not every second."""
     while not stopped.is_set():
         try:
             taken = await scheduler.take_awaiting(hosts, grace=grace)
             since = await scheduler.relay_foreign_runs(since, seen)
-        except Exception:
-            log.exception("jupyter_recall: looking at runs of other engines failed")
+        except Exception as error:
+            if not failing:
+                log.exception("jupyter_recall: looking at runs of other engines failed")
+            else:
+                log.debug("jupyter_recall: looking at runs of other engines failed: %s", error)
+            failing += 1
         else:
+            if failing:
+                log.warning("jupyter_recall: looking at runs of other engines works again")
+            failing = 0
             if taken:
                 log.info("jupyter_recall: took %d live-kernel run(s) fired elsewhere", taken)
         with suppress(TimeoutError):

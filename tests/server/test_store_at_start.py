@@ -5,12 +5,17 @@ stops it; so does SIGTERM a server whose jupyter_recall config jupyter_server re
 from __future__ import annotations
 
 import json
+import re
 import time
 import urllib.error
 from pathlib import Path
 
 from tests.pg_cluster import Cluster
 from tests.server.live_server import LiveServer
+
+FORMATTED = re.compile(r"^\S*\[[WE] [\d:. -]+ jupyter_recall\.[\w.]+\]", re.MULTILINE)
+"""A line of a ``jupyter_recall.*`` logger as the server writes its own: ``[W 20:22:29.891
+jupyter_recall.engine] ...`` (before, the bare message)."""
 
 
 def refusal(live: LiveServer, path: str) -> tuple[int, str]:
@@ -54,6 +59,9 @@ def test_a_store_that_opens_late_is_taken_up_and_the_server_stops_on_sigterm(
             timeout=60,
         )
         assert len(runs) == 1
+        # The database gone again: the package's own loggers say so in the server's format.
+        pg_cluster.drop_database(name)
+        live.wait_for(lambda: FORMATTED.search(live.log.read_text()), timeout=60)
     finally:
         started = time.monotonic()
         live.stop(timeout=30)  # raises, with the server's log, if SIGTERM does not stop it
