@@ -57,6 +57,15 @@ def wait_settled(store: Store, *, timeout: float) -> list[Run]:
         time.sleep(0.25)
 
 
+def wait_for_runs_of(store: Store, engine_id: str, *, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not any(
+        run.engine_id == engine_id for run in store.list_runs(owner=None, where=RunFilter())
+    ):
+        assert time.monotonic() < deadline, f"{engine_id} ran nothing in {timeout} s"
+        time.sleep(0.05)
+
+
 def stop(engine: subprocess.Popen[str]) -> None:
     if engine.poll() is None:
         engine.kill()
@@ -76,7 +85,9 @@ def test_an_engine_killed_mid_burst_loses_and_repeats_nothing(postgres_db_url: s
             for i in range(JOBS)
         ]
         store.insert_jobs(jobs)
-        time.sleep(2.0)  # a third of the burst is over
+        # Killed once it holds runs of the burst: a fixed 2 s found it with none on a loaded
+        # machine (it had not claimed any yet), which tests nothing.
+        wait_for_runs_of(store, "engine-0", timeout=60)
         os.kill(engines[0].pid, signal.SIGKILL)
         engines[0].wait(timeout=30)
         runs = wait_settled(store, timeout=120)
