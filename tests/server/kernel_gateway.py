@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -47,8 +48,19 @@ class KernelGateway:
         return f"http://127.0.0.1:{self.port}"
 
     def kernels(self) -> list[dict[str, Any]]:
-        with urllib.request.urlopen(f"{self.url}/api/kernels", timeout=30) as response:
-            return list(json.loads(response.read()))
+        """The gateway's kernels. Kernel Gateway 3.0 answers 500 to a listing made while a
+        kernel starts (``KernelGatewayIOLoopKernelManager`` has no ``last_activity`` yet):
+        asked again a moment later, not read as "no kernels"."""
+        for attempt in range(20):
+            try:
+                with urllib.request.urlopen(f"{self.url}/api/kernels", timeout=30) as response:
+                    return list(json.loads(response.read()))
+            except urllib.error.HTTPError as error:
+                error.close()
+                if error.code < 500 or attempt == 19:
+                    raise
+                time.sleep(0.1)
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
     def stop(self) -> None:
         self.process.send_signal(signal.SIGTERM)
