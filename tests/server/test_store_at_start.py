@@ -8,10 +8,11 @@ import json
 import re
 import time
 import urllib.error
+from functools import partial
 from pathlib import Path
 
 from tests.pg_cluster import Cluster
-from tests.server.live_server import LiveServer
+from tests.server.live_server import LiveServer, answers
 
 FORMATTED = re.compile(r"^\S*\[[WE] [\d:. -]+ jupyter_recall\.[\w.]+\]", re.MULTILINE)
 """A line of a ``jupyter_recall.*`` logger as the server writes its own: ``[W 20:22:29.891
@@ -44,7 +45,7 @@ def test_a_store_that_opens_late_is_taken_up_and_the_server_stops_on_sigterm(
         assert "cannot open the store" in body["message"]
         assert name in body["message"]  # the database that does not exist (yet)
         pg_cluster.create_database(name)
-        live.wait_for(lambda: _answers(live), timeout=60)
+        live.wait_for(lambda: answers(partial(live.request, "GET", "/api/recall/jobs")), timeout=60)
         job = live.request(
             "POST",
             "/api/recall/jobs",
@@ -84,12 +85,3 @@ def test_a_server_without_jupyter_recall_still_stops_on_sigterm(tmp_path: Path) 
     assert "RecallApp.db_url: unknown scheme 'postgresq'" in log
     assert "failed while stopping" not in log
     assert "has no attribute" not in log
-
-
-def _answers(live: LiveServer) -> bool:
-    try:
-        live.request("GET", "/api/recall/jobs")
-    except urllib.error.HTTPError as error:
-        error.close()
-        return False
-    return True
