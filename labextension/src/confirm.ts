@@ -10,19 +10,11 @@ import { IJob } from './state';
  */
 export async function confirmCancel(model: RecallModel, job: IJob): Promise<boolean> {
   const { trans } = model;
-  const answer = await showDialog({
-    title: trans.__('Cancel job'),
-    body: trans.__(
-      'Cancel %1? It never fires again, and finished jobs are hidden from the list.',
-      job.name
-    ),
-    buttons: [
-      Dialog.cancelButton({ label: trans.__('Keep job') }),
-      Dialog.warnButton({ label: trans.__('Cancel job') })
-    ],
-    defaultButton: 0
-  });
-  if (!answer.button.accept) {
+  const body = trans.__(
+    'Cancel %1? It never fires again, and finished jobs are hidden from the list.',
+    job.name
+  );
+  if (!(await askKeepingJob(model, trans.__('Cancel job'), body))) {
     return false;
   }
   await model.act(job, 'cancel');
@@ -35,17 +27,23 @@ export async function confirmCancel(model: RecallModel, job: IJob): Promise<bool
  */
 export async function confirmDelete(model: RecallModel, job: IJob): Promise<boolean> {
   const { trans } = model;
-  const answer = await showDialog({
-    title: trans.__('Delete job'),
-    body: trans.__('Delete %1 and its run history? This cannot be undone.', job.name),
-    buttons: [
-      Dialog.cancelButton({ label: trans.__('Keep job') }),
-      Dialog.warnButton({ label: trans.__('Delete job') })
-    ],
-    defaultButton: 0
-  });
-  if (!answer.button.accept) {
+  const body = trans.__('Delete %1 and its run history? This cannot be undone.', job.name);
+  if (!(await askKeepingJob(model, trans.__('Delete job'), body))) {
     return false;
   }
   return model.removeJob(job);
+}
+
+/** Whether the user chose `action` (the dialog's title and its warning button) over Keep job. */
+async function askKeepingJob(model: RecallModel, action: string, body: string): Promise<boolean> {
+  const answer = await showDialog({
+    title: action,
+    body,
+    buttons: [
+      Dialog.cancelButton({ label: model.trans.__('Keep job') }),
+      Dialog.warnButton({ label: action })
+    ],
+    defaultButton: 0
+  });
+  return answer.button.accept;
 }
