@@ -480,14 +480,10 @@ class RecallApp(ExtensionApp):
             serverapp: Any = self.serverapp
             self._assemble(store, serverapp.web_app.settings)
             self.log.warning("jupyter_recall: the store is open now: %r", store)
-            if self.fresh_kernels.pool is not None:
-                await self.fresh_kernels.pool.start()
             await self._run_scheduler(asyncio.Event())
             return
 
     async def _start_scheduler(self) -> None:
-        if self.fresh_kernels.pool is not None:
-            await self.fresh_kernels.pool.start()
         started = asyncio.Event()
         self._runner = asyncio.create_task(self._run_scheduler(started))
         waiting = asyncio.ensure_future(started.wait())
@@ -497,6 +493,8 @@ class RecallApp(ExtensionApp):
 
     async def _run_scheduler(self, started: asyncio.Event) -> None:
         try:
+            if self.fresh_kernels.pool is not None:
+                await self.fresh_kernels.pool.start()
             async with self.scheduler:
                 started.set()
                 await self._declare_owned_jobs()
