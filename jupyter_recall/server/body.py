@@ -21,6 +21,12 @@ BODY = "body"
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+def holds_lone_surrogate(text: str) -> bool:
+    """Whether ``text`` holds a lone UTF-16 surrogate (only a ``\\u`` escape in JSON makes
+    one): no store or encoder can take it."""
+    return _LONE_SURROGATE.search(text) is not None
+
+
 def decode_body(raw: bytes) -> dict[str, Any]:
     """The request body as a JSON object (``{}`` when empty), or a ValidationError."""
     if len(raw) > MAX_BODY_BYTES:
@@ -110,7 +116,7 @@ def _check_tree(document: dict[str, Any]) -> None:
             raise ValidationError(
                 path, f"is nested too deeply: at most {MAX_DEPTH} levels are accepted"
             )
-        if isinstance(value, str) and _LONE_SURROGATE.search(value):
+        if isinstance(value, str) and holds_lone_surrogate(value):
             raise ValidationError(path, "holds a lone UTF-16 surrogate, which is not text")
 
 

@@ -18,6 +18,7 @@ from typing import TypedDict, TypeVar
 from jupyter_recall.core.approvals import ApprovalRecord
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.core.model import Job, Run
+from jupyter_recall.server.body import holds_lone_surrogate
 from jupyter_recall.store.base import ApprovalCursor, JobCursor, RunCursor
 
 DEFAULT_PAGE = 100
@@ -92,7 +93,7 @@ def decode_cursor(text: str) -> dict[str, object]:
     try:
         raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
         document = json.loads(raw)
-    except (binascii.Error, ValueError):
+    except (binascii.Error, ValueError, RecursionError):
         raise ValidationError(
             "cursor", "not a cursor this server gave; pass next_cursor as it came"
         ) from None
@@ -121,14 +122,10 @@ def parse_job_cursor(text: str | None, order: JobOrder) -> JobCursor | None:
         raise ValidationError(
             "cursor", "belongs to another sort or order; pass the same sort and order as before"
         )
-    value, ident = document.get("v"), document.get("i")
-    if not isinstance(ident, str):
-        raise ValidationError("cursor", "not a cursor this server gave")
+    value, ident = document.get("v"), _cursor_text(document.get("i"))
     if order.sort in INSTANT_KEYS:
         return JobCursor(None if value is None else _instant(value), ident)
-    if not isinstance(value, str):
-        raise ValidationError("cursor", "not a cursor this server gave")
-    return JobCursor(value, ident)
+    return JobCursor(_cursor_text(value), ident)
 
 
 def run_cursor(run: Run) -> str:
@@ -158,10 +155,15 @@ def parse_approval_cursor(text: str | None) -> ApprovalCursor | None:
 def _with_id(text: str) -> tuple[dict[str, object], str]:
     """A cursor's object and the id of the item it ends on."""
     document = decode_cursor(text)
-    ident = document.get("i")
-    if not isinstance(ident, str):
+    return document, _cursor_text(document.get("i"))
+
+
+def _cursor_text(value: object) -> str:
+    """An id or a name of a cursor, as the store can compare it: a lone surrogate is in no
+    cursor this server gave, and no store can encode one."""
+    if not isinstance(value, str) or holds_lone_surrogate(value):
         raise ValidationError("cursor", "not a cursor this server gave")
-    return document, ident
+    return value
 
 
 def _instant(value: object) -> datetime:

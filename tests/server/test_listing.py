@@ -135,6 +135,46 @@ async def test_a_bad_cursor_is_a_400_naming_cursor(jp_fetch, cursor):
     assert error["field"] == "cursor"
 
 
+def _forged(text: str) -> str:
+    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+
+
+AN_INSTANT = '"2030-01-01T00:00:00+00:00"'
+TOO_DEEP = _forged("[" * 1100)
+"""Deeper than json decodes: a RecursionError, which was a 500."""
+
+
+@pytest.mark.parametrize(
+    ("path", "query"),
+    [
+        ("api/recall/jobs", {"cursor": TOO_DEEP}),
+        ("api/recall/runs", {"cursor": TOO_DEEP}),
+        ("api/recall/approvals", {"cursor": TOO_DEEP}),
+        # Lone surrogates no store can encode (a UnicodeEncodeError, which was a 500): in the
+        # id a page ends on, and in the name a page by name ends on.
+        (
+            "api/recall/jobs",
+            {"cursor": _forged('{"s": "created_at", "d": true, "v": null, "i": "\\ud800"}')},
+        ),
+        (
+            "api/recall/jobs",
+            {
+                "cursor": _forged('{"s": "name", "d": false, "v": "\\ud800", "i": "x"}'),
+                "sort": "name",
+            },
+        ),
+        (
+            "api/recall/runs",
+            {"cursor": _forged(f'{{"f": {AN_INSTANT}, "c": {AN_INSTANT}, "i": "\\ud800"}}')},
+        ),
+        ("api/recall/approvals", {"cursor": _forged(f'{{"c": {AN_INSTANT}, "i": "\\ud800"}}')}),
+    ],
+)
+async def test_a_forged_cursor_is_a_400_naming_cursor(jp_fetch, path, query):
+    error = await call(jp_fetch, "GET", path, expect=400, **query)
+    assert error["field"] == "cursor"
+
+
 async def test_bad_sort_order_and_search_name_their_field(jp_fetch):
     error = await call(jp_fetch, "GET", "api/recall/jobs", expect=400, sort="owner")
     assert error["field"] == "sort"
