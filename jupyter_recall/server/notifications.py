@@ -88,6 +88,7 @@ class NotificationService:
         self._limiter = anyio.CapacityLimiter(1)
         self._scheduler: Scheduler | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        hub.on_dropped(self._buffer_again)
 
     # --- sending ----------------------------------------------------------------------------
 
@@ -126,6 +127,30 @@ class NotificationService:
             self.hub.publish_notification(shown)
             return False
 
+    def _buffer_again(self, owner: str, session: str, dropped: list[NotificationJSON]) -> None:
+        """A stream ended before sending these (its kernel too far behind, or gone): they were
+        answered as delivered, so they wait in the buffer for the kernel's next take. Queued
+        on the lock now, before any take that follows the stream's end."""
+        self._keep(asyncio.get_running_loop().create_task(self._buffer(owner, session, dropped)))
+
+    async def _buffer(self, owner: str, session: str, dropped: list[NotificationJSON]) -> None:
+        async with self._lock:
+            for document in dropped:
+                await self._in_store(
+                    partial(
+                        self.buffer.buffer_notification,
+                        owner,
+                        session,
+                        document,
+                        now=self.clock.now(),
+                    )
+                )
+
+    def _keep(self, task: asyncio.Task[None]) -> None:
+        """Until it ends, and ``aclose`` waits for it."""
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
     async def to_ui(self, notification: Notification) -> None:
         document = notification.to_json()
         document["delivered_to"] = UI
@@ -160,9 +185,7 @@ class NotificationService:
         run, job = event.run, event.job
         if job is not None and (job.kind is JobKind.WATCHER or not _output_channel(job)):
             return
-        task = asyncio.get_running_loop().create_task(self._send_outcome(run, job))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._keep(asyncio.get_running_loop().create_task(self._send_outcome(run, job)))
 
     async def _send_outcome(self, run: Run, job: Job | None) -> None:
         scheduler = self._scheduler
@@ -181,7 +204,8 @@ class NotificationService:
             log.exception("could not send the outcome of run %s", run.id)
 
     async def aclose(self) -> None:
-        """Let outcome notifications in flight finish (briefly), then cancel the rest."""
+        """Let outcome notifications in flight and notifications going back to the buffer
+        finish (briefly), then cancel the rest."""
         if self._tasks:
             await asyncio.wait(set(self._tasks), timeout=5)
         for task in set(self._tasks):

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NotRequired, TypedDict
+from typing import NotRequired, TypedDict, TypeGuard
+from weakref import WeakKeyDictionary
 
 from jupyter_events import EventLogger
 from jupyter_server.auth.decorator import authorized
@@ -85,10 +86,14 @@ class EventHub:
 
     def __init__(self, event_logger: EventLogger | None) -> None:
         self._queues: dict[str, set[asyncio.Queue[EventJSON | None]]] = {}
-        self._sessions: dict[asyncio.Queue[EventJSON | None], str] = {}
-        """The notebook session of streams opened by a kernel (``?session=``)."""
+        self._sessions: WeakKeyDictionary[asyncio.Queue[EventJSON | None], str]
+        self._sessions = WeakKeyDictionary()
+        """The notebook session of streams opened by a kernel (``?session=``), kept while the
+        handler holds its queue: a document it failed to send after the stream was closed is
+        still its session's."""
         self._event_logger = event_logger
         self._views_changed: Callable[[], None] = _nothing
+        self._dropped: DroppedNotifications = _drop
         if event_logger is not None:
             event_logger.register_event_schema(SCHEMA_PATH)
 
@@ -136,8 +141,7 @@ class EventHub:
                 queue.put_nowait(document)
             except asyncio.QueueFull:
                 # A client this far behind must re-sync; ending its stream tells it to.
-                self.close(owner, queue)
-                _end_stream(queue)
+                self.end(owner, queue, unsent=[document])
 
     def open(self, owner: str, session: str | None = None) -> asyncio.Queue[EventJSON | None]:
         queue: asyncio.Queue[EventJSON | None] = asyncio.Queue(QUEUE_LIMIT)
@@ -155,24 +159,68 @@ class EventHub:
                 # An owner without streams costs nothing to publish for: see ``publish``.
                 del self._queues[owner]
                 self._views_changed()
-        self._sessions.pop(queue, None)
+
+    def end(
+        self,
+        owner: str,
+        queue: asyncio.Queue[EventJSON | None],
+        unsent: Sequence[EventJSON] = (),
+    ) -> None:
+        """Close a stream and replace what it still had to send by its end. The notifications
+        of its session among that (and ``unsent``) go to ``on_dropped``: runs and jobs can be
+        read again, a notification said delivered cannot."""
+        session = self._sessions.get(queue)
+        self.close(owner, queue)
+        dropped = [*_end_stream(queue), *unsent]
+        if session is not None:
+            notifications = [n for n in map(_notification_of, dropped) if _for(n, session)]
+            if notifications:
+                self._dropped(owner, session, notifications)
+
+    def on_dropped(self, receiver: DroppedNotifications) -> None:
+        self._dropped = receiver
 
     def close_all(self) -> None:
         for owner, queues in list(self._queues.items()):
             for queue in tuple(queues):
-                self.close(owner, queue)
-                _end_stream(queue)
+                self.end(owner, queue)
+
+
+DroppedNotifications = Callable[[str, str, list[NotificationJSON]], None]
+"""Told (owner, session, notifications) of a session's notifications that a stream ended
+before sending."""
 
 
 def _nothing() -> None:
     return None
 
 
-def _end_stream(queue: asyncio.Queue[EventJSON | None]) -> None:
-    """Replace whatever is queued by the end-of-stream marker."""
+def _drop(owner: str, session: str, notifications: list[NotificationJSON]) -> None:
+    return None
+
+
+def _notification_of(document: EventJSON) -> NotificationJSON | None:
+    return document.get("notification") if document["type"] == "notification" else None
+
+
+def _for(notification: NotificationJSON | None, session: str) -> TypeGuard[NotificationJSON]:
+    """Whether it is one of ``session``'s own (not the copy a toast shows)."""
+    return (
+        notification is not None
+        and notification.get("delivered_to") == "session"
+        and notification.get("session") == session
+    )
+
+
+def _end_stream(queue: asyncio.Queue[EventJSON | None]) -> list[EventJSON]:
+    """Replace whatever is queued by the end-of-stream marker; what was queued."""
+    queued = []
     while not queue.empty():
-        queue.get_nowait()
+        document = queue.get_nowait()
+        if document is not None:
+            queued.append(document)
     queue.put_nowait(None)
+    return queued
 
 
 class EventsHandler(RecallHandler):
@@ -212,9 +260,7 @@ class EventsHandler(RecallHandler):
         # heartbeat: its session's notifications are buffered from now on.
         opened = getattr(self, "_stream_queue", None)
         if opened is not None:
-            owner, queue = opened
-            self.hub.close(owner, queue)
-            _end_stream(queue)
+            self.hub.end(*opened)
         super().on_connection_close()
 
     async def _stream(self, queue: asyncio.Queue[EventJSON | None], heartbeat: float) -> None:
@@ -226,7 +272,12 @@ class EventsHandler(RecallHandler):
                 continue
             if document is None:
                 return
-            await self._send(f"event: {document['type']}\ndata: {json.dumps(document)}\n\n")
+            try:
+                await self._send(f"event: {document['type']}\ndata: {json.dumps(document)}\n\n")
+            except StreamClosedError:
+                # It may not have reached the kernel: a kernel drops one it has seen (by id).
+                self.hub.end(*self._stream_queue, unsent=[document])
+                raise
 
     async def _send(self, chunk: str) -> None:
         self.write(chunk)
