@@ -18,6 +18,7 @@ from jupyter_server.auth.decorator import authorized
 from jupyter_server.base.handlers import APIHandler
 from jupyter_server.extension.handler import ExtensionHandlerMixin
 from tornado import web
+from tornado.httputil import HTTPInputError
 
 from jupyter_recall.core.cadence import created_warnings
 from jupyter_recall.core.errors import (
@@ -82,6 +83,14 @@ job lands, so this many edits of one job at the same instant all land."""
 BODY_METHODS = ("POST", "PUT", "PATCH", "DELETE")
 
 
+def _unreadable_body(error: BaseException) -> BaseException:
+    """tornado's refusal of a body it parses itself before any handler (a form whose
+    encoding it cannot read) as the ValidationError naming ``body`` that ours would be."""
+    if isinstance(error, web.HTTPError) and isinstance(error.__cause__, HTTPInputError):
+        return ValidationError("body", f"cannot be read: {error.__cause__}")
+    return error
+
+
 class RecallHandler(ExtensionHandlerMixin, APIHandler):
     auth_resource = AUTH_RESOURCE
     _body: dict[str, Any] | None = None
@@ -123,9 +132,18 @@ class RecallHandler(ExtensionHandlerMixin, APIHandler):
         self.set_status(status)
         self.finish(answer_text(document))  # APIHandler.finish says it is application/json
 
+    def decode_argument(self, value: bytes, name: str | None = None) -> str:
+        """A query or path argument as text; tornado's own refusal names no field."""
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ValidationError(
+                name or "path", f"is not UTF-8 text (byte {value[:40]!r})"
+            ) from None
+
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         exc_info = kwargs.get("exc_info")
-        error = exc_info[1] if exc_info else None
+        error = _unreadable_body(exc_info[1]) if exc_info else None
         if isinstance(error, RecallError):
             self.set_status(status_for(error))
             self.set_header("Content-Type", "application/json")
