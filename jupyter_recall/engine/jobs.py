@@ -218,6 +218,13 @@ class JobChanges:
     def reschedules(self) -> bool:
         return self.when is not None or self.tz is not None or self.policies is not None
 
+    @property
+    def redefines(self) -> bool:
+        """Whether they change what the job's runs do or which occurrences are its: a run
+        fired before them and not executing yet does not execute after them."""
+        changed = (self.when, self.tz, self.action, self.target)
+        return any(value is not None for value in changed)
+
 
 def _rescheduled(job: Job, changes: JobChanges, now: datetime) -> Job:
     if changes.when is not None or changes.tz is not None:

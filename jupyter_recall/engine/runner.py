@@ -16,9 +16,13 @@ and a worker again, ahead of the runs not started yet.
 
 A run fired ahead of its due instant (``firing.fire_due``) first waits for that instant in a
 heap, counted in its job's lane already; a change to its job withdraws it (``withdraw_ahead``)
-so that the scheduler can undo it. Each executing run has its own cancel scope, so it can be
-stopped alone; a run that waits is simply taken out of its queue. Its end goes to the writer,
-which persists it in a batch.
+so that the scheduler can undo it. A scheduled run past its instant but not executing yet (in
+its lane, waiting for a slot or a worker) of a job paused, cancelled or edited meanwhile is
+recorded ``skipped`` instead (``withdraw_waiting``); the lane's turn is held while such a change
+is on its way (``turn_held``) and while a failure that may pause the job is being written, so
+that the next run does not start first. Each executing run has its own cancel scope, so it can
+be stopped alone; a run that waits is simply taken out of its queue. Its end goes to the
+writer, which persists it in a batch.
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ import heapq
 import itertools
 import math
 from collections import deque
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import Enum
@@ -35,8 +41,8 @@ import anyio
 import anyio.abc
 
 from jupyter_recall.core.clock import Clock
-from jupyter_recall.core.model import Job, Run, RunStatus
-from jupyter_recall.core.policy import InFlight
+from jupyter_recall.core.model import Job, JobStatus, Run, RunStatus
+from jupyter_recall.core.policy import InFlight, counts_as_failure
 from jupyter_recall.engine.events import (
     JOB_UPDATED,
     RUN_FINISHED,
@@ -75,6 +81,21 @@ SHUTDOWN = StopReason(
     RunStatus.INTERRUPTED, "interrupted: the engine shut down while the run was in flight"
 )
 DELETED = StopReason(RunStatus.CANCELLED, "cancelled: its job was deleted")
+
+
+def not_to_execute(job: Job, *, redefined: bool) -> StopReason | None:
+    """Why a scheduled run of ``job`` fired before a change and not executing yet must not
+    execute after it (None: it executes as fired). A paused or ended job fires nothing; an
+    edit of what its runs do or of its schedule makes the run one of a definition gone."""
+    if job.status is not JobStatus.ACTIVE:
+        change = job.status.value
+    elif redefined:
+        change = "edited"
+    else:
+        return None
+    return StopReason(
+        RunStatus.SKIPPED, f"skipped: its job was {change} while the run waited for its turn"
+    )
 
 
 def timed_out(limit: float) -> StopReason:
@@ -139,6 +160,10 @@ class _Where(Enum):
     BACK_WORKER = "coming back inside the limits: waiting for a worker"
 
 
+_WAITING = frozenset((_Where.LANE, _Where.TARGET, _Where.READY))
+"""Past its instant, not executing yet."""
+
+
 @dataclass(slots=True)
 class _Lane:
     """The scheduled runs of one job held by this engine."""
@@ -149,6 +174,10 @@ class _Lane:
     """A serial run has the turn."""
     queue: deque[_Item] = field(default_factory=deque)
     """Serial runs waiting for the turn, in firing order."""
+    holds: int = 0
+    """Reasons to keep the turn from the queue for now (``Runner.turn_held``)."""
+    turn_free: bool = False
+    """The turn was given back while held: it goes to the queue once the holds are gone."""
 
 
 @dataclass(slots=True, eq=False)
@@ -237,6 +266,9 @@ class Runner:
         """Runs coming back inside the limits, waiting for a worker to give them its place."""
         self._surplus = 0
         """Workers to retire: runs that left the limits and ended before coming back."""
+        self._outcomes_held: dict[str, _Lane] = {}
+        """Lanes held by run id until that run's end is written: a failure that may pause the
+        job (``pause_after_failures``) must be counted before the next run takes the turn."""
 
     # --- the workers ------------------------------------------------------------------------
 
@@ -443,6 +475,43 @@ class Runner:
                 claims.append(item.claim)
         return claims
 
+    def withdraw_waiting(self, job_id: str, reason: StopReason | None) -> None:
+        """End with ``reason`` the job's scheduled runs past their instant that do not execute
+        yet (in the lane, waiting for a slot or a worker); None leaves them."""
+        if reason is None or job_id not in self._per_job:
+            return
+        for run_id, item in list(self._items.items()):
+            if item.job.id == job_id and item.lane is not None and item.where in _WAITING:
+                self.stop(run_id, reason)
+
+    @contextmanager
+    def turn_held(self, job_id: str) -> Iterator[None]:
+        """Within: the job's lane keeps its turn from its queue (a change to the job is on its
+        way, and may withdraw what waits there)."""
+        lane = self._lanes.get(job_id)
+        if lane is None:
+            yield
+            return
+        lane.holds += 1
+        try:
+            yield
+        finally:
+            self._unhold(lane)
+
+    def outcomes_written(self, run_ids: Iterable[str]) -> None:
+        """The ends of these runs are written (and the pauses they made withdrew what waited):
+        their lanes' turns go on."""
+        for run_id in run_ids:
+            lane = self._outcomes_held.pop(run_id, None)
+            if lane is not None:
+                self._unhold(lane)
+
+    def _unhold(self, lane: _Lane) -> None:
+        lane.holds -= 1
+        if not lane.holds and lane.turn_free:
+            lane.turn_free = False
+            self._pass_turn(lane)
+
     def stop_all(self, reason: StopReason) -> None:
         for run_id in list(self._items):
             self.stop(run_id, reason)
@@ -497,8 +566,8 @@ class Runner:
         """Release what the run held, let the next runs go, and hand the end to the writer."""
         if item.reason is not None:
             status, error = item.reason.status, item.reason.error
-        others = self._release(item)
         if item.handed_off:
+            self._release(item)
             return
         ended_at = self._clock.now()
         final = run_with(
@@ -506,11 +575,23 @@ class Runner:
         )
         if item.job.policies.retries is not None and item.reason is not DELETED:
             final = with_retry(item.job, final, ended_at=ended_at)
+        self._hold_for_outcome(item, final)
+        others = self._release(item)
         # The job is only kept for the events announcing the end: ends can wait in the writer
         # by the thousand under a burst, and every object they hold is scanned by the GC. Kept
         # for a listener that does not listen yet: it may by the time the end is written.
         kept = self._bus.subscribed(RUN_FINISHED, JOB_UPDATED) or watches_failures(item.job)
         self._writer.ended(Ended(final, others, item.job if kept else None))
+
+    def _hold_for_outcome(self, item: _Item, final: Run) -> None:
+        """Keep the turn of a run whose failure may pause its job from its queue until the
+        end is written (``outcomes_written``)."""
+        lane = item.lane
+        if lane is None or not item.has_turn or not lane.queue or not watches_failures(item.job):
+            return
+        if counts_as_failure(final.status) and final.retry_at is None:
+            lane.holds += 1
+            self._outcomes_held[final.id] = lane
 
     def _release(self, item: _Item) -> int:
         """Forget ``item`` and free what it held; returns how many runs of its job are left."""
@@ -546,6 +627,9 @@ class Runner:
             self._target_waiting.pop(key, None)
 
     def _pass_turn(self, lane: _Lane) -> None:
+        if lane.holds:
+            lane.turn_free = True
+            return
         if lane.queue:
             item = lane.queue.popleft()
             item.has_turn = True

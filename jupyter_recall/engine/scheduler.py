@@ -45,7 +45,7 @@ from jupyter_recall.engine.events import (
 from jupyter_recall.engine.executors import Executor
 from jupyter_recall.engine.jobs import JobChanges, NewJob
 from jupyter_recall.engine.pruning import Pruning
-from jupyter_recall.engine.runner import DELETED, SHUTDOWN, STOPPED, Runner
+from jupyter_recall.engine.runner import DELETED, SHUTDOWN, STOPPED, Runner, not_to_execute
 from jupyter_recall.engine.store_thread import StoreThread
 from jupyter_recall.engine.writer import FiringGate, RunWriter
 from jupyter_recall.store.base import JobCount, JobFilter, RunFilter, RunsNow, Store
@@ -328,6 +328,7 @@ class Scheduler:
         self._pruning.ended(run.job_id for run in result.runs if run.status.is_final)
         for job in result.paused:
             self._paused_for_failures(job)
+        self._runner.outcomes_written(item.run.id for item in ended)
         if any(run.status.is_final for run in result.runs):
             self._runs_ended.set()
             self._runs_ended = anyio.Event()
@@ -359,7 +360,9 @@ class Scheduler:
 
     def _paused_for_failures(self, job: Job) -> None:
         log.warning("job %s paused: %s", job.id, job.paused_reason)
-        # A run fired ahead of its instant must not execute now that the job is paused.
+        # A run fired ahead of its instant must not execute now that the job is paused, nor
+        # one waiting for its turn.
+        self._runner.withdraw_waiting(job.id, not_to_execute(job, redefined=False))
         claims = self._runner.withdraw_ahead(job.id)
         if claims:
             _, earlier = self._withdrawn.get(job.id, (job, []))
@@ -557,7 +560,10 @@ class Scheduler:
         count = partial(self.store.count_jobs_by_status, owner=owner, where=where)
         return await self._in_store(count)
 
-    def _changed(self, job: Job) -> Job:
+    def _changed(self, job: Job, *, redefined: bool = False) -> Job:
+        """Announce a job changed; its runs waiting for their turn that it no longer runs do
+        not execute (``runner.not_to_execute``)."""
+        self._runner.withdraw_waiting(job.id, not_to_execute(job, redefined=redefined))
         self._bus.job(JOB_UPDATED, job)
         self._poke(job.next_fire_at)
         return job
@@ -584,25 +590,17 @@ class Scheduler:
         """``update_job`` with its changes as one record (as the REST edge parses them)."""
         self._require_running()
         await self._guard(job_id, owner, "edited")
-        job = await self._in_store_unclaimed(
-            job_id,
-            partial(
-                jobs.update_job,
-                self.store,
-                job_id,
-                owner=owner,
-                now=self.clock.now(),
-                changes=changes,
-            ),
-        )
-        return self._changed(job)
+        now = self.clock.now()
+        update = partial(jobs.update_job, self.store, job_id, owner=owner, now=now, changes=changes)
+        with self._runner.turn_held(job_id):
+            job = await self._in_store_unclaimed(job_id, update)
+            return self._changed(job, redefined=changes.redefines)
 
     async def pause_job(self, job_id: str, *, owner: str) -> Job:
         self._require_running()
-        job = await self._in_store_unclaimed(
-            job_id, partial(jobs.pause_job, self.store, job_id, owner=owner, now=self.clock.now())
-        )
-        return self._changed(job)
+        pause = partial(jobs.pause_job, self.store, job_id, owner=owner, now=self.clock.now())
+        with self._runner.turn_held(job_id):
+            return self._changed(await self._in_store_unclaimed(job_id, pause))
 
     async def resume_job(self, job_id: str, *, owner: str, catch_up: bool = False) -> Job:
         """Resume from now on; with ``catch_up`` the occurrences since the pause are due at once
@@ -678,10 +676,11 @@ class Scheduler:
         await self._guard(job_id, owner, "cancelled")
         now = self.clock.now()
         cancel = partial(jobs.cancel_job, self.store, job_id, owner=owner, now=now, reason=reason)
-        job = await self._in_store_unclaimed(
-            job_id, partial(retrying.dropping_retries, self.store, job_id, cancel)
-        )
-        return self._changed(job)
+        with self._runner.turn_held(job_id):
+            job = await self._in_store_unclaimed(
+                job_id, partial(retrying.dropping_retries, self.store, job_id, cancel)
+            )
+            return self._changed(job)
 
     async def delete_job(self, job_id: str, *, owner: str) -> None:
         """Delete a job and its runs; its runs in flight are cancelled."""
