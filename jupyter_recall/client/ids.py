@@ -4,15 +4,43 @@ before a request, so that a bad one is refused naming the argument."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from types import MappingProxyType
 
-from jupyter_recall.core.errors import ValidationError
+from jupyter_recall.core.errors import NotFoundError, ValidationError
 
 ID_LENGTH = 64
 """The longest id (``core.limits.ID_PATTERN``): the ``maxLength`` of the tools' id arguments."""
 JOB_ID = re.compile(rf"^[A-Za-z0-9_-]{{1,{ID_LENGTH}}}$")
 
+RESERVED: Mapping[str, frozenset[str]] = MappingProxyType(
+    {"jobs": frozenset({"counts"}), "runs": frozenset({"prune"})}
+)
+"""Per collection of ``/api/recall/``, the words of the server's routes that stand where an id
+would (``GET /api/recall/jobs/counts``, ``POST /api/recall/runs/prune``: ``server/handlers.py``'s
+``route_table``, which a test compares with this). They match ``JOB_ID``, so sent as an id
+they would reach the route: ``GET /jobs/counts`` answers the counts, a ``DELETE`` a 405.
+
+They are never ids the server gave: its ids are ``core.model.new_id``'s, twelve lowercase hex
+digits (jobs, runs, watchers, approvals alike; ``import`` copies rows of another store, whose ids
+were made the same way), and each of these words is shorter and holds letters past ``f``. So
+a reserved word given as an id is not found, as any id the server never gave, and said without
+a request (``not_reserved``)."""
+
+RECORDS: Mapping[str, str] = MappingProxyType({"jobs": "job", "runs": "run"})
+"""What a record of each collection with reserved words is called in "not found"."""
+
+
+def not_reserved(collection: str, ident: str) -> str:
+    """``ident``, unless it is one of ``collection``'s reserved words: then the record is not
+    found (``NotFoundError``: "job 'counts' not found"), as the server would say of an id it
+    never gave."""
+    if ident in RESERVED.get(collection, ()):
+        raise NotFoundError(RECORDS[collection], ident)
+    return ident
+
 
 def check_job_id(job_id: object, field: str = "job_id") -> str:
     if not isinstance(job_id, str) or not JOB_ID.match(job_id):
         raise ValidationError(field, f"not a job id: {job_id!r} (ids look like '3f9c2a1b7d0e')")
-    return job_id
+    return not_reserved("jobs", job_id)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from jupyter_recall.client.documents import InfoDocument, JobDocument, RunDocument
+from jupyter_recall.client.ids import not_reserved
 from jupyter_recall.core.errors import (
     ConflictError,
     NotFoundError,
@@ -234,7 +235,12 @@ def error_from_response(status: int, body: Any, *, url: str) -> RecallError:
 
 def api_path(*segments: str) -> str:
     """``/api/recall/`` followed by ``segments``, each escaped as one path segment: an id
-    holding ``/``, ``?``, a space or ``..`` names that id, never another route or a query."""
+    holding ``/``, ``?``, a space or ``..`` names that id, never another route or a query.
+    The segment after a collection is an id: a route word of the server there (``counts``
+    after ``jobs``) is not found, without a request (``ids.RESERVED``); those routes are
+    written as literal paths."""
+    if len(segments) > 1:
+        not_reserved(segments[0], segments[1])
     escaped = []
     for segment in segments:
         if not segment:

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import TypedDict
 
+from jupyter_recall.client.remote import api_path
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.core.limits import ID_PATTERN
 from jupyter_recall.core.text import clip
@@ -109,12 +110,12 @@ def read(backend: Backend, uri: str) -> tuple[str, str]:
     if template is APPROVAL:
         return JSON, json.dumps(backend.request("GET", f"/api/recall/approvals/{ident}"))
     if template is JOB:
-        return JSON, json.dumps(backend.request("GET", f"/api/recall/jobs/{ident}"))
+        return JSON, json.dumps(backend.request("GET", api_path("jobs", ident)))
     if template is JOB_RUNS:
         query = {"limit": RUNS_SHOWN}
-        runs = backend.request("GET", f"/api/recall/jobs/{ident}/runs", query=query)
+        runs = backend.request("GET", api_path("jobs", ident, "runs"), query=query)
         return JSON, json.dumps(runs)
-    run = backend.request("GET", f"/api/recall/runs/{ident}")
+    run = backend.request("GET", api_path("runs", ident))
     return TEXT, str(run.get("output") or "")
 
 

@@ -33,6 +33,7 @@ from jupyter_recall.client.documents import (
     WatcherDocument,
 )
 from jupyter_recall.client.ids import ID_LENGTH, JOB_ID
+from jupyter_recall.client.remote import api_path
 from jupyter_recall.client.tool_answers import (
     DeliveryAnswer,
     JobAnswer,
@@ -325,15 +326,15 @@ def _job_list(backend: Backend, args: ToolArguments) -> JobPageAnswer:
 
 def _schedule_status(backend: Backend, args: ToolArguments) -> JobStatusAnswer:
     job_id = args.text("job_id")
-    job: JobDocument = backend.request("GET", f"{JOBS}/{job_id}")
-    runs: RunPage = backend.request("GET", f"{JOBS}/{job_id}/runs", query={"limit": 5})
+    job: JobDocument = backend.request("GET", api_path("jobs", job_id))
+    runs: RunPage = backend.request("GET", api_path("jobs", job_id, "runs"), query={"limit": 5})
     recent = [listed_run(run) for run in runs["runs"]]
     return {**args.succeeded(), "job": job_details(job), "recent_runs": recent}
 
 
 def _job_action_tool(action: str) -> JobRun:
     def run(backend: Backend, args: ToolArguments) -> JobAnswer:
-        job: JobDocument = backend.request("POST", f"{JOBS}/{args.text('job_id')}/{action}")
+        job: JobDocument = backend.request("POST", api_path("jobs", args.text("job_id"), action))
         return _job_answer(args, job)
 
     return run
@@ -342,8 +343,8 @@ def _job_action_tool(action: str) -> JobRun:
 def _job_run_now(backend: Backend, args: ToolArguments) -> RunNowAnswer:
     # The trigger answers the new run, not the job: the job's summary is read after it.
     job_id = args.text("job_id")
-    run: RunDocument = backend.request("POST", f"{JOBS}/{job_id}/trigger")
-    job: JobDocument = backend.request("GET", f"{JOBS}/{job_id}")
+    run: RunDocument = backend.request("POST", api_path("jobs", job_id, "trigger"))
+    job: JobDocument = backend.request("GET", api_path("jobs", job_id))
     return {**_job_answer(args, job), "run_id": run["id"]}
 
 
@@ -363,12 +364,12 @@ def _run_list(backend: Backend, args: ToolArguments) -> RunPageAnswer:
 
 
 def _run_output(backend: Backend, args: ToolArguments) -> RunAnswer:
-    run: RunDocument = backend.request("GET", f"/api/recall/runs/{args.text('run_id')}")
+    run: RunDocument = backend.request("GET", api_path("runs", args.text("run_id")))
     return {**args.succeeded(), **run}
 
 
 def _run_stop(backend: Backend, args: ToolArguments) -> RunAnswer:
-    run: RunDocument = backend.request("POST", f"/api/recall/runs/{args.text('run_id')}/stop")
+    run: RunDocument = backend.request("POST", api_path("runs", args.text("run_id"), "stop"))
     return {**args.succeeded(), **run}
 
 

@@ -151,3 +151,21 @@ def test_not_found_names_the_server_asked_among_several(server, tmp_path):
     assert "2 Jupyter servers are running: --url asks another)" in line
     alone = jupyter_recall("show", "nosuchjob", runtime=server.runtime)
     assert one_error_line(alone.err) == "jupyter recall show: error: job 'nosuchjob' not found"
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("delete", "counts", "--yes"), "delete: error: counts: job 'counts' not found"),
+        (("show", "counts"), "show: error: job 'counts' not found"),
+        (("pause", "counts"), "pause: error: counts: job 'counts' not found"),
+        (("logs", "prune"), "logs: error: run 'prune' not found"),
+        (("stop", "prune"), "stop: error: prune: run 'prune' not found"),
+    ],
+)
+def test_a_route_word_where_an_id_goes_is_not_found(app, args, said):
+    # /api/recall/jobs/counts and /api/recall/runs/prune are routes: sent as an id, they
+    # answered the counts or 405 Method Not Allowed.
+    result = app(*args)
+    assert result.code == 1, (result.out, result.err)
+    assert one_error_line(result.err) == f"jupyter recall {said}"

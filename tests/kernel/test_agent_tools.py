@@ -296,6 +296,8 @@ def test_remember(nb, server):
         ("schedule_cron", {"cron": "in 5m", "prompt": "x"}, "cron", "use schedule_once"),
         ("schedule_cron", {"cron": "61 * * * *", "prompt": "x"}, "cron", "cron: "),
         ("schedule_status", {"job_id": "000000000000"}, "job_id", "not found"),
+        ("schedule_status", {"job_id": "counts"}, "job_id", "job 'counts' not found"),
+        ("schedule_cancel", {"job_id": "counts"}, "job_id", "job 'counts' not found"),
         ("remember", {"what": "x", "when": "whenever"}, "when", "Accepted forms:"),
     ],
 )

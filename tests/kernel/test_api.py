@@ -111,6 +111,9 @@ def test_domain_errors_keep_field_and_accepted(nb, server):
         "field": None,
         "accepted": [],
     }
+    # A route word of the server where an id goes (/api/recall/jobs/counts) is no job either.
+    reserved = nb.json("print(json.dumps(error_of(lambda: jupyter_recall.job('counts'))))")
+    assert reserved == {**missing, "message": "job 'counts' not found"}
     nb.ok("first = jupyter_recall.recall('in 1h', 'check')")
     clash = nb.json("print(json.dumps(error_of(lambda: jupyter_recall.recall('in 2h', 'again'))))")
     assert clash["type"] == "PendingRecallExists"  # a ConflictError

@@ -172,6 +172,10 @@ def test_parse_error_shows_accepted_forms_and_schedules_nothing(nb, server):
         ("%schedule cancel", "needs a job id"),
         ("%schedule cancel 000000000000", "job '000000000000' not found"),
         ("%schedule status no/such", "not a job id"),
+        # The server's route words beside an id are never ids it gave (client/ids.RESERVED).
+        ("%schedule status counts", "job 'counts' not found"),
+        ("%schedule delete counts", "job 'counts' not found"),
+        ("%recall status counts", "job 'counts' not found"),
         ("%recall --headless in 5m: check", "unknown option"),
         ("%jobs everything", "accepted: --all"),
         # Unclosed quotes are named, in every magic.

@@ -190,6 +190,27 @@ async def test_bad_arguments_are_tool_errors_naming_the_field(
     assert "not found" in missing["error"]
 
 
+@each_transport
+async def test_a_route_word_where_an_id_goes_is_not_found(
+    transport: str, server: LiveServer
+) -> None:
+    # /api/recall/jobs/counts and /api/recall/runs/prune are routes: sent as ids, they
+    # answered the counts (read as a job) or 405 Method Not Allowed.
+    cases = [
+        ("schedule_status", {"job_id": "counts"}, "job_id", "job 'counts' not found"),
+        ("job_pause", {"job_id": "counts"}, "job_id", "job 'counts' not found"),
+        ("job_run_now", {"job_id": "counts"}, "job_id", "job 'counts' not found"),
+        ("run_output", {"run_id": "prune"}, "run_id", "run 'prune' not found"),
+        ("run_stop", {"run_id": "prune"}, "run_id", "run 'prune' not found"),
+    ]
+    async with mcp_session(transport, server) as session:
+        for name, arguments, field, error in cases:
+            answer = await call(session, name, arguments)
+            assert answer == {"ok": False, "error": error, "field": field}, name
+        with pytest.raises(MCPError, match="job 'counts' not found"):
+            await session.read_resource("recall://jobs/counts")
+
+
 def test_an_anonymous_http_client_is_refused(server: LiveServer) -> None:
     message = b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}'
     for headers in ({}, {"Authorization": "token not-the-token"}):
