@@ -16,6 +16,7 @@ from jupyter_recall.client.remote import Client
 from jupyter_recall.command_line import EXIT_USAGE, StrictConfig
 from jupyter_recall.core.errors import (
     NotFoundError,
+    PassedWhilePaused,
     PendingRecallExists,
     RecallConnectionError,
     RecallError,
@@ -139,9 +140,12 @@ class RecallCommand(StrictConfig, JupyterApp):
     def describe(self, error: RecallError) -> str:
         """The error's text for stderr; a job or run not found names the server asked when
         it was picked among several running ones (another may hold it); a second pending
-        recall says how to cancel the first with this command line."""
+        recall says how to cancel the first with this command line, a one-shot whose time
+        passed while paused how to resume it catching up."""
         if isinstance(error, PendingRecallExists):
             error = error.hinted(f"jupyter recall cancel {error.recall_id}")
+        if isinstance(error, PassedWhilePaused):
+            error = error.hinted(f"jupyter recall resume --catch-up {error.job_id}")
         text = message_of(error)
         if isinstance(error, NotFoundError) and self._client is not None:
             text += self._which_server(self._client)

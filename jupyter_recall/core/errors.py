@@ -89,6 +89,27 @@ class PendingRecallExists(ConflictError):
         return PendingRecallExists(self.session, self.recall_id, hint=hint)
 
 
+class PassedWhilePaused(ConflictError):
+    """A one-shot job resumed without catching up, whose instant passed while it was paused:
+    ``job_id`` is the job, ``at`` its instant (ISO 8601). The message names no surface's
+    option; each surface says how it resumes with catch-up in its own words with ``hinted``
+    (REST ``catch_up=true``, the magics ``%schedule resume --catch-up <id>``, ...)."""
+
+    def __init__(self, job_id: str, at: str, *, hint: str = "") -> None:
+        self.job_id = job_id
+        self.at = at
+        self.hint = hint
+        how = f" ({hint})" if hint else ""
+        super().__init__(
+            f"job {job_id} was to run once at {at}, which passed while it was paused: "
+            f"resume it with catch-up{how} to run it now, or cancel it"
+        )
+
+    def hinted(self, hint: str) -> PassedWhilePaused:
+        """The same refusal, saying how this surface resumes with catch-up."""
+        return PassedWhilePaused(self.job_id, self.at, hint=hint)
+
+
 class ChangedMeanwhile(ConflictError):
     """A change computed from a job as it was read finds the job changed since by someone
     else; the caller reads it again and recomputes (a PATCH's merge, not a lost update)."""

@@ -10,7 +10,12 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from jupyter_recall.core.actions import JobAction, require
-from jupyter_recall.core.errors import ChangedMeanwhile, ConflictError, ValidationError
+from jupyter_recall.core.errors import (
+    ChangedMeanwhile,
+    ConflictError,
+    PassedWhilePaused,
+    ValidationError,
+)
 from jupyter_recall.core.model import (
     DEFAULT_POLICIES,
     Job,
@@ -308,10 +313,7 @@ def resume_job(
             return _resume_dependent(store, job, now=now, catch_up=catch_up)
         planned = job.next_occurrence
         if not catch_up and not job.schedule.is_recurring and planned is not None and planned < now:
-            raise ConflictError(
-                f"job {job.id} was to run once at {planned.isoformat()}, which passed while it "
-                "was paused: resume with catch_up=true to run it now, or cancel it"
-            )
+            raise PassedWhilePaused(job.id, planned.isoformat())
         upcoming = plan_resume(
             job.schedule,
             job.id,

@@ -7,6 +7,7 @@ from typing import NotRequired, TypedDict
 from jupyter_recall.core.errors import (
     ConflictError,
     NotFoundError,
+    PassedWhilePaused,
     PendingRecallExists,
     PermissionDeniedError,
     RecallError,
@@ -40,11 +41,21 @@ class PendingRecallJSON(TypedDict):
     recall_id: str
 
 
+class PassedWhilePausedJSON(TypedDict):
+    job_id: str
+    at: str
+
+
+REST_CATCH_UP = "catch_up=true"
+"""How a REST caller resumes with catch-up, in a ``PassedWhilePaused``'s message."""
+
+
 class ErrorJSON(TypedDict):
     """An error as answered (``Error`` in ``openapi.yaml``): the field and what it accepts for
     a ``ValidationError``, the missing permission for a ``PermissionDeniedError``, the session
     and its pending recall for a ``PendingRecallExists``, the tool for an
-    ``UnknownServerTool``: what a client words for its own user without reading the message."""
+    ``UnknownServerTool``, the job and its instant for a ``PassedWhilePaused``: what a client
+    words for its own user without reading the message."""
 
     message: str
     reason: str
@@ -53,9 +64,12 @@ class ErrorJSON(TypedDict):
     permission: NotRequired[PermissionJSON]
     pending_recall: NotRequired[PendingRecallJSON]
     unknown_tool: NotRequired[str]
+    passed_while_paused: NotRequired[PassedWhilePausedJSON]
 
 
 def error_body(error: RecallError) -> ErrorJSON:
+    if isinstance(error, PassedWhilePaused) and not error.hint:
+        error = error.hinted(REST_CATCH_UP)
     body: ErrorJSON = {"message": str(error), "reason": type(error).__name__}
     if isinstance(error, ValidationError):
         body["field"] = error.field
@@ -67,4 +81,6 @@ def error_body(error: RecallError) -> ErrorJSON:
         body["permission"] = {"action": error.action, "resource": error.resource}
     if isinstance(error, PendingRecallExists):
         body["pending_recall"] = {"session": error.session, "recall_id": error.recall_id}
+    if isinstance(error, PassedWhilePaused):
+        body["passed_while_paused"] = {"job_id": error.job_id, "at": error.at}
     return body

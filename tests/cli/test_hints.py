@@ -7,7 +7,7 @@ import pytest
 
 from jupyter_recall.cli.app import SUBCOMMANDS
 from jupyter_recall.cli.base import RecallCommand
-from jupyter_recall.core.errors import PendingRecallExists
+from jupyter_recall.core.errors import PassedWhilePaused, PendingRecallExists
 
 
 @pytest.mark.parametrize(
@@ -34,6 +34,16 @@ def test_a_second_pending_recall_says_how_to_cancel_the_first_here() -> None:
     assert text == (
         "session 'nb.ipynb' already has a pending recall r1; cancel it first "
         "(jupyter recall cancel r1)"
+    )
+
+
+def test_a_one_shot_passed_while_paused_says_how_to_catch_up_here() -> None:
+    # The server's words are REST's (catch_up=true): this command line says its own flag.
+    passed = PassedWhilePaused("j1", "2030-01-01T00:00:00+00:00", hint="catch_up=true")
+    assert RecallCommand().describe(passed) == (
+        "job j1 was to run once at 2030-01-01T00:00:00+00:00, which passed while it was "
+        "paused: resume it with catch-up (jupyter recall resume --catch-up j1) to run it now, "
+        "or cancel it"
     )
 
 

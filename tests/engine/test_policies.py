@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from jupyter_recall.core.clock import ManualClock
-from jupyter_recall.core.errors import ConflictError
+from jupyter_recall.core.errors import ConflictError, PassedWhilePaused
 from jupyter_recall.core.model import Coalesce, JobStatus, Overlap, RunStatus, RunTrigger
 from jupyter_recall.core.policy import MAX_ROWS_PER_PASS
 from tests.engine.support import (
@@ -254,8 +254,16 @@ async def test_resume_of_a_one_shot_that_passed_needs_catch_up(
         job = await engine.add_job(new("in 1m"), owner=OWNER)
         await engine.pause_job(job.id, owner=OWNER)
         clock.advance(120)
-        with pytest.raises(ConflictError, match="catch_up"):
+        with pytest.raises(PassedWhilePaused) as refused:
             await engine.resume_job(job.id, owner=OWNER)
+        # Its fields, and a message naming no surface's option: each surface adds its own.
+        at = (T0 + timedelta(minutes=1)).isoformat()
+        assert (refused.value.job_id, refused.value.at) == (job.id, at)
+        assert str(refused.value) == (
+            f"job {job.id} was to run once at {at}, which passed while it was paused: "
+            "resume it with catch-up to run it now, or cancel it"
+        )
+        assert isinstance(refused.value, ConflictError)
         await engine.resume_job(job.id, owner=OWNER, catch_up=True)
         (run,) = await wait_runs(engine, job.id, 1)
         assert shape([run]) == [("succeeded", "schedule")]

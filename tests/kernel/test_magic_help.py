@@ -11,6 +11,7 @@ from jupyter_recall.kernel.magics.watch import WatchMagics
 from jupyter_recall.kernel.magics.writ import (
     COMMAND_OPTIONS,
     RECALL_OPTIONS,
+    RESUME_OPTIONS,
     SCHEDULE_OPTIONS,
     SUBCOMMANDS_RECALL,
     SUBCOMMANDS_SCHEDULE,
@@ -21,7 +22,7 @@ from jupyter_recall.kernel.magics.writ import (
 @pytest.mark.parametrize(
     ("usage", "options"),
     [
-        (jobs.SCHEDULE_USAGE, SCHEDULE_OPTIONS + COMMAND_OPTIONS),
+        (jobs.SCHEDULE_USAGE, SCHEDULE_OPTIONS + COMMAND_OPTIONS + RESUME_OPTIONS),
         (jobs.RECALL_USAGE, RECALL_OPTIONS),
         (jobs.JOBS_USAGE, COMMAND_OPTIONS),
         (watch.USAGE, watch.START_OPTIONS + watch.COMMAND_OPTIONS),

@@ -8,6 +8,9 @@ from collections.abc import Iterator
 
 import pytest
 
+from jupyter_recall.core.errors import PassedWhilePaused
+from jupyter_recall.kernel.jobs import api
+from jupyter_recall.kernel.magics.jobs import resume_job
 from tests.kernel.conftest import Kernel
 from tests.server.live_server import free_port
 
@@ -146,6 +149,40 @@ def test_cancelling_a_job_that_ended_says_so(nb: Kernel, server):
     server.wait_for(lambda: server.job(job)["status"] == "completed", timeout=30)
     out = nb.ok(f"%schedule cancel {job}")
     assert out.stdout.strip() == f"job {job} already ended (completed): nothing to cancel"
+
+
+def test_schedule_resume_catch_up_runs_a_one_shot_whose_time_passed_while_paused(
+    nb: Kernel, server
+):
+    notify = {"type": "notification", "message": "late"}
+    job = server.request("POST", "/api/recall/jobs", {"when": "in 1s", "action": notify})["id"]
+    server.request("POST", f"/api/recall/jobs/{job}/pause")
+    time.sleep(1.5)
+    refused = nb.ok(f"%schedule resume {job}")
+    assert "which passed while it was paused" in one_line(refused.stderr)
+    assert server.job(job)["status"] == "paused"
+    resumed = nb.ok(f"%schedule resume --catch-up {job}")
+    assert resumed.stderr == ""
+    assert resumed.stdout.startswith(f"resumed job {job}: active")
+    assert server.finished_runs(job)[0]["status"] == "succeeded"
+    elsewhere = nb.ok(f"%schedule pause --catch-up {job}")
+    assert one_line(elsewhere.stderr) == (
+        "--catch-up: goes with resume: %schedule resume --catch-up <id>"
+    )
+
+
+def test_a_one_shot_passed_while_paused_is_told_the_magics_catch_up():
+    class Passed(api.Job):
+        def resume(self, *, catch_up: bool = False) -> api.Job:
+            raise PassedWhilePaused(self.id, "2030-01-01T00:00:00+00:00", hint="catch_up=true")
+
+    with pytest.raises(PassedWhilePaused) as refused:
+        resume_job(Passed({"id": "3f9c2a1b7d0e"}), catch_up=False)
+    assert str(refused.value) == (
+        "job 3f9c2a1b7d0e was to run once at 2030-01-01T00:00:00+00:00, which passed while it "
+        "was paused: resume it with catch-up (%schedule resume --catch-up 3f9c2a1b7d0e) to run "
+        "it now, or cancel it"
+    )
 
 
 @pytest.mark.parametrize(

@@ -159,6 +159,23 @@ async def test_not_json_is_400(jp_fetch):
     assert json.loads(response.body)["field"] == "body"
 
 
+async def test_resuming_a_one_shot_passed_while_paused_is_409_saying_catch_up_true(jp_fetch):
+    body = {"when": "in 1s", "action": NOTIFY}
+    job = await call(jp_fetch, "POST", "api/recall/jobs", body, expect=201)
+    await call(jp_fetch, "POST", f"api/recall/jobs/{job['id']}/pause")
+    await asyncio.sleep(1.5)
+    error = await call(jp_fetch, "POST", f"api/recall/jobs/{job['id']}/resume", expect=409)
+    assert error["reason"] == "PassedWhilePaused"
+    assert error["passed_while_paused"] == {"job_id": job["id"], "at": job["next_fire_at"]}
+    # REST words it in its own terms; each client words it from the fields in its own.
+    assert "resume it with catch-up (catch_up=true) to run it now" in error["message"]
+    resumed = await call(
+        jp_fetch, "POST", f"api/recall/jobs/{job['id']}/resume", {"catch_up": True}
+    )
+    assert resumed["status"] == "active"
+    assert (await wait_for_run(jp_fetch, job["id"]))["status"] == "succeeded"
+
+
 async def test_unknown_ids_are_404(jp_fetch):
     await call(jp_fetch, "GET", "api/recall/jobs/000000000000", expect=404)
     await call(jp_fetch, "POST", "api/recall/jobs/000000000000/pause", expect=404)

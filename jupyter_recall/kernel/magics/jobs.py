@@ -23,7 +23,12 @@ from IPython.display import display
 from jupyter_recall.client import tables
 from jupyter_recall.client.documents import PolicySettings, RetriesDocument
 from jupyter_recall.client.ids import check_job_id
-from jupyter_recall.core.errors import PendingRecallExists, RecallError, ValidationError
+from jupyter_recall.core.errors import (
+    PassedWhilePaused,
+    PendingRecallExists,
+    RecallError,
+    ValidationError,
+)
 from jupyter_recall.kernel import widgets
 from jupyter_recall.kernel.connection import client as _client
 from jupyter_recall.kernel.jobs import api
@@ -33,6 +38,7 @@ from jupyter_recall.kernel.magics.writ import (
     COMMAND_OPTIONS,
     NEEDS_ID,
     RECALL_OPTIONS,
+    RESUME_OPTIONS,
     SCHEDULE_OPTIONS,
     SUBCOMMANDS_RECALL,
     SUBCOMMANDS_SCHEDULE,
@@ -52,6 +58,7 @@ usage:
   %%schedule [options] <when>              the cell body is the code
   %schedule list [--all] | info
   %schedule {"|".join(NEEDS_ID)} <id>      <id> may be {{expr}} or $name
+  %schedule resume --catch-up <id>         run what passed while it was paused (a one-shot's time)
 {options_usage(SCHEDULE_OPTIONS)}
 examples: %schedule in 30m: print(df.shape)    %%schedule every monday at 09:00"""
 
@@ -217,9 +224,21 @@ def cancel_job(handle: api.Job, label: str) -> None:
         print(f"cancelled {label} {changed.id}: {status}, {_next(changed)}")
 
 
+def resume_job(handle: api.Job, *, catch_up: bool) -> None:
+    """Resume a paused job (``catch_up``: from where it stopped); a one-shot whose time passed
+    while it was paused is told how to catch up here."""
+    try:
+        changed = handle.resume(catch_up=catch_up)
+    except PassedWhilePaused as error:
+        raise error.hinted(f"%schedule resume --catch-up {error.job_id}") from None
+    print(f"resumed job {changed.id}: {changed.get('status')}, {_next(changed)}")
+
+
 def _job_command(command: Command) -> None:
     if command.argument is None:
         raise ValidationError(command.name, f"needs a job id: %schedule {command.name} <id>")
+    if command.options.flag("catch_up") and command.name != "resume":
+        raise ValidationError("--catch-up", "goes with resume: %schedule resume --catch-up <id>")
     handle = api.Job({"id": check_job_id(resolve_reference(command.argument))})
     if command.name == "delete":
         handle.delete()
@@ -231,6 +250,8 @@ def _job_command(command: Command) -> None:
         show_status(handle.id)
     elif command.name == "cancel":
         cancel_job(handle, "job")
+    elif command.name == "resume":
+        resume_job(handle, catch_up=command.options.flag("catch_up"))
     else:
         changed = getattr(handle, command.name)()
         done = PAST.get(command.name, command.name + "d")
@@ -242,7 +263,7 @@ def run_schedule(line: str, cell: str | None) -> None:
     if not line and not (cell or "").strip():
         print(SCHEDULE_USAGE)
         return
-    command = parse_command(line, SUBCOMMANDS_SCHEDULE, COMMAND_OPTIONS)
+    command = parse_command(line, SUBCOMMANDS_SCHEDULE, COMMAND_OPTIONS + RESUME_OPTIONS)
     if command is None:
         writ = parse_writ(line, cell, SCHEDULE_OPTIONS, "code", magic="schedule")
         job = schedule_writ(writ)

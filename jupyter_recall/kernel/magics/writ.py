@@ -129,6 +129,14 @@ SCHEDULE_OPTIONS = (
 COMMAND_OPTIONS = (
     Option("--all", "all", takes_value=False, help="every job of the user, not this notebook's"),
 )
+RESUME_OPTIONS = (
+    Option(
+        "--catch-up",
+        "catch_up",
+        takes_value=False,
+        help="run what passed while it was paused (a one-shot's time)",
+    ),
+)
 RECALL_OPTIONS = (
     Option("--tz", "tz", metavar="ZONE", help="IANA zone or ±HH:MM (default: the server's)"),
     Option(
