@@ -218,6 +218,9 @@ class JobChanges:
     """The job these changes were computed from (a PATCH merges into its policies and options
     and checks its action with a new target): ``update_job`` refuses them with
     ChangedMeanwhile if any of those four changed since."""
+    anchor: datetime | None = None
+    """The instant a new ``when`` is read at (default: the time of the change), as
+    ``NewJob.anchor``: an edited watcher's checks stay aligned with its interval."""
 
     @property
     def reschedules(self) -> bool:
@@ -234,7 +237,7 @@ class JobChanges:
 def _rescheduled(job: Job, changes: JobChanges, now: datetime) -> Job:
     if changes.when is not None or changes.tz is not None:
         when = changes.when if changes.when is not None else job.when
-        spec = parse_when(when, now=now, tz=changes.tz or job.schedule.tz)
+        spec = parse_when(when, now=changes.anchor or now, tz=changes.tz or job.schedule.tz)
         occurrence = spec.first_fire_time()
     else:
         when, spec, occurrence = job.when, job.schedule, job.next_occurrence

@@ -8,7 +8,7 @@ notification service it runs on.
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from typing import Final
 
 from jupyter_recall.core.errors import ValidationError
@@ -23,6 +23,15 @@ OPTION: Final = "watcher"
 MIN_INTERVAL = 5
 MAX_INTERVAL = 3600
 DEFAULT_INTERVAL = 30
+EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def aligned(now: datetime, interval: int) -> datetime:
+    """The latest instant at or before ``now`` that is a whole number of ``interval`` seconds
+    since the epoch. Watchers anchored there check on the same instants as every other watcher
+    of that interval, so the engine fires them in batches instead of waking for each one."""
+    step = timedelta(seconds=interval)
+    return EPOCH + ((now - EPOCH) // step) * step
 
 
 def check_interval(value: object, field: str = "interval") -> int:
@@ -39,8 +48,9 @@ def check_interval(value: object, field: str = "interval") -> int:
 
 def with_watcher_interval(current: Job, changes: JobChanges, *, now: datetime) -> JobChanges:
     """A watcher's new ``when`` (the sidebar's "Edit schedule") is its new interval: written
-    into its options too, which its status, its checks' alignment and every surface read.
-    A schedule that is not an interval is refused naming ``when``."""
+    into its options too, which its status, its checks' alignment and every surface read,
+    and read from an instant aligned with it, as at creation, so that its checks fall on
+    whole multiples of it. A schedule that is not an interval is refused naming ``when``."""
     if current.kind is not JobKind.WATCHER or changes.when is None:
         return changes
     spec = parse_when(changes.when, now=now, tz=changes.tz or current.schedule.tz)
@@ -55,4 +65,4 @@ def with_watcher_interval(current: Job, changes: JobChanges, *, now: datetime) -
     config = dict(options.values.get(OPTION) or {})
     config["interval"] = seconds
     values = {**options.values, OPTION: config}
-    return replace(changes, options=JobOptions.from_json(values))
+    return replace(changes, options=JobOptions.from_json(values), anchor=aligned(now, seconds))

@@ -21,7 +21,6 @@ import json
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from functools import partial
 from typing import Any, NotRequired, TypedDict, TypeVar
 
@@ -67,7 +66,6 @@ T = TypeVar("T")
 
 log = logging.getLogger("jupyter_recall.watchers")
 
-EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 DEFAULT_HISTORY = 10
 FLUSH_INTERVAL = 0.5
 """Seconds between batched writes of check results."""

@@ -9,7 +9,6 @@ stops (deletes) them. The checks themselves are ``watcher_runtime.py``'s.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from datetime import datetime, timedelta
 from typing import Any, NotRequired, TypedDict
 
 from jupyter_server.auth.decorator import authorized
@@ -32,9 +31,9 @@ from jupyter_recall.engine.scheduler import NewJob, Scheduler
 from jupyter_recall.server.authorization import authorize_jobs, shape_of
 from jupyter_recall.server.handlers import RecallHandler
 from jupyter_recall.server.serialize import iso
+from jupyter_recall.server.watcher_options import aligned
 from jupyter_recall.server.watcher_runtime import (
     DEFAULT_HISTORY,
-    EPOCH,
     NO_APPROVAL,
     UNATTENDED_POLICIES,
     WatcherRuntime,
@@ -110,14 +109,6 @@ def watcher_json(
         document["last_result"] = history[0].to_json() if history else None
         document["history"] = [entry.to_json() for entry in history]
     return document
-
-
-def aligned(now: datetime, interval: int) -> datetime:
-    """The latest instant at or before ``now`` that is a whole number of ``interval`` seconds
-    since the epoch. Watchers anchored there check on the same instants as every other watcher
-    of that interval, so the engine fires them in batches instead of waking for each one."""
-    step = timedelta(seconds=interval)
-    return EPOCH + ((now - EPOCH) // step) * step
 
 
 def notified_at(channel: str | None, session: str | None, *, own: bool) -> str:

@@ -4,11 +4,13 @@ its changes, strategies, validation, policies, pause/resume/stop, status and his
 from __future__ import annotations
 
 import asyncio
+from datetime import datetime, timedelta
 
 import pytest
 
 from jupyter_recall.client.remote import error_from_response
 from jupyter_recall.core.errors import UnknownServerTool
+from jupyter_recall.server.watcher_options import EPOCH
 from tests.engine.receivers import http_receiver
 from tests.server.rest import call
 
@@ -130,6 +132,9 @@ async def test_a_watchers_schedule_edited_through_the_jobs_api_is_its_interval(
     path = f"api/recall/jobs/{watcher_id}"
     job = await call(jp_fetch, "PATCH", path, {"when": "every 30 seconds"})
     assert job["options"]["watcher"]["interval"] == 30
+    # As at creation, its checks fall on whole multiples of the new interval.
+    next_check = datetime.fromisoformat(job["next_fire_at"])
+    assert (next_check - EPOCH) % timedelta(seconds=30) == timedelta(0), next_check
     assert (await status(jp_fetch, watcher_id))["interval"] == 30
     for when, text in (
         ("at 9:00", "a watcher checks at an interval"),
