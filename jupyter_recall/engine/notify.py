@@ -305,6 +305,14 @@ class Notifier:
         return Delivery(notification, name, notification.fallback_reason, buffered=not live)
 
     async def _fall_back(self, notification: Notification, reason: str) -> Delivery:
-        log.warning("notification %s: %s; sent to the session instead", notification.id, reason)
         fallen = replace(notification, fallback_reason=reason)
-        return await self._to_session(fallen, SESSION)
+        delivery = await self._to_session(fallen, SESSION)
+        held = " (held until its kernel listens)" if delivery.buffered else ""
+        log.warning(
+            "notification %s: %s; delivered to %s instead%s",
+            notification.id,
+            reason,
+            delivery.delivered_to,
+            held,
+        )
+        return delivery

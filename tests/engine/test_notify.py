@@ -225,6 +225,26 @@ async def test_unknown_channel_falls_back_to_the_session_with_the_reason():
     assert sink.live[0].channel == "slack"
 
 
+async def test_the_log_of_a_fallback_names_where_it_went(caplog):
+    sink = Sink(listening={"work/a.ipynb"})
+    send = notifier({}, sink).send
+    with caplog.at_level(logging.WARNING, logger="jupyter_recall.notifications"):
+        to_ui = await send(note(channel="slack", session=None))
+        to_session = await send(note(channel="slack"))
+        held = await send(note(channel="slack", session="work/b.ipynb"))
+    logged = [r.getMessage() for r in caplog.records if "unknown channel 'slack'" in r.message]
+    assert [delivery.delivered_to for delivery in (to_ui, to_session, held)] == [
+        "ui",
+        "session",
+        "session",
+    ]
+    assert [line.split("; ", 1)[1] for line in logged] == [
+        "delivered to ui instead",
+        "delivered to session instead",
+        "delivered to session instead (held until its kernel listens)",
+    ]
+
+
 async def test_log_channel_writes_one_json_record(caplog):
     config = {"audit": {"type": "log", "logger": "recall.audit", "level": "WARNING"}}
     with caplog.at_level(logging.INFO, logger="recall.audit"):
