@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from jupyter_recall.core.errors import ConflictError
-from jupyter_recall.core.model import Job, JobStatus, _Choice
+from jupyter_recall.core.model import Job, JobKind, JobStatus, _Choice
 
 
 class JobAction(_Choice):
@@ -42,19 +42,30 @@ def _run_now(job: Job) -> str | None:
     return None
 
 
+def _called(job: Job) -> str:
+    """What the refusals call the job: a watcher is paused and resumed as one."""
+    return "watcher" if job.kind is JobKind.WATCHER else "job"
+
+
 def _pause(job: Job) -> str | None:
     if job.status is JobStatus.PAUSED:
-        return f"job {job.id} is already paused"
+        return f"{_called(job)} {job.id} is already paused"
     return None
 
 
 def _resume(job: Job) -> str | None:
     if job.status is JobStatus.ACTIVE:
-        return f"job {job.id} is not paused: it is active"
+        return f"{_called(job)} {job.id} is not paused: it is active"
     return None
 
 
 def _skip(job: Job) -> str | None:
+    after = job.schedule.after
+    if after is not None:
+        return (
+            f"job {job.id} is fired by the runs of job {after.after.job}, not by a schedule: "
+            "it has no scheduled occurrence to skip"
+        )
     if not job.schedule.is_recurring:
         return f"job {job.id} runs only once: skipping it would end it; cancel it instead"
     if job.next_occurrence is None:

@@ -79,4 +79,16 @@ def test_refusals_name_the_job_and_the_reason() -> None:
     assert "managed by owner 'ops'" in str(refusal(managed, JobAction.EDIT))
     with pytest.raises(ConflictError, match="already paused"):
         require(job("every 1h", JobStatus.PAUSED), JobAction.PAUSE)
+    watcher = job("every 30s", JobStatus.PAUSED, kind=JobKind.WATCHER)
+    assert refusal(watcher, JobAction.PAUSE) == "watcher j1 is already paused"
+    active = watcher.evolve(status=JobStatus.ACTIVE)
+    assert refusal(active, JobAction.RESUME) == "watcher j1 is not paused: it is active"
+
+
+def test_a_job_fired_by_another_jobs_runs_has_no_scheduled_occurrence_to_skip() -> None:
+    dependent = job("after 3f9c2a1b7d0e succeeds")
+    assert refusal(dependent, JobAction.SKIP) == (
+        "job j1 is fired by the runs of job 3f9c2a1b7d0e, not by a schedule: it has no "
+        "scheduled occurrence to skip"
+    )
     require(job("every 1h", JobStatus.PAUSED), JobAction.RESUME)
