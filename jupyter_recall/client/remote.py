@@ -23,6 +23,7 @@ from typing import Any
 
 from jupyter_recall.client.documents import InfoDocument, JobDocument, RunDocument
 from jupyter_recall.client.ids import not_reserved
+from jupyter_recall.client.json_values import check_json
 from jupyter_recall.core.errors import (
     ConflictError,
     NotFoundError,
@@ -34,6 +35,7 @@ from jupyter_recall.core.errors import (
     UnknownServerTool,
     ValidationError,
 )
+from jupyter_recall.core.text import check_unicode
 
 URL_VARIABLE = "JUPYTER_RECALL_URL"
 TOKEN_VARIABLE = "JUPYTER_RECALL_TOKEN"
@@ -270,11 +272,16 @@ def _too_long(url: str, query: Mapping[str, Any]) -> ValidationError:
 def json_bytes(body: Any) -> bytes:
     """``body`` as UTF-8 JSON: a non-ASCII character takes its 2 to 4 bytes, not a 6- or 12-byte
     escape, against the server's body limit. A lone surrogate, which UTF-8 cannot hold, is sent
-    escaped, for the server to refuse naming its field."""
+    escaped, for the server to refuse naming its field. A value that is no JSON (bytes, a set,
+    an object) is a ``ValidationError`` naming where it is in the body (``options.x``)."""
     try:
         return json.dumps(body, ensure_ascii=False).encode()
     except UnicodeEncodeError:
         return json.dumps(body).encode()
+    except (TypeError, ValueError):
+        for field, value in body.items() if isinstance(body, dict) else [("body", body)]:
+            check_json(value, str(field))
+        raise
 
 
 class Client:
@@ -294,6 +301,9 @@ class Client:
             raise ValidationError("path", f"{path!r} has a '.' or '..' segment")
         url = self.base + path.lstrip("/")
         pairs = {k: v for k, v in (query or {}).items() if v is not None}
+        for key, value in pairs.items():
+            if isinstance(value, str):
+                check_unicode(value, key)  # urlencode would fail on a lone surrogate
         full = url + ("?" + urllib.parse.urlencode(pairs) if pairs else "")
         if len(full) > MAX_URL:
             raise _too_long(full, pairs)

@@ -14,7 +14,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, NotRequired, TypedDict, TypeVar
 
+from jupyter_recall.client.json_values import check_json
 from jupyter_recall.core.errors import ValidationError
+from jupyter_recall.core.text import check_plain_text, check_unicode
 
 T = TypeVar("T")
 
@@ -96,7 +98,10 @@ def _clipped(text: str) -> str:
 
 
 def _shown(value: Any) -> str:
-    return _clipped(json.dumps(value, default=repr))
+    try:
+        return _clipped(json.dumps(value))
+    except (TypeError, ValueError):  # no JSON value (bytes, a set, an object): its type too
+        return _clipped(f"{type(value).__name__} {value!r}")
 
 
 @dataclass(frozen=True)
@@ -113,6 +118,9 @@ class Param:
     default: Any = None
     max_length: int | None = None
     """A string's most characters (its ``maxLength``)."""
+    plain: bool = False
+    """A string that reaches a path or a URL (a file, a notebook, a session): no NUL either
+    (``core.text.check_plain_text``). Every string must be Unicode text (no lone surrogate)."""
 
     def schema(self) -> ParamSchema:
         schema: ParamSchema = {"type": self.type, "description": self.description}
@@ -136,6 +144,10 @@ class Param:
 def _check_string(param: Param, value: Any) -> str:
     if not isinstance(value, str):
         raise ValidationError(param.name, f"must be a string, got {_shown(value)}")
+    if param.plain:
+        check_plain_text(value, param.name)
+    else:
+        check_unicode(value, param.name)
     if param.max_length is not None and len(value) > param.max_length:
         raise ValidationError(
             param.name,
@@ -165,7 +177,9 @@ def _check_integer(param: Param, value: Any) -> int:
 def _check_object(param: Param, value: Any) -> dict[str, object]:
     if not isinstance(value, Mapping):
         raise ValidationError(param.name, f"must be a JSON object, got {_shown(value)}")
-    return {str(key): item for key, item in value.items()}
+    checked = {str(key): item for key, item in value.items()}
+    check_json(checked, param.name)
+    return checked
 
 
 _CHECKERS: dict[str, Callable[[Param, Any], Any]] = {
@@ -334,7 +348,7 @@ class ArrayParam(Param):
 
     def check(self, value: Any) -> Any:
         if not isinstance(value, list):
-            raise ValidationError(self.name, f"must be an array, got {json.dumps(value)[:80]}")
+            raise ValidationError(self.name, f"must be an array, got {_shown(value)}")
         return value
 
 
@@ -351,7 +365,7 @@ class NumberParam(Param):
 
     def check(self, value: Any) -> Any:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ValidationError(self.name, f"must be a number, got {json.dumps(value)[:80]}")
+            raise ValidationError(self.name, f"must be a number, got {_shown(value)}")
         if self.minimum is not None and value < self.minimum:
             raise ValidationError(self.name, f"must be >= {self.minimum}, got {value}")
         if self.maximum is not None and value > self.maximum:

@@ -1,14 +1,45 @@
 """Jobs as plain text, shared by the magics' tables and the ``jupyter recall`` command (which
-must not import the kernel side): one line of a value, a target in words, an aligned table.
+must not import the kernel side): one line of a value, a target in words, an aligned table;
+and the one check of text that reaches a path or a URL (``check_plain_text``).
 
 Widths are a terminal's columns, not characters: a CJK character or an emoji takes two, a
 combining mark none (``display_width``), so that tables with such names stay aligned."""
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from jupyter_recall.core.errors import ValidationError
+
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+"""A UTF-16 surrogate on its own (JSON's ``"\\ud800"``): no character, so no UTF-8 text, file
+name or URL holds one."""
+
+
+def check_unicode(value: str, field: str) -> str:
+    """``value`` if it is Unicode text: a lone surrogate is refused naming ``field`` (encoding
+    it for a URL, a file name or a request body would fail with a ``UnicodeEncodeError``)."""
+    found = LONE_SURROGATE.search(value)
+    if found is not None:
+        raise ValidationError(
+            field,
+            f"holds a lone UTF-16 surrogate (U+{ord(found[0]):04X}), which is not text: give "
+            "Unicode text",
+        )
+    return value
+
+
+def check_plain_text(value: str, field: str) -> str:
+    """``value`` if it can reach a path or a URL (a file, a notebook, a session): Unicode text
+    (``check_unicode``) without a NUL character, which no path holds. The error names
+    ``field``."""
+    if "\x00" in value:
+        raise ValidationError(field, "must not contain a NUL character: give text without it")
+    return check_unicode(value, field)
+
 
 ZERO_WIDTH = frozenset({"Mn", "Me", "Cf"})
 """Unicode categories drawn on the character before (combining marks) or not at all (format

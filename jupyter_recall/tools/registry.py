@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, NotRequired, TypedDict, TypeVar
 
 from jupyter_recall.core.errors import RecallError, ValidationError
+from jupyter_recall.core.text import check_plain_text
 from jupyter_recall.tools.approval import APPROVED, Approvals
 from jupyter_recall.tools.policy import APPROVE, BLOCK, Decision, PolicyLayer, decide
 
@@ -138,6 +139,7 @@ class ToolContext:
         """``resolve``, with the relative path and what is there."""
         if not isinstance(path, str) or not path:
             raise ValidationError(field_name, f"must be a non-empty path, got {path!r}")
+        check_plain_text(path, field_name)
         plain = self._plain(path)
         if plain is not None:
             return plain

@@ -319,3 +319,38 @@ def test_schedule_tools_take_retries(nb, server):
     assert too_many["ok"] is False, too_many
     assert too_many["field"] == "retries", too_many
     assert "from 0 to 100" in too_many["error"], too_many
+
+
+def test_a_session_id_no_url_can_hold_is_refused_naming_it(nb, server):
+    # An agent's JSON text: a lone surrogate was a UnicodeEncodeError in the URL's query.
+    for text, words in (
+        ('{"action": "list", "session_id": "\\ud800"}', "holds a lone UTF-16 surrogate"),
+        ('{"action": "list", "session_id": "a\\u0000b"}', "must not contain a NUL character"),
+    ):
+        answer = nb.json(
+            f"print(json.dumps(jupyter_recall.agent.dispatch('manage_recall', {text!r})))"
+        )
+        assert answer["ok"] is False, answer
+        assert answer["field"] == "session_id", answer
+        assert answer["error"].startswith(f"session_id: {words}"), answer
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "field"),
+    [
+        ("run_parallel", "{'actions': VALUE}", "actions"),
+        ("background_wait", "{'task_id': 'x', 'timeout': VALUE}", "timeout"),
+        ("send_notification", "{'channel': 'log', 'message': 'hi', 'tags': VALUE}", "tags"),
+    ],
+)
+def test_python_values_that_are_no_json_are_named_not_internal_errors(nb, tool, arguments, field):
+    # From Python, arguments may hold what JSON cannot: they were "internal error ...:
+    # TypeError: Object of type bytes is not JSON serializable".
+    answers = nb.json(
+        "print(json.dumps([jupyter_recall.agent.dispatch("
+        f"{tool!r}, {arguments.replace('VALUE', 'value')}) for value in (b'x', object())]))"
+    )
+    for answer in answers:
+        assert answer["ok"] is False, answer
+        assert answer["field"] == field, answer
+        assert "internal error" not in answer["error"], answer

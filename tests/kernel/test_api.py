@@ -128,6 +128,28 @@ def test_domain_errors_keep_field_and_accepted(nb, server):
     assert server.jobs(kind="recall")[0]["action"]["instruction"] == "check"
 
 
+def test_values_that_are_no_json_are_named(nb, server):
+    # They raised a bare "TypeError: Object of type set is not JSON serializable".
+    nb.ok(ERRORS)
+    calls = (
+        "jupyter_recall.schedule('in 1h', b'x')",
+        "jupyter_recall.schedule('in 1h', tool='http.get', params={'url': {1, 2}})",
+        "jupyter_recall.schedule('in 1h', 'x', options={'x': object()})",
+        "jupyter_recall.schedule('in 1h', 'x', name=b'x')",
+    )
+    errors = nb.json(
+        "print(json.dumps([error_of(lambda: eval(call)) for call in " + repr(list(calls)) + "]))"
+    )
+    json_kinds = "must be JSON (strings, numbers, booleans, null, lists and objects)"
+    assert [(error["type"], error["field"], error["message"]) for error in errors] == [
+        ("ValidationError", "code", "code: must be a string, got bytes"),
+        ("ValidationError", "params.url", f"params.url: {json_kinds}, got set"),
+        ("ValidationError", "options.x", f"options.x: {json_kinds}, got object"),
+        ("ValidationError", "name", f"name: {json_kinds}, got bytes"),
+    ]
+    assert server.jobs() == []
+
+
 def _ipython(script: str, tmp_path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     path = tmp_path / "session.ipy"
     path.write_text(script)

@@ -179,3 +179,38 @@ def test_start_from_the_documented_path_is_confined(nb: Kernel, server: KernelSe
     )
     assert refused == "path"
     assert server.jobs() == []
+
+
+def test_a_path_no_file_can_have_is_refused_naming_path(nb: Kernel, server: KernelServer):
+    # As an agent's JSON text: they were "internal error in heartbeat_start: ValueError:
+    # embedded null byte" and a UnicodeEncodeError.
+    answers = nb.json(
+        "from jupyter_recall.kernel.agent.tools import dispatch\n"
+        "print(json.dumps([dispatch('heartbeat_start', text) for text in"
+        ' (\'{"path": "a\\\\u0000b"}\', \'{"path": "\\\\ud800"}\')]))'
+    )
+    assert answers == [
+        {
+            "ok": False,
+            "error": "path: must not contain a NUL character: give text without it",
+            "field": "path",
+        },
+        {
+            "ok": False,
+            "error": "path: holds a lone UTF-16 surrogate (U+D800), which is not text: give "
+            "Unicode text",
+            "field": "path",
+        },
+    ]
+    refused = nb.json(
+        "from jupyter_recall.kernel.heartbeat import start\n"
+        "def field_of(path):\n"
+        "    try:\n        start('1h', path)\n"
+        "    except jupyter_recall.ValidationError as e:\n        return [e.field, e.message]\n"
+        "print(json.dumps([field_of('a\\x00b'), field_of(b'x')]))"
+    )
+    assert refused == [
+        ["path", "must not contain a NUL character: give text without it"],
+        ["path", "must be a file's path, got bytes"],
+    ]
+    assert server.jobs() == []

@@ -50,6 +50,22 @@ async def test_paths_outside_the_root_are_refused(runner, root, path):
     assert not (root.parent / "outside.txt").exists()
 
 
+@pytest.mark.parametrize(
+    ("path", "words"),
+    [
+        ("a\x00b", "must not contain a NUL character"),
+        ("notes/\ud800.txt", "holds a lone UTF-16 surrogate (U+D800)"),
+    ],
+)
+@pytest.mark.parametrize("tool", ["filesystem.read", "filesystem.write", "filesystem.list"])
+async def test_a_path_that_no_file_can_have_is_refused_naming_path(runner, tool, path, words):
+    # They failed inside the tool: "ValueError: embedded null byte", "UnicodeEncodeError".
+    params = {"path": path, **({"content": "x"} if tool == "filesystem.write" else {})}
+    result = await runner.run_tool(tool, params)
+    assert result["success"] is False
+    assert result["error"].startswith(f"{tool}: path: {words}"), result["error"]
+
+
 async def test_a_symlink_out_of_the_root_is_refused(runner, root, tmp_path):
     secret = tmp_path / "secret.txt"
     secret.write_text("do not read")

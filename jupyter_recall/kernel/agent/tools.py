@@ -463,7 +463,7 @@ _TOOLS: tuple[Tool[AgentAnswer], ...] = (
         "all recalls of the session (pending, fired, cancelled).",
         (
             Param("action", "string", "cancel, skip or list.", True, enum=MANAGE_ACTIONS),
-            Param("session_id", "string", "Target session (default: the current one)."),
+            Param("session_id", "string", "Target session (default: the current one).", plain=True),
         ),
         _manage_recall,
     ),

@@ -23,6 +23,7 @@ from jupyter_recall.client.documents import (
     TargetDocument,
 )
 from jupyter_recall.client.ids import check_job_id
+from jupyter_recall.client.json_values import check_json
 from jupyter_recall.client.records import JobRecord
 from jupyter_recall.core.dependency import After
 from jupyter_recall.core.errors import ConflictError, PendingRecallExists, ValidationError
@@ -130,6 +131,7 @@ def action_payload(
         "notification": notification,
         "notebook": notebook,
     }
+    _check_texts(**given, title=title, channel=channel, comment=comment)
     chosen = [key for key, value in given.items() if value is not None]
     if len(chosen) != 1:
         raise ValidationError(
@@ -363,13 +365,24 @@ def schedule(
 
 
 def _check_mappings(**given: object) -> None:
-    """Each of these arguments is None or a mapping: ``dict()`` of a list or a string would
-    fail later with a bare TypeError or ValueError."""
+    """Each of these arguments is None or a mapping of JSON values: ``dict()`` of a list or a
+    string would fail later with a bare TypeError or ValueError, and so would sending a set or
+    bytes inside (``json.dumps``)."""
     for field_name, value in given.items():
-        if value is not None and not isinstance(value, Mapping):
+        if value is None:
+            continue
+        if not isinstance(value, Mapping):
             raise ValidationError(
                 field_name, f"must be an object (a dict), got {type(value).__name__}"
             )
+        check_json(dict(value), field_name)
+
+
+def _check_texts(**given: object) -> None:
+    """Each of these arguments is None or a string (bytes are not text: decode them)."""
+    for field_name, value in given.items():
+        if value is not None and not isinstance(value, str):
+            raise ValidationError(field_name, f"must be a string, got {type(value).__name__}")
 
 
 def recall(

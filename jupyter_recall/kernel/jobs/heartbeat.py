@@ -20,6 +20,7 @@ from typing import Any, Protocol, TypeVar
 
 from jupyter_recall.client.toolspec import Param, Tool, ToolArguments, ToolOk
 from jupyter_recall.core.errors import RecallError, ValidationError
+from jupyter_recall.core.text import check_plain_text
 from jupyter_recall.kernel.jobs import api, recall
 
 DEFAULT_FILE = "HEARTBEAT.md"
@@ -177,7 +178,9 @@ def start(
 
     if not isinstance(every, str) or not every.strip():
         raise ValidationError("every", f"must be a duration like '10m', got {every!r}")
-    target = _access().locate(str(path))
+    if not isinstance(path, (str, Path)):
+        raise ValidationError("path", f"must be a file's path, got {type(path).__name__}")
+    target = _access().locate(check_plain_text(str(path), "path"))
     options = {"output_channel": output_channel} if output_channel else None
     when = every if every.startswith("every ") else f"every {every}"
     try:
@@ -255,7 +258,11 @@ def heartbeat_tools() -> tuple[Tool[HeartbeatStarted], ...]:
             (
                 Param("every", "string", "Interval like '10m', '30s' or '1h'.", default="10m"),
                 Param(
-                    "path", "string", "The file, relative to the notebook.", default=DEFAULT_FILE
+                    "path",
+                    "string",
+                    "The file, relative to the notebook.",
+                    default=DEFAULT_FILE,
+                    plain=True,
                 ),
             ),
             _tool_start,
