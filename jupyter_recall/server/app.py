@@ -68,8 +68,31 @@ from jupyter_recall.store.urls import open_store, sqlite_url
 
 LOG_HANDLER = "jupyter_recall server format"
 REOPEN_EVERY = 5.0
+STOP_STEP_TIMEOUT = 20.0
+"""How long one step of stopping may take before it is given up on (and logged)."""
 """Seconds between attempts to open a store that could not be opened at start."""
 MAX_POOL_SIZE = 32
+
+
+def _task_stacks() -> str:
+    """Where each task of the event loop waits, one line a task, for a log. A suspended
+    task's own stack is its outermost coroutine only: the awaits below it are followed."""
+    return "\n".join(
+        f"  {task.get_name()}: " + " -> ".join(_awaits(task.get_coro()))
+        for task in asyncio.all_tasks()
+    )
+
+
+def _awaits(awaitable: object) -> list[str]:
+    places = []
+    while awaitable is not None:
+        frame = getattr(awaitable, "cr_frame", None) or getattr(awaitable, "gi_frame", None)
+        if frame is not None:
+            places.append(
+                f"{frame.f_code.co_qualname} ({frame.f_code.co_filename}:{frame.f_lineno})"
+            )
+        awaitable = getattr(awaitable, "cr_await", None) or getattr(awaitable, "gi_yieldfrom", None)
+    return places
 
 
 def _unopened(error: StoreError) -> str:
@@ -530,28 +553,47 @@ class RecallApp(ExtensionApp):
 
         Never raises: jupyter_server stops its event loop only after every extension has
         stopped, so an exception here would leave the process running after SIGTERM. A step
-        that fails is logged, and the following ones still run."""
+        that fails is logged, and the following ones still run; one that hangs is given up
+        on after ``STOP_STEP_TIMEOUT``. The log says when it is over: a server that does not
+        exit after it is held by something else."""
         await self._run_steps([self._stop_mcp, self._stop_scheduler])
-        if not self._assembled:
-            return  # never loaded, or its store never opened: nothing else was made
-        await self._run_steps(
-            [
-                self._close_kernel_pool,
-                self._executor.aclose,
-                self.notifications.aclose,
-                self._pause_notices.aclose,
-                self.tool_runner.close,
-                self.approvals.aclose,
-                self._store.close,
-            ]
-        )
+        # Not loaded, or the store never opened: nothing else was made.
+        if self._assembled:
+            await self._run_steps(
+                [
+                    self._close_kernel_pool,
+                    self._executor.aclose,
+                    self.notifications.aclose,
+                    self._pause_notices.aclose,
+                    self.tool_runner.close,
+                    self.approvals.aclose,
+                    self._store.close,
+                ]
+            )
+        self.log.info("jupyter_recall: stopped")
 
     async def _run_steps(self, steps: list[Callable[[], object]]) -> None:
         for step in steps:
             try:
-                await ensure_async(step())
+                await self._within_bound(step)
             except Exception:
                 self.log.exception("jupyter_recall: %s failed while stopping", step.__qualname__)
+
+    async def _within_bound(self, step: Callable[[], object]) -> None:
+        """Run ``step``; one that has not ended after ``STOP_STEP_TIMEOUT`` is cancelled, so
+        that SIGTERM still stops the server, and logged with where every task waits then."""
+        task = asyncio.ensure_future(ensure_async(step()))
+        done, _ = await asyncio.wait({task}, timeout=STOP_STEP_TIMEOUT)
+        if done:
+            task.result()
+            return
+        self.log.error(
+            "jupyter_recall: %s did not end in %s s while stopping; going on. Tasks:\n%s",
+            step.__qualname__,
+            STOP_STEP_TIMEOUT,
+            _task_stacks(),
+        )
+        task.cancel()
 
     async def _stop_mcp(self) -> None:
         if hasattr(self, "mcp"):

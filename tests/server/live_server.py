@@ -96,7 +96,7 @@ class LiveServer:
             "--ServerApp.jpserver_extensions=jupyter_recall=True",
             *self.args,
         ]
-        env = {**os.environ, "JUPYTER_PLATFORM_DIRS": "1", **self.env}
+        env = {**os.environ, "JUPYTER_PLATFORM_DIRS": "1", "PYTHONFAULTHANDLER": "1", **self.env}
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(command, stdout=log, stderr=log, env=env)
         deadline = time.monotonic() + timeout
@@ -118,10 +118,15 @@ class LiveServer:
             return process.wait(timeout)
         except subprocess.TimeoutExpired:
             # Killed, not left running into the next test (where its ResourceWarning would fail
-            # that test); the log says where the shutdown hung.
-            process.kill()
-            process.wait()
-            tail = self.log.read_text(errors="replace")[-3000:]
+            # that test); the log says where the shutdown hung: SIGABRT first, on which the
+            # server's faulthandler (PYTHONFAULTHANDLER) writes every thread's stack there.
+            process.send_signal(signal.SIGABRT)
+            try:
+                process.wait(10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+            tail = self.log.read_text(errors="replace")[-6000:]
             raise AssertionError(f"server did not stop in {timeout}s on {sig}:\n{tail}") from None
 
     def resume(self) -> None:

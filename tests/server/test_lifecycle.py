@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from typing import Any
@@ -34,6 +35,27 @@ async def test_a_failing_step_of_stop_is_logged_and_the_others_still_run(
     assert ".failing failed while stopping" in caplog.text
     assert "the channel's socket is gone" in caplog.text
     # The steps after the failing one ran: the store is closed.
+    with pytest.raises(Exception, match="closed"):
+        app._store.list_jobs(owner="anyone", where=JobFilter())
+
+
+async def test_a_step_of_stop_that_hangs_is_given_up_on_naming_it_and_the_others_run(
+    jp_serverapp, monkeypatch, caplog
+):
+    app = recall_app(jp_serverapp)
+    monkeypatch.setattr("jupyter_recall.server.app.STOP_STEP_TIMEOUT", 0.5)
+
+    async def hanging() -> None:
+        await asyncio.Event().wait()
+
+    monkeypatch.setattr(app.notifications, "aclose", hanging)
+    with caplog.at_level(logging.INFO):
+        await asyncio.wait_for(app.stop_extension(), 30)
+    assert ".hanging did not end in 0.5 s while stopping; going on" in caplog.text
+    # Where it waited, followed down the awaits of the step's task.
+    assert "<locals>.hanging (" in caplog.text
+    assert "-> Event.wait (" in caplog.text
+    assert "jupyter_recall: stopped" in caplog.text
     with pytest.raises(Exception, match="closed"):
         app._store.list_jobs(owner="anyone", where=JobFilter())
 
