@@ -19,6 +19,7 @@ from jupyter_recall.core.records import (
     TARGET_TYPES,
     check_types_fit,
 )
+from jupyter_recall.core.text import check_name_text, check_plain_text
 
 __all__ = ["ACTION_TYPES", "MISSING_KERNEL_POLICIES", "TARGET_TYPES"]
 
@@ -30,14 +31,15 @@ def check_action_fits_target(action: Mapping[str, Any], target: Mapping[str, Any
 
 
 def check_text(value: str, field: str, limit: int) -> str:
-    """A short text field (a name, a zone, a session): at most ``limit`` characters, no NUL."""
+    """A short text field (a name, a zone, a session): at most ``limit`` characters, no NUL,
+    no lone surrogate (``check_plain_text``); a ``name`` no bidi control either, which would
+    reorder the tables showing it (``check_name_text``)."""
     if len(value) > limit:
         raise ValidationError(
             field, f"is {len(value):,} characters long; at most {limit:,} are accepted"
         )
-    if "\x00" in value:
-        raise ValidationError(field, "must not contain a NUL character")
-    return value
+    check_plain_text(value, field)
+    return check_name_text(value, field) if field == "name" else value
 
 
 _POLICY_RANGES: dict[str, tuple[float, float]] = {

@@ -20,6 +20,7 @@ from typing import Any, ClassVar, NotRequired, TypedDict, TypeVar
 from jupyter_recall.core.documents import OutputConfigJSON, output_config_of
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.core.limits import MAX_SECONDS, NOTIFICATION_PRIORITIES
+from jupyter_recall.core.text import check_plain_text, name_line
 
 ACTION_TYPES = ("code", "instruction", "tool", "notebook", "notification")
 TARGET_TYPES = ("kernel", "headless", "server")
@@ -182,8 +183,9 @@ class CodeAction:
 
     @property
     def headline(self) -> str:
-        """The text a job's default name is taken from (its first line)."""
-        return self.code
+        """The text a job's default name is taken from: its first line that shows something,
+        without control or bidi characters (``core.text.name_line``)."""
+        return name_line(self.code)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> CodeAction:
@@ -205,7 +207,7 @@ class InstructionAction:
 
     @property
     def headline(self) -> str:
-        return self.instruction
+        return name_line(self.instruction)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> InstructionAction:
@@ -233,7 +235,7 @@ class ToolAction:
 
     @property
     def headline(self) -> str:
-        return self.name
+        return name_line(self.name)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ToolAction:
@@ -260,7 +262,7 @@ class NotebookAction:
 
     @property
     def headline(self) -> str:
-        return self.path
+        return name_line(self.path)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> NotebookAction:
@@ -292,7 +294,7 @@ class NotificationAction:
 
     @property
     def headline(self) -> str:
-        return self.message
+        return name_line(self.message)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> NotificationAction:
@@ -475,6 +477,22 @@ def check_fits(action: Action, target: Target) -> None:
     if isinstance(action, NotificationAction):
         action.check()
     check_types_fit(action.type, target.type)
+    _check_paths(action, target)
+
+
+def _check_paths(action: Action, target: Target) -> None:
+    """The paths a run hands to the contents manager and the file system: no NUL and no lone
+    surrogate, which no path holds (a run failed on them). Checked here rather than in
+    ``contents_path``, so that a job stored with one before still lists (and is refused when
+    it is run or changed)."""
+    paths = {
+        "target.path": target.path if isinstance(target, KernelTarget) else None,
+        "target.cwd": target.cwd if isinstance(target, HeadlessTarget) else None,
+        "action.path": action.path if isinstance(action, NotebookAction) else None,
+    }
+    for field_name, path in paths.items():
+        if path is not None:
+            check_plain_text(path, field_name)
 
 
 def check_types_fit(action_type: str, target_type: str) -> None:

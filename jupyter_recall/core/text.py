@@ -69,13 +69,60 @@ def _fitting(text: str, width: int) -> str:
     return text
 
 
+BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+"""The embedding, override and isolate controls of bidirectional text (U+202A to U+202E, U+2066
+to U+2069): in a name, U+202E (right-to-left override) shows what follows it backwards, up to
+the end of the line: the next columns of a table too."""
+_BIDI_CONTROL = re.compile("[\u202a-\u202e\u2066-\u2069]")
+
 CONTROL_PICTURES = {
     **{code: 0x2400 + code for code in range(0x20)},
     0x7F: 0x2421,
     **{code: 0xFFFD for code in range(0x80, 0xA0)},
+    **{ord(char): 0xFFFD for char in BIDI_CONTROLS},
 }
 """Control characters as the symbols that picture them (ESC is ␛): a name holding
-``\x1b[31m`` must not colour a terminal, move its cursor or fake output."""
+``\x1b[31m`` must not colour a terminal, move its cursor or fake output; nor a bidi control
+reorder a table (a name stored before they were refused)."""
+
+
+def check_name_text(value: str, field: str) -> str:
+    """A name as given (``name``): no bidi control (``BIDI_CONTROLS``), which would reorder the
+    tables that show it. Other control characters are pictured there (``clip``)."""
+    found = _BIDI_CONTROL.search(value)
+    if found is not None:
+        raise ValidationError(
+            field,
+            f"must not contain the bidirectional control U+{ord(found[0]):04X}, which reorders "
+            "the text after it (in tables too): give the name without it",
+        )
+    return value
+
+
+_NAME_LINE = re.compile(r"[^\n]+")
+NAME_SOURCE_LIMIT = 1_000
+"""Characters of a line read to make a default name of it (a name keeps 60)."""
+_LEFT_OUT_OF_NAMES = {
+    **{code: " " if chr(code).isspace() else None for code in range(0x20)},
+    0x7F: None,
+    **{code: " " if chr(code).isspace() else None for code in range(0x80, 0xA0)},
+    **{ord(char): None for char in BIDI_CONTROLS},
+}
+
+
+def name_line(text: str) -> str:
+    """The first line of ``text`` that shows something, as a job's default name is made of it
+    (the first line of its code, its message...): control characters left out (a tab, or
+    another one that is a space, becomes a space) and so are bidi controls. ``code: "\x00"``
+    gives ``""``: the name is then the action's type."""
+    for found in _NAME_LINE.finditer(text):
+        line = found[0][:NAME_SOURCE_LIMIT]
+        if not line.isprintable():
+            line = line.translate(_LEFT_OUT_OF_NAMES)
+        line = line.strip()
+        if line:
+            return line
+    return ""
 
 
 def clip(text: object, width: int) -> str:

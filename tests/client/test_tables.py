@@ -80,6 +80,16 @@ def test_control_characters_in_a_name_reach_no_terminal() -> None:
     assert "␛[2J␛[Hfake" in table
 
 
+def test_a_bidi_control_in_a_stored_name_reorders_no_table() -> None:
+    """U+202E showed the rest of the line backwards, the next columns of a table included; a
+    name can no longer be given one, and one stored before shows as U+FFFD."""
+    jobs = [{"id": "j1", "name": "report\u202efdp.exe", "status": "active"}]
+    table = render.jobs_table(jobs)
+    assert "\u202e" not in table
+    assert "report\ufffdfdp.exe" in table
+    assert clip("\u2066a\u2069", 10) == "\ufffda\ufffd"
+
+
 def test_the_clis_rows_say_a_status_once_and_that_a_paused_job_does_not_fire() -> None:
     job = {
         "id": "j1",

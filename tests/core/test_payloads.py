@@ -126,6 +126,15 @@ def test_check_text_bounds_length_and_refuses_nul():
     assert info.value.field == "tz"
 
 
+def test_check_text_refuses_a_bidi_control_in_a_name_only():
+    with pytest.raises(ValidationError, match="bidirectional control U\\+202E") as info:
+        check_text("report\u202efdp.exe", "name", 200)
+    assert info.value.field == "name"
+    assert check_text("a\u2067b", "session", 200) == "a\u2067b"
+    # Other control characters in a name are pictured in tables (core/text.clip).
+    assert check_text("a\x1bb", "name", 200) == "a\x1bb"
+
+
 @pytest.mark.parametrize(
     ("policies", "field"),
     [

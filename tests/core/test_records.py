@@ -176,3 +176,39 @@ def test_a_path_that_leaves_the_root_is_refused(outside: str) -> None:
     with pytest.raises(ValidationError) as refused:
         target_from_json({"type": "headless", "cwd": outside})
     assert refused.value.field == "target.cwd"
+
+
+@pytest.mark.parametrize(
+    ("action", "target", "field"),
+    [
+        (CodeAction("1"), KernelTarget(path="a\x00b.ipynb"), "target.path"),
+        (CodeAction("1"), KernelTarget(path="\ud800.ipynb"), "target.path"),
+        (CodeAction("1"), HeadlessTarget("python3", cwd="sub\x00"), "target.cwd"),
+        (NotebookAction("a\x00.ipynb"), HeadlessTarget(), "action.path"),
+    ],
+)
+def test_a_path_no_file_can_have_does_not_fit(action, target, field):
+    with pytest.raises(ValidationError) as info:
+        check_fits(action, target)
+    assert info.value.field == field
+
+
+def test_a_stored_target_with_such_a_path_still_lists():
+    # Stored before creation refused it: decoded as it is, refused when run or changed.
+    target = target_from_stored({"type": "kernel", "path": "a\x00b.ipynb"})
+    assert target == KernelTarget(path="a\x00b.ipynb")
+    assert action_from_json({"type": "notebook", "path": "n\x00.ipynb"}).headline == "n.ipynb"
+
+
+@pytest.mark.parametrize(
+    ("action", "headline"),
+    [
+        (CodeAction("\x00"), ""),
+        (CodeAction("\n\x00\n  x\t= 1\u202e  \nrest"), "x = 1"),
+        (InstructionAction("\u2066look\u2069 up"), "look up"),
+        (ToolAction("http.get"), "http.get"),
+        (NotificationAction("\x1b[2Jfake"), "[2Jfake"),
+    ],
+)
+def test_a_default_name_is_a_line_without_control_or_bidi_characters(action, headline):
+    assert action.headline == headline

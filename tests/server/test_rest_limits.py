@@ -229,12 +229,81 @@ async def test_a_five_megabyte_name_is_refused_and_a_long_one_kept(jp_fetch):
         ({"when": "w" * (TEXT_LIMITS["when"] + 1)}, "jobs[0].when"),
         ({"policies": {"max_runs": 10**30}}, "jobs[0].policies.max_runs"),
         ({"policies": {"jitter": -1}}, "jobs[0].policies.jitter"),
+        ({"name": "nightly \u202egnp.exe"}, "jobs[0].name"),
+        ({"target": {"type": "headless", "cwd": "a\x00b"}}, "jobs[0].target.cwd"),
     ],
 )
 async def test_owners_declarations_have_the_same_limits(jp_fetch, change, field):
     spec = {"key": "nightly", "when": "every day at 03:00", "action": NOTIFY, **change}
     error = await call(jp_fetch, "PUT", "api/recall/owners/acme/jobs", {"jobs": [spec]}, expect=400)
     assert error["field"] == field
+
+
+HEADLESS_CODE = {"action": {"type": "code", "code": "1"}, "target": {"type": "headless"}}
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"target": {"type": "kernel", "path": "a\x00b"}}, "target.path"),
+        ({"target": {"type": "kernel", "path": "a\x00b.ipynb"}}, "target.path"),
+        ({"target": {"type": "headless", "cwd": "sub\x00"}}, "target.cwd"),
+        ({"action": {"type": "notebook", "path": "a\x00.ipynb"}}, "action.path"),
+    ],
+)
+async def test_a_path_no_file_can_have_is_refused_at_creation_and_change(jp_fetch, change, field):
+    # A NUL in a path was accepted and failed at every run.
+    body = {"when": "in 1h", **HEADLESS_CODE, **change}
+    error = await call(jp_fetch, "POST", "api/recall/jobs", body, expect=400)
+    assert (error["field"], error["message"]) == (
+        field,
+        f"{field}: must not contain a NUL character: give text without it",
+    )
+    job = await call(
+        jp_fetch, "POST", "api/recall/jobs", {"when": "in 1h", **HEADLESS_CODE}, expect=201
+    )
+    patched = await call(jp_fetch, "PATCH", f"api/recall/jobs/{job['id']}", change, expect=400)
+    assert patched["field"] == field
+
+
+@pytest.mark.parametrize(
+    "control", ["\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2069"]
+)
+async def test_a_name_with_a_bidi_control_is_refused_naming_name(jp_fetch, control):
+    # It showed the rest of a %jobs or CLI table's line backwards.
+    body = {"when": "in 1h", "action": NOTIFY, "name": f"report{control}fdp.exe"}
+    error = await call(jp_fetch, "POST", "api/recall/jobs", body, expect=400)
+    assert error["field"] == "name"
+    assert f"must not contain the bidirectional control U+{ord(control):04X}" in error["message"]
+    job = await call(
+        jp_fetch, "POST", "api/recall/jobs", {"when": "in 1h", "action": NOTIFY}, expect=201
+    )
+    patched = await call(
+        jp_fetch, "PATCH", f"api/recall/jobs/{job['id']}", {"name": f"x{control}"}, expect=400
+    )
+    assert patched["field"] == "name"
+    # Elsewhere than in a name (a notification's text), such a character is text as any other.
+    kept = {"when": "in 1h", "action": {**NOTIFY, "title": f"a{control}b"}, "name": "kept"}
+    assert (await call(jp_fetch, "POST", "api/recall/jobs", kept, expect=201))["name"] == "kept"
+
+
+@pytest.mark.parametrize(
+    ("code", "name"),
+    [
+        ("\x00", "code"),
+        ("\x00\n\x07", "code"),
+        ("\x00\nprint('a\\tb')", "print('a\\tb')"),
+        ("x\t=\x1b[31m 1\u202e2\r\nrest", "x =[31m 12"),
+        ("\u2066  \n  total()", "total()"),
+    ],
+)
+async def test_a_default_name_leaves_control_and_bidi_characters_out(jp_fetch, code, name):
+    # code "\x00" made a job named "\u0000", a name REST refuses when given.
+    body = {"when": "in 1h", **HEADLESS_CODE, "action": {"type": "code", "code": code}}
+    job = await call(jp_fetch, "POST", "api/recall/jobs", body, expect=201)
+    assert job["name"] == name
+    message = {"when": "in 1h", "action": {**NOTIFY, "message": "\u202eevil\x1b"}}
+    assert (await call(jp_fetch, "POST", "api/recall/jobs", message, expect=201))["name"] == "evil"
 
 
 async def test_parse_bounds_its_text_too(jp_fetch):
