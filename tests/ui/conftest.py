@@ -88,6 +88,19 @@ class Lab:
             text = response.read().decode()
         return json.loads(text) if text else None
 
+    def pending_recall(
+        self, path: str, name: str, *, when: str = "in 1h", instruction: str = "look again"
+    ) -> Any:
+        """Create a recall of the notebook at ``path`` (what its banner shows); the job."""
+        body = {
+            "when": when,
+            "kind": "recall",
+            "name": name,
+            "action": {"type": "instruction", "instruction": instruction},
+            "target": {"type": "kernel", "path": path},
+        }
+        return self.request("POST", "/api/recall/jobs", body)
+
     def notebook(self, name: str, *sources: str) -> str:
         """Write a notebook of code cells (python3 kernel); its URL in Lab."""
         notebook = nbformat.v4.new_notebook()

@@ -61,17 +61,7 @@ def test_the_banners_cancel_asks_first_and_its_time_is_not_announced(clean, page
     from playwright.sync_api import expect
 
     url = clean.notebook("asks.ipynb", "1 + 1")
-    recall = clean.request(
-        "POST",
-        "/api/recall/jobs",
-        {
-            "when": "in 1h",
-            "kind": "recall",
-            "name": "look again",
-            "action": {"type": "instruction", "instruction": "check the build log"},
-            "target": {"type": "kernel", "path": "asks.ipynb"},
-        },
-    )
+    recall = clean.pending_recall("asks.ipynb", "look again", instruction="check the build log")
     page.goto(url)
     banner = page.locator(".jp-NotebookPanel:visible .jp-RecallBanner")
     expect(banner).to_contain_text("Recall pending: look again")

@@ -71,17 +71,7 @@ def test_the_banner_cancels_the_pending_recall_of_a_notebook(clean, page, screen
     from playwright.sync_api import expect
 
     url = clean.notebook("banner.ipynb", "1 + 1")
-    recall = clean.request(
-        "POST",
-        "/api/recall/jobs",
-        {
-            "when": "in 1h",
-            "kind": "recall",
-            "name": "look again",
-            "action": {"type": "instruction", "instruction": "check the build log"},
-            "target": {"type": "kernel", "path": "banner.ipynb"},
-        },
-    )
+    recall = clean.pending_recall("banner.ipynb", "look again", instruction="check the build log")
     page.goto(url)
     banner = page.locator(".jp-NotebookPanel:visible .jp-RecallBanner")
     expect(banner).to_contain_text("Recall pending: look again")

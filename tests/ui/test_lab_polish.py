@@ -156,16 +156,8 @@ def test_times_show_in_the_browsers_locale_and_zone(clean, gb_page, screenshot):
     url = clean.notebook("timed.ipynb", "1 + 1")
     # 12:00 UTC is 14:00 in Paris (summer time).
     fixed = job(clean, "fixed date", when="on 2030-06-01 at 12:00")
-    clean.request(
-        "POST",
-        "/api/recall/jobs",
-        {
-            "when": "on 2030-06-01 at 12:00",
-            "kind": "recall",
-            "name": "timed recall",
-            "action": {"type": "instruction", "instruction": "look"},
-            "target": {"type": "kernel", "path": "timed.ipynb"},
-        },
+    clean.pending_recall(
+        "timed.ipynb", "timed recall", when="on 2030-06-01 at 12:00", instruction="look"
     )
     page.goto(url)
     banner = page.locator(".jp-NotebookPanel:visible .jp-RecallBanner")

@@ -175,16 +175,8 @@ def test_the_focus_after_save_schedule_and_the_banners_skip_and_cancel(clean, pa
     expect(edit).to_be_focused()
 
     url = clean.notebook("skipped.ipynb", "1 + 1")
-    clean.request(
-        "POST",
-        "/api/recall/jobs",
-        {
-            "when": "every day at 09:00",
-            "kind": "recall",
-            "name": "daily look",
-            "action": {"type": "instruction", "instruction": "look"},
-            "target": {"type": "kernel", "path": "skipped.ipynb"},
-        },
+    clean.pending_recall(
+        "skipped.ipynb", "daily look", when="every day at 09:00", instruction="look"
     )
     page.goto(url)
     banner = page.locator(".jp-NotebookPanel:visible .jp-RecallBanner")

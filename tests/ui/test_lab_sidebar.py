@@ -19,17 +19,6 @@ def code_job(lab: Lab, name: str, target: dict[str, Any], when: str = "in 1h") -
     return lab.request("POST", "/api/recall/jobs", body)
 
 
-def recall(lab: Lab, path: str) -> dict[str, Any]:
-    body = {
-        "when": "in 1h",
-        "kind": "recall",
-        "name": f"recall of {path}",
-        "action": {"type": "instruction", "instruction": "look again"},
-        "target": {"type": "kernel", "path": path},
-    }
-    return lab.request("POST", "/api/recall/jobs", body)
-
-
 def shown_names(sidebar: Any) -> list[str]:
     return sorted(sidebar.locator(".jp-RecallSidebar-job .jp-RecallSidebar-name").all_inner_texts())
 
@@ -37,7 +26,7 @@ def shown_names(sidebar: Any) -> list[str]:
 def test_notebooks_with_a_pending_recall_are_marked_and_filtered(clean, page, screenshot):
     from playwright.sync_api import expect
 
-    recall(clean, "marked.ipynb")
+    clean.pending_recall("marked.ipynb", "recall of marked.ipynb")
     marked = code_job(clean, "job of marked", {"type": "kernel", "path": "marked.ipynb"})
     plain = code_job(clean, "job of plain", {"type": "kernel", "path": "plain.ipynb"})
     code_job(clean, "headless job", {"type": "headless", "kernel_name": "python3"})
@@ -189,7 +178,7 @@ def test_every_control_of_the_sidebar_and_banner_has_an_accessible_name(clean, p
     from playwright.sync_api import expect
 
     url = clean.notebook("named.ipynb", "1 + 1")
-    recall(clean, "named.ipynb")
+    clean.pending_recall("named.ipynb", "recall of named.ipynb")
     job = code_job(clean, "named job", {"type": "kernel", "path": "named.ipynb"})
     clean.request("POST", f"/api/recall/jobs/{job['id']}/trigger")
     page.goto(url)

@@ -118,16 +118,8 @@ def test_the_sidebar_and_banner_follow_the_dark_theme(light_again, page, screens
 
     lab = light_again
     url = lab.notebook("themed.ipynb", "1 + 1")
-    lab.request(
-        "POST",
-        "/api/recall/jobs",
-        {
-            "when": "every day at 09:00",
-            "kind": "recall",
-            "name": "themed recall",
-            "action": {"type": "instruction", "instruction": "compare the themes"},
-            "target": {"type": "kernel", "path": "themed.ipynb"},
-        },
+    lab.pending_recall(
+        "themed.ipynb", "themed recall", when="every day at 09:00", instruction="compare the themes"
     )
     page.goto(url)
     expect(page.locator(".jp-NotebookPanel:visible .jp-RecallBanner")).to_be_visible()

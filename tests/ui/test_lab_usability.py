@@ -195,14 +195,9 @@ def test_the_notebook_banners_relative_time_moves_on_without_an_event(clean, pag
 
     page.clock.install()
     url = clean.notebook("ticking.ipynb", "1 + 1")
-    recall = {
-        "when": "in 10 min",
-        "kind": "recall",
-        "name": "look again",
-        "action": {"type": "instruction", "instruction": "check the build log"},
-        "target": {"type": "kernel", "path": "ticking.ipynb"},
-    }
-    clean.request("POST", "/api/recall/jobs", recall)
+    clean.pending_recall(
+        "ticking.ipynb", "look again", when="in 10 min", instruction="check the build log"
+    )
     page.goto(url)
     text = page.locator(".jp-NotebookPanel:visible .jp-RecallBanner-text")
     expect(text).to_have_text(re.compile(r"^Recall pending: look again in (10|9) min"))

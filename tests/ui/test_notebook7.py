@@ -25,17 +25,7 @@ def show_recall_panel(page: Any) -> Any:
 
 
 def create_recall(lab: Lab, path: str) -> dict[str, Any]:
-    return lab.request(
-        "POST",
-        "/api/recall/jobs",
-        {
-            "when": "in 1h",
-            "kind": "recall",
-            "name": "notebook seven recall",
-            "action": {"type": "instruction", "instruction": "look at the results"},
-            "target": {"type": "kernel", "path": path},
-        },
-    )
+    return lab.pending_recall(path, "notebook seven recall", instruction="look at the results")
 
 
 def test_the_recall_panel_opens_from_the_tree_page(clean_notebook7, page, screenshot):
