@@ -88,6 +88,8 @@ class NotificationService:
         self._limiter = anyio.CapacityLimiter(1)
         self._scheduler: Scheduler | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._outcomes: dict[str, set[asyncio.Task[None]]] = {}
+        """The outcome sends in flight, by job id."""
         hub.on_dropped(self._buffer_again)
 
     # --- sending ----------------------------------------------------------------------------
@@ -185,7 +187,24 @@ class NotificationService:
         run, job = event.run, event.job
         if job is not None and (job.kind is JobKind.WATCHER or not _output_channel(job)):
             return
-        self._keep(asyncio.get_running_loop().create_task(self._send_outcome(run, job)))
+        task = asyncio.get_running_loop().create_task(self._send_outcome(run, job))
+        self._keep(task)
+        sending = self._outcomes.setdefault(run.job_id, set())
+        sending.add(task)
+        task.add_done_callback(partial(self._outcome_sent, run.job_id))
+
+    def _outcome_sent(self, job_id: str, task: asyncio.Task[None]) -> None:
+        sending = self._outcomes.get(job_id, set())
+        sending.discard(task)
+        if not sending:
+            self._outcomes.pop(job_id, None)
+
+    async def outcomes_sent(self, job_id: str, *, timeout: float) -> None:
+        """Once the outcomes of ``job_id``'s runs being sent now are sent (at most ``timeout``
+        seconds): what follows from them (its pause notice) is said after them."""
+        sending = self._outcomes.get(job_id)
+        if sending:
+            await asyncio.wait(set(sending), timeout=timeout)
 
     async def _send_outcome(self, run: Run, job: Job | None) -> None:
         scheduler = self._scheduler

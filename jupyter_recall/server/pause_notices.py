@@ -14,6 +14,8 @@ from jupyter_recall.engine.scheduler import Scheduler
 from jupyter_recall.server.notifications import NotificationService
 
 log = logging.getLogger("jupyter_recall.server")
+OUTCOME_FIRST_WITHIN = 30.0
+"""How long a pause notice waits for the outcome of the failure that paused the job."""
 
 
 def pause_notification(job: Job, *, now: datetime) -> Notification:
@@ -51,6 +53,9 @@ class PauseNotices:
 
     async def _send(self, job: Job) -> None:
         try:
+            # The failure that paused the job is told first: its outcome is sent after its
+            # output is read, which the pause does not wait for.
+            await self._notifications.outcomes_sent(job.id, timeout=OUTCOME_FIRST_WITHIN)
             now = self._notifications.clock.now()
             await self._notifications.send(pause_notification(job, now=now))
         except Exception:

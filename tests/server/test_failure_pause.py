@@ -59,6 +59,9 @@ async def test_a_failing_job_pauses_after_two_occurrences_and_says_so(jp_fetch, 
     notices = [body for body in received if "paused" in body["tags"]]
     assert len(notices) == 1, received
     (notice,) = notices
+    # The failure that paused the job is told before the pause.
+    assert received[-1] is notice
+    assert [body["structured_data"]["status"] for body in received[:-1]] == ["failed", "failed"]
     assert notice["title"] == "read missing: paused"
     assert notice["priority"] == "high"
     assert notice["structured_data"]["paused_reason"] == current["paused_reason"]
