@@ -68,6 +68,43 @@ def test_resync_reconnect_no_duplicates(server):
         server.delete_all_jobs()
 
 
+def test_a_retried_failure_says_its_attempt_and_when_the_next_one_comes(server):
+    """One occurrence tried three times gives three "failed" notifications: each says which
+    attempt it was, and those with a retry to come say when (the run's ``retry_at``)."""
+    notifications.drain()
+    seen.clear()
+    notifications.on_notification(seen.append)
+    client = Client(ServerInfo(server.url + "/", TOKEN, "test"))
+    listener = notifications.Listener(client, SESSION, since=datetime.now(timezone.utc))
+    try:
+        listener.start()
+        assert listener.connected.wait(10)
+        body = {
+            "when": "now",
+            "action": {"type": "tool", "name": "filesystem.read", "params": {"path": "nope"}},
+            "session": SESSION,
+            "policies": {"retries": {"max": 2, "backoff": 0.2}},
+        }
+        job = server.request("POST", "/api/recall/jobs", body)
+        wait_until(lambda: len(collected(job["id"])) == 3, timeout=30)
+        told = sorted(collected(job["id"]), key=lambda item: item["attempt"])
+        assert [(item["status"], item["attempt"]) for item in told] == [
+            ("failed", 1),
+            ("failed", 2),
+            ("failed", 3),
+        ]
+        for item in told[:2]:
+            assert item["retry_at"] is not None, item
+            retry_at = datetime.fromisoformat(item["retry_at"])
+            assert retry_at >= datetime.fromisoformat(item["finished_at"]), item
+        assert told[2]["retry_at"] is None
+    finally:
+        listener.stop()
+        notifications.remove_callback(seen.append)
+        notifications.drain()
+        server.delete_all_jobs()
+
+
 def test_stop_while_the_server_is_unreachable():
     client = Client(ServerInfo(f"http://127.0.0.1:{free_port()}/", "", "test"), timeout=1)
     listener = notifications.Listener(client, SESSION, since=datetime.now(timezone.utc))

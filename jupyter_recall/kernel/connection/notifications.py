@@ -59,6 +59,11 @@ class Notification(TypedDict, total=False):
     started_at: str | None
     finished_at: str | None
     output: str
+    attempt: int | None
+    """1, 2, ... of the run's occurrence (its retries: ``policies.retries``); None from a
+    server that does not say."""
+    retry_at: str | None
+    """When the next attempt of the occurrence runs, if one will: None after the last."""
     # notification, watcher
     id: str | None
     channel: str | None
@@ -276,6 +281,8 @@ def _notification_of(run: RunDocument, job: JobDocument | None) -> Notification:
         "started_at": run.get("started_at"),
         "finished_at": run.get("finished_at"),
         "output": run.get("output", ""),
+        "attempt": run.get("attempt"),
+        "retry_at": run.get("retry_at"),
     }
 
 
