@@ -28,6 +28,7 @@ from jupyter_recall.core.errors import (
     ConflictError,
     NotFoundError,
     ParseError,
+    PassedWhilePaused,
     PendingRecallExists,
     PermissionDeniedError,
     RecallConnectionError,
@@ -187,6 +188,27 @@ def _pending_recall(message: str, pending: Any) -> RecallError:
     return _rebuild(PendingRecallExists, message, session=session, recall_id=recall_id, hint="")
 
 
+def _passed_while_paused(message: str, passed: Any) -> RecallError:
+    """A one-shot resumed without catch-up whose time passed while it was paused
+    (``passed_while_paused`` of the error body): each surface words how to catch up."""
+    if not isinstance(passed, dict):
+        return ConflictError(message)
+    job_id, at = passed.get("job_id"), passed.get("at")
+    if not isinstance(job_id, str) or not isinstance(at, str):
+        return ConflictError(message)
+    return _rebuild(PassedWhilePaused, message, job_id=job_id, at=at, hint="")
+
+
+def _conflict(message: str, reason: Any, body: Mapping[str, Any]) -> RecallError:
+    """A 409: the subclasses whose fields each surface words its way out from, else a
+    ``ConflictError``."""
+    if reason == "PendingRecallExists":
+        return _pending_recall(message, body.get("pending_recall"))
+    if reason == "PassedWhilePaused":
+        return _passed_while_paused(message, body.get("passed_while_paused"))
+    return ConflictError(message)
+
+
 def error_from_response(status: int, body: Any, *, url: str) -> RecallError:
     """The domain error the server described in its JSON error body."""
     if not isinstance(body, dict):
@@ -220,10 +242,8 @@ def error_from_response(status: int, body: Any, *, url: str) -> RecallError:
         return _rebuild(ValidationError, message, field=field, accepted=accepted, message=message)
     if status == 404:
         return _rebuild(NotFoundError, message, what="", ident="")
-    if status == 409 and reason == "PendingRecallExists":
-        return _pending_recall(message, body.get("pending_recall"))
     if status == 409:
-        return ConflictError(message)
+        return _conflict(message, reason, body)
     if status == 403 and isinstance(body.get("permission"), dict):
         return _permission_refusal(message, body["permission"])
     if status == 403:

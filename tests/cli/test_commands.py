@@ -4,6 +4,7 @@ application in-process where a subprocess would only add start-up time)."""
 from __future__ import annotations
 
 import re
+import time
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -225,6 +226,20 @@ def test_list_filters(app, server):
     rows = table.out.splitlines()[2:]
     assert [row.split()[0] for row in rows] == [recall["id"]]
     assert app("list", "--path", "no-such.ipynb").out == "no jobs\n"
+
+
+def test_a_one_shot_passed_while_paused_is_told_this_commands_catch_up(app, server):
+    job = new_job(server, name="late", when="in 1s")
+    assert app("pause", job["id"]).code == 0
+    time.sleep(1.5)
+    refused = app("resume", job["id"])
+    assert refused.code != 0
+    # The server's words are REST's: this command says its own flag.
+    assert f"(jupyter recall resume --catch-up {job['id']})" in refused.err
+    assert "catch_up=true" not in refused.err
+    resumed = app("resume", "--catch-up", job["id"], "--json")
+    assert resumed.code == 0, resumed.err
+    assert resumed.json()["status"] == "active"
 
 
 def test_job_actions(app, server):

@@ -160,6 +160,13 @@ def test_schedule_resume_catch_up_runs_a_one_shot_whose_time_passed_while_paused
     time.sleep(1.5)
     refused = nb.ok(f"%schedule resume {job}")
     assert "which passed while it was paused" in one_line(refused.stderr)
+    # Each surface says its own way to catch up, not REST's catch_up=true.
+    assert f"(%schedule resume --catch-up {job})" in one_line(refused.stderr)
+    from_api = nb.json(
+        f"try:\n    jupyter_recall.job({job!r}).resume()\n"
+        "except Exception as error:\n    print(json.dumps(str(error)))"
+    )
+    assert f"(jupyter_recall.job({job!r}).resume(catch_up=True))" in from_api
     assert server.job(job)["status"] == "paused"
     resumed = nb.ok(f"%schedule resume --catch-up {job}")
     assert resumed.stderr == ""

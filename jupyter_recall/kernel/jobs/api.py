@@ -26,7 +26,12 @@ from jupyter_recall.client.ids import check_job_id
 from jupyter_recall.client.json_values import check_json
 from jupyter_recall.client.records import JobRecord
 from jupyter_recall.core.dependency import After
-from jupyter_recall.core.errors import ConflictError, PendingRecallExists, ValidationError
+from jupyter_recall.core.errors import (
+    ConflictError,
+    PassedWhilePaused,
+    PendingRecallExists,
+    ValidationError,
+)
 from jupyter_recall.kernel.connection import client as _client
 from jupyter_recall.kernel.connection import notifications
 
@@ -84,9 +89,12 @@ class Job(JobRecord):
 
     def resume(self, *, catch_up: bool = False) -> Job:
         body = {"catch_up": catch_up}
-        return self._replace(
-            _client.get_client().request("POST", _job_path(self.id, "/resume"), body=body)
-        )
+        try:
+            answer = _client.get_client().request("POST", _job_path(self.id, "/resume"), body=body)
+        except PassedWhilePaused as error:
+            hint = f"jupyter_recall.job({error.job_id!r}).resume(catch_up=True)"
+            raise error.hinted(hint) from None
+        return self._replace(answer)
 
     def skip(self) -> Job:
         """Skip the next occurrence of a recurring job (never earlier than now)."""
