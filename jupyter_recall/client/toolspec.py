@@ -182,9 +182,16 @@ def _check_object(param: Param, value: Any) -> dict[str, object]:
     return checked
 
 
+def _check_boolean(param: Param, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ValidationError(param.name, f"must be true or false, got {_shown(value)}")
+    return value
+
+
 _CHECKERS: dict[str, Callable[[Param, Any], Any]] = {
     "string": _check_string,
     "integer": _check_integer,
+    "boolean": _check_boolean,
     "object": _check_object,
 }
 
@@ -221,6 +228,10 @@ class ToolArguments:
     def integer(self, name: str) -> int:
         """An integer argument with a default (0 when the tool says "0: none")."""
         return self.optional_integer(name) or 0
+
+    def flag(self, name: str) -> bool:
+        """A boolean argument (false when left out)."""
+        return bool(self._read(name, bool))
 
     def number(self, name: str) -> float:
         value = self._read(name, (int, float))

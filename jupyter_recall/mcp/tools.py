@@ -73,6 +73,7 @@ from jupyter_recall.core.documents import output_config_of
 from jupyter_recall.core.errors import (
     ConflictError,
     NotFoundError,
+    PassedWhilePaused,
     PendingRecallExists,
     RecallError,
     UnknownServerTool,
@@ -338,6 +339,17 @@ def _job_action_tool(action: str) -> JobRun:
         return _job_answer(args, job)
 
     return run
+
+
+def _job_resume(backend: Backend, args: ToolArguments) -> JobAnswer:
+    job_id = args.text("job_id")
+    body = {"catch_up": args.flag("catch_up")}
+    try:
+        job: JobDocument = backend.request("POST", api_path("jobs", job_id, "resume"), body=body)
+    except PassedWhilePaused as error:
+        # In this surface's words: REST's are catch_up=true.
+        raise error.hinted(f"job_resume with job_id {job_id!r} and catch_up true") from None
+    return _job_answer(args, job)
 
 
 def _job_run_now(backend: Backend, args: ToolArguments) -> RunNowAnswer:
@@ -668,7 +680,24 @@ _TOOLS: tuple[McpTool[McpAnswer], ...] = (
     ),
     McpTool(OVER_MCP.schedule_status, _schedule_status),
     _job_tool("job_pause", "Pause a job: nothing fires until job_resume.", "pause"),
-    _job_tool("job_resume", "Resume a paused job from now on.", "resume"),
+    McpTool(
+        _spec(
+            "job_resume",
+            "Resume a paused job from now on; with catch_up, what passed while it was paused "
+            "runs now.",
+            (
+                _JOB_ID,
+                Param(
+                    "catch_up",
+                    "boolean",
+                    "Run what passed while it was paused: a one-shot whose time passed runs "
+                    "now, a recurring job's missed occurrences by its coalesce policy.",
+                    default=False,
+                ),
+            ),
+        ),
+        _job_resume,
+    ),
     _job_tool("job_skip", "Skip the next occurrence of a job.", "skip"),
     McpTool(_spec("job_run_now", "Run a job now, outside its schedule.", (_JOB_ID,)), _job_run_now),
     McpTool(OVER_MCP.schedule_cancel, _job_action_tool("cancel")),

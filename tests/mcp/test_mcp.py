@@ -211,6 +211,23 @@ async def test_a_route_word_where_an_id_goes_is_not_found(
             await session.read_resource("recall://jobs/counts")
 
 
+async def test_a_one_shot_passed_while_paused_is_resumed_with_catch_up(server: LiveServer) -> None:
+    note = {"type": "notification", "message": "late"}
+    job = server.request("POST", "/api/recall/jobs", {"when": "in 1s", "action": note})["id"]
+    server.request("POST", f"/api/recall/jobs/{job}/pause")
+    await anyio.sleep(1.5)
+    async with mcp_session("stdio", server) as session:
+        refused = await call(session, "job_resume", {"job_id": job})
+        not_a_flag = await call(session, "job_resume", {"job_id": job, "catch_up": "yes"})
+        resumed = await ok(session, "job_resume", {"job_id": job, "catch_up": True})
+    # In this surface's words (REST's are catch_up=true).
+    assert refused["ok"] is False
+    assert f"(job_resume with job_id {job!r} and catch_up true)" in refused["error"]
+    assert (not_a_flag["field"], not_a_flag["ok"]) == ("catch_up", False)
+    assert resumed["status"] == "active"
+    assert server.request("GET", f"/api/recall/jobs/{job}")["status"] in ("active", "completed")
+
+
 def test_an_anonymous_http_client_is_refused(server: LiveServer) -> None:
     message = b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}'
     for headers in ({}, {"Authorization": "token not-the-token"}):
