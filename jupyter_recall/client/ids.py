@@ -8,10 +8,13 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from jupyter_recall.core.errors import NotFoundError, ValidationError
+from jupyter_recall.core.text import clip
 
 ID_LENGTH = 64
 """The longest id (``core.limits.ID_PATTERN``): the ``maxLength`` of the tools' id arguments."""
 JOB_ID = re.compile(rf"^[A-Za-z0-9_-]{{1,{ID_LENGTH}}}$")
+SHOWN_WIDTH = 2 * ID_LENGTH
+"""How much of a text that is no id a refusal shows."""
 
 RESERVED: Mapping[str, frozenset[str]] = MappingProxyType(
     {"jobs": frozenset({"counts"}), "runs": frozenset({"prune"})}
@@ -42,5 +45,7 @@ def not_reserved(collection: str, ident: str) -> str:
 
 def check_job_id(job_id: object, field: str = "job_id") -> str:
     if not isinstance(job_id, str) or not JOB_ID.match(job_id):
-        raise ValidationError(field, f"not a job id: {job_id!r} (ids look like '3f9c2a1b7d0e')")
+        # Clipped: what was typed may be a whole cell's worth.
+        shown = clip(repr(job_id), SHOWN_WIDTH)
+        raise ValidationError(field, f"not a job id: {shown} (ids look like '3f9c2a1b7d0e')")
     return not_reserved("jobs", job_id)

@@ -10,7 +10,7 @@ import pytest
 
 from jupyter_recall.client.ids import RECORDS, RESERVED, check_job_id
 from jupyter_recall.client.remote import api_path
-from jupyter_recall.core.errors import NotFoundError
+from jupyter_recall.core.errors import NotFoundError, ValidationError
 from jupyter_recall.core.model import new_id
 from jupyter_recall.server.handlers import route_table
 
@@ -62,3 +62,13 @@ def test_a_job_id_that_is_a_reserved_word_is_not_found():
         check_job_id("counts")
     assert (caught.value.what, caught.value.ident) == ("job", "counts")
     assert check_job_id("prune") == "prune"
+
+
+def test_a_long_text_that_is_no_job_id_is_shown_clipped():
+    # A magic's argument may be a whole cell's worth: the refusal is one readable line.
+    with pytest.raises(ValidationError) as caught:
+        check_job_id("a" * 100_000 + "!")
+    message = str(caught.value)
+    assert message.startswith("job_id: not a job id: 'aaaa")
+    assert message.endswith("… (ids look like '3f9c2a1b7d0e')")
+    assert len(message) < 200
