@@ -481,13 +481,17 @@ def read_stdin_code() -> str:
         ) from None
 
 
+def _a(word: str) -> str:
+    return f"an {word}" if word[:1] in "aeiou" else f"a {word}"
+
+
 def checked_id(ident: str, what: str) -> str:
     """An id as typed; one that cannot be an id (``a/b``, ``x?y``) is not found, said before
     any request (an empty one is the request's to refuse, naming ID)."""
     if ident and not JOB_ID.match(ident):
         error = NotFoundError(what, ident)
         error.args = (
-            f"{what} {ident!r} not found (not a {what} id: ids are letters, digits, '-' and "
+            f"{what} {ident!r} not found (not {_a(what)} id: ids are letters, digits, '-' and "
             "'_', up to 64)",
         )
         raise error

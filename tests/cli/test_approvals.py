@@ -55,6 +55,9 @@ def test_a_second_decision_and_an_unknown_id_are_refused(cli, server):
     assert unknown.code != 0
     assert "approval" in unknown.err
     assert "nope" in unknown.err
+    typo = cli("approve", "no/such")
+    assert typo.code != 0
+    assert "approval 'no/such' not found (not an approval id:" in typo.err
     bad = cli("approvals", "--status", "maybe")
     assert bad.code != 0
     assert "status" in bad.err
