@@ -50,7 +50,9 @@ def sqlite_path(url: str) -> str:
         raise ValidationError(
             FIELD, f"{url!r} is not a SQLite URL of an absolute path", accepted=SQLITE.forms
         )
-    path = unquote(parts.path)
+    # ``sqlite:///$HOME/x`` gives ``sqlite:////home/u/x``: one leading slash, as shown and
+    # opened (POSIX leaves the meaning of a path starting with exactly two slashes open).
+    path = "/" + unquote(parts.path).lstrip("/")
     return MEMORY if path == f"/{MEMORY}" else path
 
 

@@ -129,3 +129,16 @@ def test_a_sqlite_file_whose_directory_is_missing_is_refused_when_not_to_make_it
     path.parent.mkdir()
     open_store(sqlite_url(path), create_dirs=False).close()
     assert path.exists()
+
+
+def test_a_sqlite_url_with_extra_leading_slashes_names_the_path_once(tmp_path: Path) -> None:
+    # The docs' ``sqlite:///$HOME/...`` form: $HOME starts with a slash of its own.
+    path = tmp_path / "recall.sqlite"
+    assert sqlite_path(f"sqlite:///{path}") == str(path)
+    assert sqlite_path(f"sqlite://///{path}") == str(path)
+    store = open_store(f"sqlite:///{path}")
+    try:
+        assert store.path == str(path)
+        assert repr(store) == f"SQLiteStore({str(path)!r})"
+    finally:
+        store.close()
