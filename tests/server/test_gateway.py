@@ -41,13 +41,13 @@ def soon() -> str:
     return (datetime.now(UTC) + timedelta(seconds=1)).isoformat()
 
 
-def finished_run(server: LiveServer, job_id: str) -> dict[str, Any]:
+def finished_run(server: LiveServer, job_id: str, timeout: float = 90) -> dict[str, Any]:
     def done() -> dict[str, Any] | None:
         runs = server.request("GET", f"/api/recall/jobs/{job_id}/runs")["runs"]
         ended = [run for run in runs if run["status"] not in ("pending", "running")]
         return ended[0] if ended else None
 
-    return dict(server.wait_for(done, timeout=90))
+    return dict(server.wait_for(done, timeout=timeout))
 
 
 @pytest.mark.slow
@@ -149,4 +149,50 @@ def test_warm_kernels_wait_on_the_gateway(gateway: KernelGateway, tmp_path: Path
         assert warm[0]["id"] not in refilled
     finally:
         server.stop()
+    server.wait_for(lambda: gateway.kernels() == [], timeout=30)
+
+
+DYING = "print('dying', flush=True)\nimport os, time\ntime.sleep(1.5)\nos._exit(1)"
+"""Code whose kernel dies after printing; the gateway restarts such a kernel under the run."""
+
+
+@pytest.mark.slow
+def test_a_gateway_kernel_that_dies_fails_its_headless_run(
+    server: LiveServer, gateway: KernelGateway
+) -> None:
+    job = server.request(
+        "POST",
+        "/api/recall/jobs",
+        {"when": soon(), "action": {"type": "code", "code": DYING}, "target": {"type": "headless"}},
+    )
+    run = finished_run(server, job["id"], timeout=45)
+    assert run["status"] == "failed", run
+    assert run["error"] == "headless kernel python3 died during the run", run
+    assert "dying\n" in run["output"]
+    server.wait_for(lambda: gateway.kernels() == [], timeout=30)
+
+
+@pytest.mark.slow
+def test_a_gateway_kernel_that_dies_fails_its_notebook_run(
+    server: LiveServer, gateway: KernelGateway
+) -> None:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("print('first')"), nbformat.v4.new_code_cell(DYING)]
+    nbformat.write(nb, server.root / "dies.ipynb")
+    job = server.request(
+        "POST",
+        "/api/recall/jobs",
+        {
+            "when": soon(),
+            "action": {"type": "notebook", "path": "dies.ipynb"},
+            "target": {"type": "headless"},
+        },
+    )
+    run = finished_run(server, job["id"], timeout=45)
+    assert run["status"] == "failed", run
+    assert run["error"] == "headless kernel python3 died during the run", run
+    # What the cell printed before its kernel died is the run's output too.
+    assert "first\ndying\n" in run["output"]
+    # nbclient's liveness poll asks our client, which answers (no "provisioner" assertion).
+    assert "provisioner" not in server.log.read_text(errors="replace")
     server.wait_for(lambda: gateway.kernels() == [], timeout=30)

@@ -6,6 +6,7 @@ import asyncio
 import time
 from pathlib import Path
 
+import nbformat
 import pytest
 
 from tests.server import test_live_jobs
@@ -81,6 +82,57 @@ async def test_a_fresh_kernel_run_times_out_and_its_kernel_is_shut_down(jp_fetch
     assert run["status"] == "timed_out", run
     assert seconds_between(run) < 20, run
     assert set(jp_serverapp.kernel_manager.list_kernel_ids()) == kernels_before
+
+
+def write_slow_notebook(root_dir: str, name: str) -> str:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("print('first')"), nbformat.v4.new_code_cell(SLOW)]
+    nbformat.write(nb, Path(root_dir) / name)
+    return name
+
+
+async def test_a_notebook_run_past_its_limit_ends_timed_out(jp_fetch, jp_serverapp):
+    body = {
+        "when": "now",
+        "action": {
+            "type": "notebook",
+            "path": write_slow_notebook(jp_serverapp.root_dir, "s.ipynb"),
+        },
+        "target": {"type": "headless", "kernel_name": "python3"},
+        "policies": {"timeout": 5, "retries": {"max": 1, "on": ["timed_out"], "backoff": 3600}},
+    }
+    job = await call(jp_fetch, "POST", "api/recall/jobs", body, expect=201)
+    run = await finished(jp_fetch, (await first_run(jp_fetch, job["id"]))["id"], timeout=90)
+
+    # nbclient reads the limit's cancellation as "Kernel died": the run still ends timed out.
+    assert run["status"] == "timed_out", run
+    assert "limit of 5 s" in run["error"], run
+    # The cell cut short still gives the run what it printed.
+    assert "first\ngo\n" in run["output"], run
+    # retries.on ["timed_out"] plans the retry.
+    assert run["retry_at"] is not None, run
+
+
+async def test_a_stopped_notebook_run_ends_cancelled(jp_fetch, jp_serverapp):
+    body = {
+        "when": "now",
+        "action": {
+            "type": "notebook",
+            "path": write_slow_notebook(jp_serverapp.root_dir, "t.ipynb"),
+        },
+        "target": {"type": "headless", "kernel_name": "python3"},
+        "policies": {"timeout": 120},  # not the module's default of 1 s
+    }
+    job = await call(jp_fetch, "POST", "api/recall/jobs", body, expect=201)
+    run = await first_run(jp_fetch, job["id"])
+    for _ in range(600):  # the first cell's output is in: the second one runs
+        if "first" in (await call(jp_fetch, "GET", f"api/recall/runs/{run['id']}"))["output"]:
+            break
+        await asyncio.sleep(0.1)
+    await asyncio.sleep(1)
+    await call(jp_fetch, "POST", f"api/recall/runs/{run['id']}/stop")
+    final = await finished(jp_fetch, run["id"], timeout=60)
+    assert final["status"] == "cancelled", final
 
 
 @pytest.fixture

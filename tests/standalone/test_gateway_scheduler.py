@@ -92,3 +92,16 @@ def test_the_scheduler_runs_a_headless_job_in_a_gateway_kernel(
     assert facts["run"] == run.id
     # The run's kernel is shut down on the gateway once the run ends.
     wait_until(lambda: gateway.kernels() == [], timeout=30)
+
+
+def test_a_gateway_kernel_that_dies_fails_the_schedulers_run(
+    scheduler: SchedulerProcess, gateway: KernelGateway
+) -> None:
+    # The gateway restarts the kernel under the run: its websocket's status fails the run.
+    code = "print('dying', flush=True)\nimport os, time\ntime.sleep(1.5)\nos._exit(1)"
+    job_id = add_headless_job(scheduler.db_path, code)
+    run = wait_until(lambda: finished_run(scheduler.db_path, job_id), timeout=60)
+    assert run.status is RunStatus.FAILED, scheduler.log.read_text()
+    assert run.error == "headless kernel python3 died during the run"
+    assert run.output.startswith("dying\n")
+    wait_until(lambda: gateway.kernels() == [], timeout=30)

@@ -29,7 +29,7 @@ from tornado.httpclient import HTTPRequest
 from tornado.websocket import WebSocketClientConnection, WebSocketClosedError, websocket_connect
 
 from jupyter_recall.core.errors import KernelGone
-from jupyter_recall.server.executors.iopub import ChannelRouter, Message
+from jupyter_recall.server.executors.iopub import ChannelRouter, Message, is_kernel_lost
 
 log = logging.getLogger(__name__)
 
@@ -100,8 +100,12 @@ class _WakingChannelQueue(ChannelQueue):
         super().__init__(channel_name, channel_socket, log)
         self._loop = asyncio.get_running_loop()
         self._arrived = asyncio.Event()
+        self.kernel_lost = False
+        """The gateway said the kernel died (a ``restarting`` or ``dead`` status)."""
 
     def put_nowait(self, item: Any) -> None:
+        if isinstance(item, dict) and is_kernel_lost(str(self.channel_name), item):
+            self.kernel_lost = True
         super().put_nowait(item)
         self._loop.call_soon_threadsafe(self._arrived.set)
 
@@ -130,9 +134,9 @@ ROUTER_CHECK = 0.5
 class WakingGatewayKernelClient(GatewayKernelClient):
     """jupyter_server's gateway kernel client, with shell and IOPub queues that do not poll."""
 
-    def _waking(self, name: str) -> ChannelQueue:
+    def _waking(self, name: str) -> _WakingChannelQueue:
         attribute = f"_{name}_channel"
-        channel: ChannelQueue | None = getattr(self, attribute)
+        channel: _WakingChannelQueue | None = getattr(self, attribute)
         if channel is None:
             channel = _WakingChannelQueue(name, self.channel_socket, self.log)
             setattr(self, attribute, channel)
@@ -147,3 +151,11 @@ class WakingGatewayKernelClient(GatewayKernelClient):
     @property
     def iopub_channel(self) -> ChannelQueue:
         return self._waking("iopub")
+
+    async def is_alive(self) -> bool:
+        """Alive until the gateway says the kernel died or closes the websocket.
+
+        jupyter_client's check asks the manager, and a ``GatewayKernelManager`` has no
+        provisioner: nbclient's liveness poll would fail on an assertion after a second."""
+        iopub = self._waking("iopub")
+        return not (iopub.kernel_lost or iopub.response_router_finished)

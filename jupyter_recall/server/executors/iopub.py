@@ -80,6 +80,9 @@ class ChannelRouter:
         self.kernel_info: Message | None = None
         self.generation = 0
         """Counts the fresh starts seen; subshells of an earlier generation are gone."""
+        self.lost = False
+        """The server serving the kernel's websocket (a gateway) said the kernel died: it
+        publishes a parentless ``restarting`` (or ``dead``) status when the kernel is replaced."""
 
     @property
     def features(self) -> list[str]:
@@ -99,6 +102,9 @@ class ChannelRouter:
             # reconnects to the new process lazily), after requests that the new process answers.
             # A request lost with the old process is caught by the executor's liveness check.
             self.generation += 1
+            return
+        if is_kernel_lost(channel, msg):
+            self.lost = True
             return
         parent_id = msg.get("parent_header", {}).get("msg_id")
         inbox = self._inboxes.get(parent_id) if parent_id else None
@@ -233,6 +239,19 @@ def _is_fresh_start(channel: str, msg: Message) -> bool:
         channel == "iopub"
         and msg["header"].get("msg_type") == "status"
         and msg.get("content", {}).get("execution_state") == "starting"
+    )
+
+
+LOST_STATES = frozenset({"restarting", "dead"})
+"""Statuses a websocket server (jupyter_server, a Kernel Gateway) publishes for a kernel that
+died: it is being restarted (the run's request died with it), or it could not be."""
+
+
+def is_kernel_lost(channel: str, msg: Message) -> bool:
+    return (
+        channel == "iopub"
+        and msg.get("header", {}).get("msg_type") == "status"
+        and msg.get("content", {}).get("execution_state") in LOST_STATES
     )
 
 

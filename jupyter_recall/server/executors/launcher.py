@@ -22,7 +22,7 @@ from jupyter_recall.server.executors.gateway_channels import (
     GatewayConnection,
     WakingGatewayKernelClient,
 )
-from jupyter_recall.server.executors.iopub import ChannelRouter, KernelConnection
+from jupyter_recall.server.executors.iopub import LOST_STATES, ChannelRouter, KernelConnection
 
 log = logging.getLogger(__name__)
 
@@ -110,6 +110,7 @@ class ManagedKernelLauncher:
         if getattr(self._manager, "use_pending_kernels", False):
             await manager.ready  # started, not yet ready
         # A run's kernel that dies fails the run; restarting it would lose the run's request.
+        # (A gateway restarts its kernels itself: its ``restarting`` status fails the run.)
         manager.stop_restarter()
         manager.autorestart = False
         return kernel_id
@@ -141,9 +142,13 @@ class ManagedKernelLauncher:
         task.add_done_callback(self._closing.discard)
 
     async def is_alive(self, kernel: LaunchedKernel) -> bool:
-        if kernel.kernel_id not in self._manager:
+        # A gateway lists a kernel it restarts under us: its websocket's status tells.
+        if kernel.connection.lost or kernel.kernel_id not in self._manager:
             return False
-        return bool(await ensure_async(kernel.manager.is_alive()))
+        if not await ensure_async(kernel.manager.is_alive()):
+            return False
+        # A gateway kernel's manager refreshed its model from the gateway just now.
+        return getattr(kernel.manager, "execution_state", None) not in LOST_STATES
 
     async def shutdown(self, kernel: LaunchedKernel) -> None:
         kernel.connection.close()

@@ -13,10 +13,11 @@ from collections.abc import Callable
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import nbformat
 from jupyter_core.utils import ensure_async
 from nbclient import NotebookClient
-from nbclient.exceptions import CellExecutionError
+from nbclient.exceptions import CellExecutionError, DeadKernelError
 from nbformat import NotebookNode
 
 from jupyter_recall.core.errors import KernelGone
@@ -175,14 +176,29 @@ async def _execute_cells(
         runner.reset_execution_trackers()
         for index, cell in enumerate(nb.cells):
             try:
-                await runner.async_execute_cell(
-                    cell, index, execution_count=runner.code_cells_executed + 1
-                )
+                await _execute_cell(runner, cell, index, output, manager.kernel_name)
             except CellExecutionError as failure:
                 return f"cell {index}: {error_summary(_error_of(cell, failure))}"
         return None
     finally:
         client.stop_channels()
+
+
+async def _execute_cell(
+    runner: NotebookClient, cell: NotebookNode, index: int, output: OutputSink, kernel_name: str
+) -> None:
+    """Execute one cell; a cell that never finishes still gives the run what it printed."""
+    try:
+        await runner.async_execute_cell(cell, index, execution_count=runner.code_cells_executed + 1)
+    except DeadKernelError:
+        output.write(outputs_text(cell))
+        # nbclient reads any cancellation of its wait as the kernel's death: a time limit or a
+        # stop cancelled us, and the run ends timed out or cancelled, not failed.
+        await anyio.lowlevel.checkpoint_if_cancelled()
+        raise KernelGone(f"headless kernel {kernel_name} died during the run") from None
+    except anyio.get_cancelled_exc_class():
+        output.write(outputs_text(cell))
+        raise
 
 
 def _error_of(cell: NotebookNode, failure: CellExecutionError) -> ErrorContent:
