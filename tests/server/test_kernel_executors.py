@@ -12,12 +12,14 @@ from typing import Any
 import anyio
 import nbformat
 import pytest
+from jupyter_client.session import Session
 from traitlets.config import Config
 
+from jupyter_recall.core.errors import KernelGone
 from jupyter_recall.core.model import Job, JobKind, Run, RunStatus, RunTrigger, new_id
 from jupyter_recall.core.records import JobOptions, action_from_json, target_from_json
 from jupyter_recall.engine.executors import RunOutcome
-from jupyter_recall.server.executors.iopub import strip_ansi
+from jupyter_recall.server.executors.iopub import ChannelRouter, Execution, collect, strip_ansi
 from jupyter_recall.server.executors.live import subshell_interrupt_code
 from jupyter_recall.server.executors.notebook import executed_copy_path, inject_parameters
 from jupyter_recall.server.executors.server_actions import TOOLS_UNAVAILABLE
@@ -449,3 +451,21 @@ def test_parameters_are_injected_after_the_parameters_cell() -> None:
 
 def test_strip_ansi() -> None:
     assert strip_ansi("\x1b[0;31mValueError\x1b[0m: x") == "ValueError: x"
+
+
+class _Output:
+    def write(self, text: str) -> None:
+        pass
+
+
+async def test_a_closed_connection_names_its_kernel_once() -> None:
+    router = ChannelRouter(Session(), label="fresh kernel k1")
+    msg = router.new_message("execute_request", {})
+    with router.track(msg) as inbox:
+        router.close()
+        with pytest.raises(KernelGone) as during:
+            await collect(inbox, Execution("m1"), _Output(), label=router.label)
+    with pytest.raises(KernelGone) as after, router.track(msg):
+        pass
+    assert str(during.value) == "the connection to fresh kernel k1 closed during the run"
+    assert str(after.value) == "the connection to fresh kernel k1 is closed"

@@ -80,7 +80,7 @@ class GatewayConnection(ChannelRouter):
                 json.dumps({**msg, "channel": channel}, default=json_default)
             )
         except WebSocketClosedError:
-            raise KernelGone(f"the gateway closed the connection to kernel {self.label}") from None
+            raise KernelGone(f"the gateway closed the connection to {self.label}") from None
 
     def close(self) -> None:
         super().close()

@@ -74,6 +74,7 @@ class ChannelRouter:
 
     def __init__(self, session: Session, *, label: str) -> None:
         self.label = label
+        """What the kernel is called in messages: ``kernel <id>``, ``fresh kernel <id>``."""
         self.session = session
         self._inboxes: dict[str, MemoryObjectSendStream[Envelope]] = {}
         self.closed = False
@@ -123,7 +124,7 @@ class ChannelRouter:
     def track(self, msg: Message) -> Iterator[MemoryObjectReceiveStream[Envelope]]:
         """An inbox of everything whose parent is ``msg``, for as long as the block runs."""
         if self.closed:
-            raise KernelGone(f"the connection to kernel {self.label} is closed")
+            raise KernelGone(f"the connection to {self.label} is closed")
         msg_id = msg["header"]["msg_id"]
         send, receive = anyio.create_memory_object_stream[Envelope](math.inf)
         self._inboxes[msg_id] = send
@@ -147,7 +148,7 @@ class ChannelRouter:
             async for where, reply in inbox:
                 if where == channel:
                     return dict(reply["content"])
-        raise KernelGone(f"the connection to kernel {self.label} closed")
+        raise KernelGone(f"the connection to {self.label} closed")
 
     async def handshake(self, *, timeout: float) -> Message:
         """Wait until the kernel answers and our IOPub subscription is live; keep kernel_info.
@@ -367,7 +368,7 @@ async def collect(
             with anyio.move_on_after(LIVENESS_INTERVAL):
                 envelope = await inbox.receive()
         except (anyio.EndOfStream, anyio.ClosedResourceError):
-            raise KernelGone(f"the connection to kernel {label} closed during the run") from None
+            raise KernelGone(f"the connection to {label} closed during the run") from None
         if envelope is not None:
             silent_since = anyio.current_time()
             _apply(*envelope, execution, output, label)

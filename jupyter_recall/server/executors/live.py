@@ -285,7 +285,7 @@ class LiveKernelExecutor:
             if kernel is not None and not kernel.connection.closed:
                 return kernel
             manager = self._managers.kernel_manager.get_kernel(kernel_id)
-            connection = KernelConnection(manager, label=kernel_id)
+            connection = KernelConnection(manager, label=f"kernel {kernel_id}")
             try:
                 await connection.handshake(timeout=self._handshake_timeout)
             except TimeoutError:
@@ -361,7 +361,7 @@ class LiveKernelExecutor:
         with connection.track(msg) as inbox:
             connection.send("shell", msg)
             try:
-                await collect(inbox, execution, output, label=kernel.label, liveness=liveness)
+                await collect(inbox, execution, output, label=connection.label, liveness=liveness)
             except anyio.get_cancelled_exc_class():
                 with anyio.CancelScope(shield=True):
                     await self._stop(kernel, execution, inbox, output, subshell_id)
@@ -389,7 +389,7 @@ class LiveKernelExecutor:
             else:
                 detail = await self._interrupt_subshell(kernel, execution)
             with anyio.move_on_after(STOP_GRACE):
-                await collect(inbox, execution, output, label=kernel.label)
+                await collect(inbox, execution, output, label=kernel.connection.label)
         except Exception as error:  # a failing stop must not hide the cancellation itself
             detail = f"could not interrupt: {error}"
         if subshell_id is not None and execution.done:
@@ -419,7 +419,7 @@ class LiveKernelExecutor:
         collector = CollectingSink()
         with kernel.connection.track(msg) as inbox, anyio.move_on_after(CONTROL_TIMEOUT):
             kernel.connection.send("shell", msg)
-            await collect(inbox, execution, collector, label=kernel.label)
+            await collect(inbox, execution, collector, label=kernel.connection.label)
         if execution.done:
             kernel.release_subshell(subshell_id)
         return collector.text
