@@ -19,8 +19,8 @@ from tests.server.live_server import answers, free_port
 class KernelGateway:
     """A `jupyter kernelgateway` process on loopback that lists its kernels."""
 
-    def __init__(self, workdir: Path) -> None:
-        self.port = free_port()
+    def __init__(self, workdir: Path, port: int | None = None) -> None:
+        self.port = free_port() if port is None else port
         self.log = workdir / "gateway.log"
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(

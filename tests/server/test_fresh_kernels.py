@@ -278,3 +278,24 @@ async def test_a_plain_multi_kernel_manager_launches_without_a_server(tmp_path: 
         execution = await run_quietly(kernel.connection, probe % str(tmp_path), timeout=60)
         assert execution.error is None
     assert manager.list_kernel_ids() == []
+
+
+async def test_a_warm_kernel_culled_while_waiting_is_replaced_without_a_run(
+    jp_serverapp: Any, launcher: ManagedKernelLauncher, jp_root_dir: Path
+) -> None:
+    # The server's own idle culler, quick: it culls the warm kernel once idle for 2 s.
+    manager = jp_serverapp.kernel_manager
+    manager.cull_idle_timeout = 2
+    manager.cull_interval = 1
+    pool = KernelPool(launcher, {"python3": 1}, cwd=str(jp_root_dir))  # checks every 10 s
+    await pool.start()
+    try:
+        await eventually(lambda: len(pool.ready_ids("python3")) == 1)
+        first = pool.ready_ids("python3")[0]
+        await eventually(lambda: first not in manager, timeout=30)
+        # No run came: the pool found it gone by itself and started another.
+        await eventually(lambda: pool.ready_ids("python3") not in ([], [first]), timeout=45)
+        assert pool.ready_ids("python3")[0] in manager
+    finally:
+        manager.cull_idle_timeout = 0
+        await pool.aclose()

@@ -5,7 +5,10 @@ a second for one; the pool starts a replacement in the background. A kernel is h
 and shut down after its run: never reused, so runs share no state. Pooled kernels are started
 in the server's root with the server's environment; the run moves them to its cwd and sets its
 variables before its code (see ``fresh.py``), which is why only Python kernel specs can be
-pooled. Kernels the server culled or that died while waiting are dropped when found.
+pooled. Kernels the server culled or that died while waiting (their gateway restarted, say) are
+dropped when a run would take them or at the next periodic check, whichever comes first, and
+replaced. A kernel spec that cannot be read because the gateway does not answer is asked again
+in the background; pooling of that spec starts when it answers.
 """
 
 from __future__ import annotations
@@ -14,9 +17,13 @@ import asyncio
 import logging
 import os
 from collections import deque
+from collections.abc import Coroutine
+from dataclasses import dataclass
 
 import anyio
 from jupyter_client.kernelspec import NoSuchKernel
+from tornado.httpclient import HTTPClientError
+from tornado.web import HTTPError
 
 from jupyter_recall.server.executors.iopub import run_quietly
 from jupyter_recall.server.executors.launcher import KernelLauncher, LaunchedKernel
@@ -26,6 +33,28 @@ log = logging.getLogger(__name__)
 POOLABLE_LANGUAGES = ("python",)
 RETRY_DELAYS = (1.0, 5.0, 30.0)
 """Seconds before another start after consecutive failures (the last one repeats)."""
+CHECK_INTERVAL = 10.0
+"""Seconds between checks that the ready kernels are still alive (culled, lost with a gateway)."""
+
+
+def retry_delay(failures: int) -> float:
+    return RETRY_DELAYS[min(failures, len(RETRY_DELAYS) - 1)]
+
+
+def unreachable(error: Exception) -> bool:
+    """An error of a gateway that does not answer (or answers it cannot serve now)."""
+    if isinstance(error, HTTPError):  # the server's gateway client's
+        return error.status_code >= 500
+    if isinstance(error, HTTPClientError):  # tornado's (599: no answer, the stream closed)
+        return error.code >= 500
+    return isinstance(error, (OSError, TimeoutError))
+
+
+@dataclass(frozen=True, slots=True)
+class Unanswered:
+    """A kernel spec that could not be read for now (its gateway does not answer)."""
+
+    reason: str
 
 
 class KernelPool:
@@ -38,11 +67,13 @@ class KernelPool:
         *,
         cwd: str,
         startup_timeout: float = 60.0,
+        check_interval: float = CHECK_INTERVAL,
     ) -> None:
         self._launcher = launcher
         self._sizes = {name: size for name, size in sizes.items() if size > 0}
         self._cwd = cwd
         self._startup_timeout = startup_timeout
+        self._check_interval = check_interval
         self._ready: dict[str, deque[LaunchedKernel]] = {}
         self._wanted: dict[str, asyncio.Event] = {}
         self._fillers: list[asyncio.Task[None]] = []
@@ -50,24 +81,61 @@ class KernelPool:
         """Pool entries refused at start, and why (also logged)."""
 
     async def start(self) -> None:
-        """Check each kernel spec and start filling; refused entries are logged and skipped."""
+        """Check each kernel spec and start filling; refused entries are logged and skipped,
+        those whose gateway does not answer are asked again in the background."""
         for name, size in self._sizes.items():
-            problem = await self._check(name)
-            if problem is not None:
-                self.problems.append(problem)
-                log.error("jupyter_recall: %s", problem)
-                continue
-            self._ready[name] = deque()
-            self._wanted[name] = asyncio.Event()
-            self._wanted[name].set()
-            self._fillers.append(asyncio.create_task(self._fill(name, size)))
+            verdict = await self._check(name)
+            if isinstance(verdict, Unanswered):
+                log.warning(
+                    "jupyter_recall: RecallApp.kernel_pool[%r]: cannot read the kernel spec "
+                    "now (%s); asking again in the background, pooling starts when it answers",
+                    name,
+                    verdict.reason,
+                )
+                self._spawn(self._start_later(name, size))
+            elif verdict is not None:
+                self._refuse(verdict)
+            else:
+                self._begin(name, size)
+        if self._fillers:
+            self._spawn(self._watch())
 
-    async def _check(self, name: str) -> str | None:
+    def _spawn(self, work: Coroutine[None, None, None]) -> None:
+        self._fillers.append(asyncio.create_task(work))
+
+    def _refuse(self, problem: str) -> None:
+        self.problems.append(problem)
+        log.error("jupyter_recall: %s", problem)
+
+    def _begin(self, name: str, size: int) -> None:
+        self._ready[name] = deque()
+        self._wanted[name] = asyncio.Event()
+        self._wanted[name].set()
+        self._spawn(self._fill(name, size))
+
+    async def _start_later(self, name: str, size: int) -> None:
+        failures = 0
+        while True:
+            await asyncio.sleep(retry_delay(failures))
+            failures += 1
+            verdict = await self._check(name)
+            if not isinstance(verdict, Unanswered):
+                break
+        if verdict is not None:
+            self._refuse(verdict)
+            return
+        # At the warning's level: it closes the warning given at the start.
+        log.warning("jupyter_recall: RecallApp.kernel_pool[%r]: the kernel spec answers", name)
+        self._begin(name, size)
+
+    async def _check(self, name: str) -> str | Unanswered | None:
         try:
             language = await self._launcher.spec_language(name)
         except (KeyError, NoSuchKernel):
             return f"RecallApp.kernel_pool[{name!r}]: no such kernel spec; not pooled"
-        except Exception as error:  # a gateway that does not answer, an unreadable spec
+        except Exception as error:
+            if unreachable(error):  # a gateway that does not answer (yet)
+                return Unanswered(str(error))
             return (
                 f"RecallApp.kernel_pool[{name!r}]: cannot read the kernel spec ({error}); "
                 "not pooled"
@@ -94,11 +162,43 @@ class KernelPool:
         while ready:
             kernel = ready.popleft()
             self._wanted[name].set()
-            if await self._launcher.is_alive(kernel):
+            if await self._alive(kernel):
                 return kernel
-            log.info("jupyter_recall: pooled kernel %s is gone; dropped", kernel.kernel_id)
-            await self._discard(kernel)
+            await self._drop(kernel)
         return None
+
+    async def _alive(self, kernel: LaunchedKernel) -> bool:
+        """Still there and still ours to talk to: our connection open, its manager (or gateway)
+        still has it. A gateway kernel's manager answers ``is_alive`` True once after the
+        gateway said it has no such kernel (404), and then holds no kernel."""
+        if kernel.connection.closed:
+            return False
+        try:
+            alive = await self._launcher.is_alive(kernel)
+        except Exception as error:  # a gateway that does not answer
+            log.info("jupyter_recall: pooled kernel %s: no answer (%s)", kernel.kernel_id, error)
+            return False
+        return alive and bool(getattr(kernel.manager, "has_kernel", True))
+
+    async def _drop(self, kernel: LaunchedKernel) -> None:
+        log.info("jupyter_recall: pooled kernel %s is gone; dropped", kernel.kernel_id)
+        await self._discard(kernel)
+
+    async def _watch(self) -> None:
+        """Drop the ready kernels that died or were culled while waiting, so that others start
+        without waiting for a run to find them."""
+        while True:
+            await asyncio.sleep(self._check_interval)
+            for name, ready in list(self._ready.items()):
+                await self._check_ready(name, ready)
+
+    async def _check_ready(self, name: str, ready: deque[LaunchedKernel]) -> None:
+        for kernel in list(ready):
+            if await self._alive(kernel) or kernel not in ready:
+                continue  # alive, or taken by a run meanwhile (which checks it again)
+            ready.remove(kernel)
+            self._wanted[name].set()
+            await self._drop(kernel)
 
     async def _fill(self, name: str, size: int) -> None:
         failures = 0
@@ -110,18 +210,41 @@ class KernelPool:
                     kernel = await self._launcher.start(
                         name, cwd=self._cwd, env=dict(os.environ), timeout=self._startup_timeout
                     )
-                except Exception:
-                    delay = RETRY_DELAYS[min(failures, len(RETRY_DELAYS) - 1)]
+                except Exception as error:
+                    self._failed_start(name, error, failures)
+                    await asyncio.sleep(retry_delay(failures))
                     failures += 1
-                    log.exception("jupyter_recall: could not start a pooled %s kernel", name)
-                    await asyncio.sleep(delay)
                     continue
+                if failures:
+                    # At the warning's level: it closes the warning of the outage.
+                    log.warning(
+                        "jupyter_recall: pooled %s kernels start again (after %d failed starts)",
+                        name,
+                        failures,
+                    )
                 failures = 0
                 await self._warm_up(kernel)
                 # Started for no run in particular: the run that takes it gives it its cwd and
                 # variables.
                 kernel.settled = False
                 self._ready[name].append(kernel)
+
+    @staticmethod
+    def _failed_start(name: str, error: Exception, failures: int) -> None:
+        """One line per outage (the first failure of a series; the rest at debug level); a
+        traceback only for what is not a gateway that does not answer."""
+        if failures:
+            log.debug("jupyter_recall: could not start a pooled %s kernel: %s", name, error)
+            return
+        log.warning(
+            "jupyter_recall: could not start a pooled %s kernel (%s); retrying after %s s, "
+            "then every %s s",
+            name,
+            error,
+            ", ".join(f"{delay:g}" for delay in RETRY_DELAYS[:-1]),
+            f"{RETRY_DELAYS[-1]:g}",
+            exc_info=not unreachable(error),
+        )
 
     async def _warm_up(self, kernel: LaunchedKernel) -> None:
         """A first execution costs a fresh kernel tens of milliseconds; not the run's."""
