@@ -158,3 +158,20 @@ def test_pooling_starts_when_a_gateway_down_at_the_start_answers(
         if gateways.current is None:
             gateways.start()  # a server stopping shuts its kernels down through the gateway
         server.stop()
+
+
+@pytest.mark.slow
+def test_a_server_whose_gateway_is_gone_stops_on_sigterm(
+    tmp_path: Path, gateways: Gateways
+) -> None:
+    gateway = gateways.start()
+    server = pooled_server(tmp_path, gateways)
+    server.wait_for(lambda: ready_kernels(gateway), timeout=60)
+    gateways.kill()
+    # A warm kernel still held: shutting it down fails (the gateway does not answer). It
+    # was left in the server's kernel manager, whose own shutdown at exit failed the same
+    # way, and that failure left jupyter_server's event loop running: SIGTERM hung.
+    started = time.monotonic()
+    server.stop(timeout=60)
+    assert time.monotonic() - started < 30
+    assert log_lines(server, "its gateway does not answer")

@@ -22,11 +22,9 @@ from dataclasses import dataclass
 
 import anyio
 from jupyter_client.kernelspec import NoSuchKernel
-from tornado.httpclient import HTTPClientError
-from tornado.web import HTTPError
 
 from jupyter_recall.server.executors.iopub import run_quietly
-from jupyter_recall.server.executors.launcher import KernelLauncher, LaunchedKernel
+from jupyter_recall.server.executors.launcher import KernelLauncher, LaunchedKernel, unreachable
 
 log = logging.getLogger(__name__)
 
@@ -39,15 +37,6 @@ CHECK_INTERVAL = 10.0
 
 def retry_delay(failures: int) -> float:
     return RETRY_DELAYS[min(failures, len(RETRY_DELAYS) - 1)]
-
-
-def unreachable(error: Exception) -> bool:
-    """An error of a gateway that does not answer (or answers it cannot serve now)."""
-    if isinstance(error, HTTPError):  # the server's gateway client's
-        return error.status_code >= 500
-    if isinstance(error, HTTPClientError):  # tornado's (599: no answer, the stream closed)
-        return error.code >= 500
-    return isinstance(error, (OSError, TimeoutError))
 
 
 @dataclass(frozen=True, slots=True)

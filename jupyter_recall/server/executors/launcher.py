@@ -17,6 +17,8 @@ from typing import Any, Protocol
 import anyio
 from jupyter_core.utils import ensure_async
 from jupyter_server.gateway.managers import GatewayMappingKernelManager
+from tornado.httpclient import HTTPClientError
+from tornado.web import HTTPError
 
 from jupyter_recall.server.executors.gateway_channels import (
     GatewayConnection,
@@ -25,6 +27,15 @@ from jupyter_recall.server.executors.gateway_channels import (
 from jupyter_recall.server.executors.iopub import LOST_STATES, ChannelRouter, KernelConnection
 
 log = logging.getLogger(__name__)
+
+
+def unreachable(error: Exception) -> bool:
+    """An error of a gateway that does not answer (or answers it cannot serve now)."""
+    if isinstance(error, HTTPError):  # the server's gateway client's
+        return error.status_code >= 500
+    if isinstance(error, HTTPClientError):  # tornado's (599: no answer, the stream closed)
+        return error.code >= 500
+    return isinstance(error, (OSError, TimeoutError))
 
 
 @dataclass(slots=True)
@@ -160,5 +171,16 @@ class ManagedKernelLauncher:
         try:
             # The kernel holds nothing worth a graceful exit: its run is over or was stopped.
             await ensure_async(self._manager.shutdown_kernel(kernel_id, now=True))
-        except Exception:
-            log.exception("could not shut down fresh kernel %s", kernel_id)
+        except Exception as error:
+            if not (self.remote and unreachable(error)):
+                log.exception("could not shut down fresh kernel %s", kernel_id)
+                return
+            # Forgotten: jupyter_server's own shutdown of every kernel at exit would fail on
+            # it the same way, and that failure leaves its event loop running after SIGTERM.
+            self._manager.remove_kernel(kernel_id)
+            log.warning(
+                "could not shut down fresh kernel %s: its gateway does not answer (%s); "
+                "forgotten here (the gateway may still list it)",
+                kernel_id,
+                error,
+            )
