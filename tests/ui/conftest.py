@@ -297,8 +297,19 @@ def page(browser: Any) -> Iterator[Any]:
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
     page.set_default_timeout(60_000)
+    report_browser_errors(page)
     yield page
     context.close()
+
+
+def report_browser_errors(page: Any) -> None:
+    """The page's uncaught errors and console errors, printed: pytest shows them with a
+    failure (an exception in a redraw leaves the DOM as it was, and says so nowhere else)."""
+    page.on("pageerror", lambda error: print(f"[browser] uncaught: {error}"))
+    page.on(
+        "console",
+        lambda message: message.type == "error" and print(f"[browser] console: {message.text}"),
+    )
 
 
 @pytest.fixture
@@ -310,6 +321,7 @@ def gb_page(browser: Any) -> Iterator[Any]:
     )
     page = context.new_page()
     page.set_default_timeout(60_000)
+    report_browser_errors(page)
     yield page
     context.close()
 
