@@ -104,4 +104,4 @@ def test_a_gateway_kernel_that_dies_fails_the_schedulers_run(
     assert run.status is RunStatus.FAILED, scheduler.log.read_text()
     assert run.error == "headless kernel python3 died during the run"
     assert run.output.startswith("dying\n")
-    wait_until(lambda: gateway.kernels() == [], timeout=30)
+    wait_until(lambda: gateway.kernels() == [], timeout=90)
