@@ -561,8 +561,8 @@ class RecallApp(ExtensionApp):
         if self._assembled:
             await self._run_steps(
                 [
-                    self._close_kernel_pool,
                     self._executor.aclose,
+                    self.fresh_kernels.aclose,
                     self.notifications.aclose,
                     self._pause_notices.aclose,
                     self.tool_runner.close,
@@ -598,10 +598,6 @@ class RecallApp(ExtensionApp):
     async def _stop_mcp(self) -> None:
         if hasattr(self, "mcp"):
             await self.mcp.aclose()
-
-    async def _close_kernel_pool(self) -> None:
-        if self.fresh_kernels.pool is not None:
-            await self.fresh_kernels.pool.aclose()
 
     async def _stop_scheduler(self) -> None:
         if not self._loaded:

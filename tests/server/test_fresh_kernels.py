@@ -19,7 +19,7 @@ from jupyter_recall.engine.executors import RunOutcome
 from jupyter_recall.server.app import RecallApp
 from jupyter_recall.server.executors.fresh import FreshKernels
 from jupyter_recall.server.executors.kernel_pool import KernelPool
-from jupyter_recall.server.executors.launcher import ManagedKernelLauncher
+from jupyter_recall.server.executors.launcher import LaunchedKernel, ManagedKernelLauncher
 from jupyter_recall.server.kernels import KernelExecutors
 from tests.server.live_server import LiveServer
 from tests.server.test_kernel_executors import Sink, code, make_job, make_run, run_job
@@ -124,6 +124,49 @@ async def test_the_pool_hands_out_each_warm_kernel_once_and_refills(
         await pool.aclose()
     assert waiting
     assert jp_serverapp.kernel_manager.list_kernel_ids() == []
+
+
+class StuckWarmUpPool(KernelPool):
+    """A pool whose first execution in a new kernel never answers (a gateway gone, say)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.warming: list[str] = []
+
+    async def _warm_up(self, kernel: LaunchedKernel) -> None:
+        self.warming.append(kernel.kernel_id)
+        await anyio.sleep_forever()
+
+
+async def test_a_kernel_the_pool_was_warming_up_when_it_closed_is_shut_down(
+    jp_serverapp: Any, launcher: ManagedKernelLauncher, jp_root_dir: Path
+) -> None:
+    # Before, the kernel was left in the server's kernel manager: with a gateway that does not
+    # answer, jupyter_server's own shutdown of it at exit failed and SIGTERM hung.
+    pool = StuckWarmUpPool(launcher, {"python3": 1}, cwd=str(jp_root_dir))
+    await pool.start()
+    await eventually(lambda: bool(pool.warming))
+    assert jp_serverapp.kernel_manager.list_kernel_ids() == pool.warming
+    assert pool.ready_ids("python3") == []
+    await pool.aclose()
+    assert jp_serverapp.kernel_manager.list_kernel_ids() == []
+
+
+async def test_the_launcher_shuts_down_at_close_the_kernels_it_started_and_no_others(
+    jp_serverapp: Any, launcher: ManagedKernelLauncher, jp_root_dir: Path
+) -> None:
+    manager = jp_serverapp.kernel_manager
+    users = await manager.start_kernel(kernel_name="python3")
+    ours = await launcher.start(None, cwd=str(jp_root_dir), env={}, timeout=60)
+    shut = await launcher.start(None, cwd=str(jp_root_dir), env={}, timeout=60)
+    await launcher.shutdown(shut)
+    try:
+        assert set(manager.list_kernel_ids()) == {users, ours.kernel_id}
+        await launcher.aclose()
+        assert manager.list_kernel_ids() == [users]
+    finally:
+        ours.connection.close()
+        await manager.shutdown_kernel(users, now=True)
 
 
 async def test_a_notebook_runs_in_a_warm_kernel(

@@ -42,6 +42,12 @@ class FreshKernels:
         self.launcher = launcher
         self.pool = pool
 
+    async def aclose(self) -> None:
+        """Shut down the pool's waiting kernels, then any kernel started and not shut down."""
+        if self.pool is not None:
+            await self.pool.aclose()
+        await self.launcher.aclose()
+
     @asynccontextmanager
     async def kernel(
         self,

@@ -212,11 +212,20 @@ class KernelPool:
                         failures,
                     )
                 failures = 0
-                await self._warm_up(kernel)
-                # Started for no run in particular: the run that takes it gives it its cwd and
-                # variables.
-                kernel.settled = False
-                self._ready[name].append(kernel)
+                await self._warm_up_into(self._ready[name], kernel)
+
+    async def _warm_up_into(self, ready: deque[LaunchedKernel], kernel: LaunchedKernel) -> None:
+        try:
+            await self._warm_up(kernel)
+        except BaseException:
+            # Cancelled (the server stops): not in the pool yet, so nothing else would shut
+            # it down.
+            await self._discard(kernel)
+            raise
+        # Started for no run in particular: the run that takes it gives it its cwd and
+        # variables.
+        kernel.settled = False
+        ready.append(kernel)
 
     @staticmethod
     def _failed_start(name: str, error: Exception, failures: int) -> None:

@@ -69,6 +69,9 @@ class KernelLauncher(Protocol):
 
     async def shutdown(self, kernel: LaunchedKernel) -> None: ...
 
+    async def aclose(self) -> None:
+        """Shut down every kernel it started that is still running."""
+
     async def spec_language(self, kernel_name: str) -> str:
         """The language of a kernel spec; KeyError if there is no such spec."""
 
@@ -80,6 +83,8 @@ class ManagedKernelLauncher:
         self._manager = kernel_manager
         self._specs = kernel_spec_manager or kernel_manager.kernel_spec_manager
         self._closing: set[asyncio.Task[None]] = set()
+        self._started: set[str] = set()
+        """Kernels started here and not shut down yet."""
 
     @property
     def remote(self) -> bool:
@@ -117,6 +122,7 @@ class ManagedKernelLauncher:
     async def _start_kernel(self, kernel_name: str | None, cwd: str, env: dict[str, str]) -> str:
         started = self._manager.start_kernel(kernel_name=kernel_name, cwd=cwd, env=env)
         kernel_id = str(await ensure_async(started))
+        self._started.add(kernel_id)
         manager = self._manager.get_kernel(kernel_id)
         if getattr(self._manager, "use_pending_kernels", False):
             await manager.ready  # started, not yet ready
@@ -165,7 +171,16 @@ class ManagedKernelLauncher:
         kernel.connection.close()
         await self._shutdown_id(kernel.kernel_id)
 
+    async def aclose(self) -> None:
+        """Shut down what nothing else did: a kernel held by a task cancelled at the server's
+        stop, say. Left to jupyter_server's own shutdown at exit, a gateway kernel whose
+        gateway does not answer leaves its event loop running after SIGTERM."""
+        await asyncio.gather(*self._closing, return_exceptions=True)
+        for kernel_id in list(self._started):
+            await self._shutdown_id(kernel_id)
+
     async def _shutdown_id(self, kernel_id: str) -> None:
+        self._started.discard(kernel_id)
         if kernel_id not in self._manager:
             return  # culled or shut down by someone else already
         try:
