@@ -319,7 +319,12 @@ jupyter recall add --after 3f9c2a1b7d0e:failed --notify "the nightly build faile
     notify = Unicode("", config=True, help="Send this notification instead of running code.")
     job_name = Unicode("", config=True, help="A name for the job.")
     tz = Unicode("", config=True, help="Time zone of the schedule (default: the server's).")
-    kernel_name = Unicode("", config=True, help="Kernel of a headless run (default python3).")
+    kernel_name = Unicode(
+        "",
+        config=True,
+        help="Kernel spec of a headless run (default: the server's default kernel spec, python3 "
+        "unless configured).",
+    )
     headless = Bool(False, config=True, help="Run the code in a fresh headless kernel.")
     run_timeout = Float(
         None,

@@ -404,15 +404,16 @@ class HeadlessTarget:
     type: ClassVar[str] = "headless"
     fields: ClassVar[tuple[str, ...]] = ("type", "kernel_name", "cwd")
     kernel_name: str | None = None
-    """None: the notebook's own kernel (a notebook action on the server); JSON input without
-    one gets ``python3``."""
+    """None: a notebook's own kernel spec (a notebook action), else the server's default
+    kernel spec (``python3`` unless its kernel manager's ``default_kernel_name`` says
+    otherwise)."""
     cwd: str | None = None
     """Working directory relative to the contents root."""
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> HeadlessTarget:
         refuse_unknown(data, cls.fields, "target")
-        name = _optional_text(data, "kernel_name", "target") or "python3"
+        name = _optional_text(data, "kernel_name", "target") or None
         cwd = _optional_text(data, "cwd", "target")
         return cls(kernel_name=name, cwd=contents_path(cwd, "target.cwd") if cwd else None)
 

@@ -262,10 +262,11 @@ def _schedule_notebook(backend: Backend, args: ToolArguments) -> JobAnswer:
         "path": args.text("notebook"),
         "parameters": args.mapping("parameters") or {},
     }
-    target: TargetDocument = {
-        "type": "headless",
-        "kernel_name": args.optional_text("kernel_name") or "python3",
-    }
+    # Without a kernel_name, the notebook's own kernel spec.
+    target: TargetDocument = {"type": "headless"}
+    kernel_name = args.optional_text("kernel_name")
+    if kernel_name:
+        target["kernel_name"] = kernel_name
     body: NewJobDocument = {"when": args.text("when"), "action": action, "target": target}
     return _job_answer(args, _create(backend, _named(body, args)))
 
@@ -538,7 +539,8 @@ _NOTEBOOK = Param(
 _KERNEL_NAME = Param(
     "kernel_name",
     "string",
-    "The kernel spec of a fresh kernel (default python3).",
+    "The kernel spec of a fresh kernel (default: python3 for code, the notebook's own for a "
+    "notebook).",
     max_length=TOOL_LENGTH,
 )
 

@@ -236,7 +236,8 @@ export class JobForm {
     if (action.type === 'notebook') {
       return {
         action: { type: 'notebook', path: action.path },
-        target: { type: 'headless', kernel_name: 'python3' }
+        // No kernel_name: the notebook runs in its own kernel spec.
+        target: { type: 'headless' }
       };
     }
     const path = this._kernelPath ?? this.currentPath();

@@ -26,7 +26,7 @@ def test_add_then_list_and_show_as_tables_and_json(cli, server):
     assert (job["name"], job["action"], job["target"]) == (
         "greeting",
         {"type": "code", "code": "print('hi')"},
-        {"type": "headless", "kernel_name": "python3"},
+        {"type": "headless"},  # the server's default kernel spec
     )
     assert server.request("GET", f"/api/recall/jobs/{job['id']}")["status"] == "active"
 

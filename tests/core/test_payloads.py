@@ -67,9 +67,11 @@ def test_targets():
         "type": "kernel",
         "path": "nb.ipynb",
     }
-    assert target_from_json({"type": "headless"}).to_json() == {
+    # No kernel spec filled in: a notebook's own, else the server's default, at run time.
+    assert target_from_json({"type": "headless"}).to_json() == {"type": "headless"}
+    assert target_from_json({"type": "headless", "kernel_name": "ir"}).to_json() == {
         "type": "headless",
-        "kernel_name": "python3",
+        "kernel_name": "ir",
     }
     with pytest.raises(ValidationError, match="unknown field") as unknown:
         target_from_json({"type": "server", "path": "nb.ipynb"})

@@ -63,7 +63,7 @@ def test_targets_parse_to_their_record_and_back():
     kernel = target_from_json({"type": "kernel", "path": "/nb.ipynb"})
     assert kernel == KernelTarget(path="/nb.ipynb")
     assert (kernel.relative_path, kernel.label) == ("nb.ipynb", "/nb.ipynb")
-    assert target_from_json({"type": "headless"}) == HeadlessTarget(kernel_name="python3")
+    assert target_from_json({"type": "headless"}) == HeadlessTarget(kernel_name=None)
     assert HeadlessTarget().to_json() == {"type": "headless"}
     assert target_from_json({"type": "server"}) is SERVER_TARGET
     assert target_from_stored({"type": "server", "extra": 1}) is SERVER_TARGET

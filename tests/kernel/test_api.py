@@ -62,6 +62,7 @@ def test_other_actions_and_targets(nb, server):
         "jupyter_recall.schedule('in 1h', tool='http.get', params={'url': 'https://example.org'})\n"
         "jupyter_recall.schedule('in 1h', notification='stand-up', title='Reminder')\n"
         "jupyter_recall.schedule('in 1h', 'print(1)', target='headless', exclusive=False)\n"
+        "jupyter_recall.schedule('in 1h', notebook='report.ipynb', target='headless')\n"
         "import datetime\n"
         "end = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=3)\n"
         "jupyter_recall.schedule('every day at 09:00', instruction='daily review', end_at=end)\n"
@@ -71,6 +72,8 @@ def test_other_actions_and_targets(nb, server):
     assert jobs["tool"]["action"]["params"] == {"url": "https://example.org"}
     assert jobs["notification"]["action"]["title"] == "Reminder"
     assert jobs["code"]["target"] == {"type": "headless", "kernel_name": "python3"}
+    # No kernel spec named: the notebook's own.
+    assert jobs["notebook"]["target"] == {"type": "headless"}
     assert jobs["instruction"]["kind"] == "job"
     assert jobs["instruction"]["policies"]["end_at"] is not None
     assert {job["session"] for job in server.jobs()} == {nb.path}

@@ -169,6 +169,22 @@ async def test_a_job_scheduled_over_mcp_carries_its_retries(server: LiveServer) 
     server.request("DELETE", f"/api/recall/jobs/{created['job_id']}")
 
 
+async def test_a_notebook_scheduled_over_mcp_runs_in_its_own_kernel_spec_unless_told(
+    server: LiveServer,
+) -> None:
+    told = {"when": "in 1h", "notebook": "r.ipynb", "kernel_name": "python3"}
+    async with mcp_session("stdio", server) as session:
+        own = await ok(session, "schedule_notebook", {"when": "in 1h", "notebook": "r.ipynb"})
+        named = await ok(session, "schedule_notebook", told)
+    targets = [
+        server.request("GET", f"/api/recall/jobs/{created['job_id']}")["target"]
+        for created in (own, named)
+    ]
+    assert targets == [{"type": "headless"}, {"type": "headless", "kernel_name": "python3"}]
+    for created in (own, named):
+        server.request("DELETE", f"/api/recall/jobs/{created['job_id']}")
+
+
 @each_transport
 async def test_bad_arguments_are_tool_errors_naming_the_field(
     transport: str, server: LiveServer
