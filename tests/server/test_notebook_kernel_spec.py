@@ -77,3 +77,41 @@ async def test_code_without_a_kernel_name_runs_in_the_servers_default_kernel_spe
     job = await call(jp_fetch, "POST", "api/recall/jobs", body, expect=201)
     run = await finished(jp_fetch, (await first_run(jp_fetch, job["id"]))["id"], timeout=90)
     assert (run["status"], run["output"]) == ("succeeded", f"{other_spec}\n"), run
+
+
+async def test_a_notebook_whose_kernel_spec_is_missing_fails_its_run_naming_it(
+    jp_fetch: Any, jp_serverapp: Any
+) -> None:
+    path = spec_notebook(jp_serverapp.root_dir, "gone.ipynb", "no-such-spec")
+    target = {"type": "headless"}
+    body = {"when": "now", "action": {"type": "notebook", "path": path}, "target": target}
+    job = await call(jp_fetch, "POST", "api/recall/jobs", body, expect=201)
+    run = await finished(jp_fetch, (await first_run(jp_fetch, job["id"]))["id"], timeout=90)
+    assert (run["status"], run["error"]) == (
+        "failed",
+        "the notebook's kernelspec: this server has no kernel spec named 'no-such-spec'; its "
+        "kernel specs: echo, python3; give target.kernel_name to run it in another",
+    ), run
+    # No kernel started, no cell ran: no executed copy.
+    assert "executed copy" not in run["output"], run
+    assert sorted(p.name for p in Path(jp_serverapp.root_dir).iterdir()) == ["gone.ipynb"]
+
+
+async def test_code_whose_kernel_spec_was_removed_fails_its_run_naming_it(
+    jp_fetch: Any, jp_serverapp: Any, other_spec: str, jp_data_dir: Path
+) -> None:
+    body = {
+        "when": "in 1 hour",
+        "action": {"type": "code", "code": "1"},
+        "target": {"type": "headless", "kernel_name": other_spec},
+    }
+    job = await call(jp_fetch, "POST", "api/recall/jobs", body, expect=201)
+    (jp_data_dir / "kernels" / other_spec / "kernel.json").unlink()
+    (jp_data_dir / "kernels" / other_spec).rmdir()
+    await call(jp_fetch, "POST", f"api/recall/jobs/{job['id']}/trigger", expect=201)
+    run = await finished(jp_fetch, (await first_run(jp_fetch, job["id"]))["id"], timeout=90)
+    assert (run["status"], run["error"]) == (
+        "failed",
+        f"target.kernel_name: this server has no kernel spec named {other_spec!r}; its kernel "
+        "specs: echo, python3",
+    ), run

@@ -133,6 +133,11 @@ async def test_a_stopped_notebook_run_ends_cancelled(jp_fetch, jp_serverapp):
     await call(jp_fetch, "POST", f"api/recall/runs/{run['id']}/stop")
     final = await finished(jp_fetch, run["id"], timeout=60)
     assert final["status"] == "cancelled", final
+    # Said as for code in a fresh kernel; the copy with the partial outputs is still kept.
+    assert final["output"].endswith(
+        "[recall] run stopped: its headless kernel is shut down\n"
+        "[recall] executed copy: t.recall-" + run["id"] + ".ipynb\n"
+    ), final
 
 
 @pytest.fixture

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import anyio
+from jupyter_client.kernelspec import NoSuchKernel
 
 from jupyter_recall.core.errors import KernelGone, ValidationError
 from jupyter_recall.core.model import Job, Run
@@ -12,7 +13,7 @@ from jupyter_recall.server.executors.fresh import FreshKernels, run_variables
 from jupyter_recall.server.executors.instruction import kernel_code
 from jupyter_recall.server.executors.iopub import Execution, collect, execute_message
 from jupyter_recall.server.executors.launcher import KernelLauncher, LaunchedKernel
-from jupyter_recall.server.executors.notebook import run_notebook
+from jupyter_recall.server.executors.notebook import no_such_spec, run_notebook
 from jupyter_recall.server.executors.payloads import (
     CodeAction,
     HeadlessTarget,
@@ -62,6 +63,9 @@ class HeadlessExecutor:
             return await self._run_code(target, code, output, run_variables(job, run))
         except KernelGone as gone:
             return RunOutcome(error=str(gone))
+        except NoSuchKernel as missing:
+            where = "target.kernel_name" if target.kernel_name else "the server's default kernel"
+            return RunOutcome(error=await no_such_spec(self._managers, missing.name, where))
         except TimeoutError:
             return RunOutcome(
                 error=f"headless kernel did not start within {self._startup_timeout:g} s"

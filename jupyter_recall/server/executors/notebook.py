@@ -15,6 +15,7 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 import nbformat
+from jupyter_client.kernelspec import NoSuchKernel
 from jupyter_core.utils import ensure_async
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError, DeadKernelError
@@ -121,27 +122,48 @@ async def run_notebook(
         managers.root_dir, target.cwd or posixpath.dirname(action.path), "target.cwd"
     )
     output.write(f"[recall] executing {action.path} ({len(nb.cells)} cells)\n")
+    kernel_name = _kernel_name(nb, target)
     error: str | None = None
+    started = False
     try:
         async with fresh.kernel(
-            _kernel_name(nb, target),
-            cwd=cwd,
-            variables=variables,
-            startup_timeout=startup_timeout,
+            kernel_name, cwd=cwd, variables=variables, startup_timeout=startup_timeout
         ) as kernel:
+            started = True
             error = await _execute_cells(
                 nb, kernel.manager, output, startup_timeout=startup_timeout
             )
+    except NoSuchKernel as missing:
+        where = "target.kernel_name" if target.kernel_name else "the notebook's kernelspec"
+        fix = "" if target.kernel_name else "; give target.kernel_name to run it in another"
+        error = await no_such_spec(managers, missing.name, where) + fix
     except TimeoutError:
         error = f"headless kernel did not start within {startup_timeout:g} s"
     except KernelGone as gone:
         error = str(gone)
+    except anyio.get_cancelled_exc_class():
+        if started:
+            output.write("[recall] run stopped: its headless kernel is shut down\n")
+        raise
     finally:
         # Saved also when the run fails or is stopped: the partial outputs show where it was.
-        with anyio.CancelScope(shield=True):
-            await _save(managers, nb, copy_path)
-        output.write(f"[recall] executed copy: {copy_path}\n")
+        # Not when no kernel started: no cell ran.
+        if started:
+            with anyio.CancelScope(shield=True):
+                await _save(managers, nb, copy_path)
+            output.write(f"[recall] executed copy: {copy_path}\n")
     return RunOutcome(error=error)
+
+
+async def no_such_spec(managers: ServerManagers, name: str, where: str) -> str:
+    """The error of a run whose kernel spec is not (or no longer) on the server, naming where
+    the name came from and the specs there are."""
+    try:
+        specs = await ensure_async(managers.kernel_spec_manager.get_all_specs())
+        there = f"; its kernel specs: {', '.join(sorted(specs))}"
+    except Exception:  # a gateway that does not answer: the name is what matters
+        there = ""
+    return f"{where}: this server has no kernel spec named {name!r}{there}"
 
 
 async def _execute_cells(
