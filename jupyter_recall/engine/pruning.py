@@ -56,6 +56,7 @@ class Pruning:
         interval: float,
         gate: FiringGate,
         busy: Callable[[], bool] = lambda: False,
+        deleted: Callable[[retention.DeletedRuns], None] = lambda _: None,
     ) -> None:
         if interval <= 0:
             raise ValueError(f"prune_interval must be above 0 seconds, got {interval}")
@@ -67,6 +68,8 @@ class Pruning:
         self._gate = gate
         self._busy = busy
         """Whether runs are about to start (fired ahead, waiting for their instants)."""
+        self._deleted = deleted
+        """Told of the runs each step deleted."""
         self._ended: set[str] = set()
         """Jobs whose runs ended since the last sweep."""
         self._step_seconds = 0.005
@@ -124,6 +127,7 @@ class Pruning:
                 per_job=BACKGROUND_RUNS_PER_JOB if background else retention.RUNS_PER_JOB,
             )
             page = await (self._step(step) if background else self._call(step))
+            self._announce(page)
             retention.merge(total, page)
             if page.more and not dry_run:
                 continue  # the same jobs again: one had more runs than a page deletes
@@ -146,5 +150,13 @@ class Pruning:
                 per_job=BACKGROUND_RUNS_PER_JOB,
             )
             page = await self._step(step)
+            self._announce(page)
             if page.more:
                 pending[:0] = ids
+
+    def _announce(self, page: retention.PrunePage) -> None:
+        for deleted in page.deleted:
+            try:
+                self._deleted(deleted)
+            except Exception:
+                log.exception("a listener of deleted runs failed")

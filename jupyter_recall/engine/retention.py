@@ -17,7 +17,8 @@ from datetime import datetime
 from jupyter_recall.core.errors import NotFoundError
 from jupyter_recall.core.lifecycle import Retention
 from jupyter_recall.core.model import Job
-from jupyter_recall.store.base import JobCursor, JobFilter, Store
+from jupyter_recall.core.records import NotebookAction
+from jupyter_recall.store.base import JobCursor, JobFilter, RunCursor, RunFilter, Store
 
 JOBS_PER_PAGE = 50
 """Jobs looked at per transaction."""
@@ -37,6 +38,17 @@ class PrunePage:
     """A job had more runs to delete than one page takes: take the same jobs again."""
     after: JobCursor | None = None
     """Where the next page of jobs starts; None when this was the last one."""
+    deleted: list[DeletedRuns] = field(default_factory=list)
+    """The runs deleted, by job (none in a dry run)."""
+
+
+@dataclass(frozen=True, slots=True)
+class DeletedRuns:
+    """Runs of one job deleted: what they left outside the store (a notebook's executed
+    copies) can go too."""
+
+    job: Job
+    run_ids: tuple[str, ...]
 
 
 def retention_of(job: Job, defaults: Retention) -> Retention:
@@ -70,6 +82,7 @@ def prune_jobs(
             page.more = page.more or len(ids) >= limit
             if not dry_run:
                 store.delete_runs(ids)
+                page.deleted.append(DeletedRuns(job, tuple(ids)))
     return page
 
 
@@ -114,3 +127,21 @@ def prune_ids(
 def merge(total: dict[str, int], page: PrunePage) -> None:
     for job_id, count in page.counts.items():
         total[job_id] = total.get(job_id, 0) + count
+
+
+def leaving_files(job: Job) -> bool:
+    """Whether the job's runs leave something outside the store: a notebook's executed copy."""
+    return isinstance(job.action, NotebookAction)
+
+
+def run_ids_of(store: Store, job_id: str, *, page: int = RUNS_PER_JOB) -> tuple[str, ...]:
+    """Every run id of a job, read a page at a time."""
+    ids: list[str] = []
+    after: RunCursor | None = None
+    while True:
+        runs = store.list_runs(owner=None, where=RunFilter(job_id=job_id, limit=page, after=after))
+        ids.extend(run.id for run in runs)
+        if len(runs) < page:
+            return tuple(ids)
+        last = runs[-1]
+        after = RunCursor(last.scheduled_for, last.created_at, last.id)

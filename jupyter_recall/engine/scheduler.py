@@ -45,6 +45,7 @@ from jupyter_recall.engine.events import (
 from jupyter_recall.engine.executors import Executor
 from jupyter_recall.engine.jobs import JobChanges, NewJob
 from jupyter_recall.engine.pruning import Pruning
+from jupyter_recall.engine.retention import DeletedRuns, leaving_files, run_ids_of
 from jupyter_recall.engine.runner import DELETED, SHUTDOWN, STOPPED, Runner, not_to_execute
 from jupyter_recall.engine.store_thread import StoreThread
 from jupyter_recall.engine.writer import FiringGate, RunWriter
@@ -152,6 +153,7 @@ class Scheduler:
             else None
         )
         """Events to and from the other engines on the store, when it carries them."""
+        self._deleted_runs_listeners: list[Callable[[DeletedRuns], None]] = []
         self._pruning = Pruning(
             self._in_store,
             store,
@@ -160,6 +162,7 @@ class Scheduler:
             interval=prune_interval,
             gate=self._gate,
             busy=lambda: self._runner.releasing,
+            deleted=self._runs_deleted,
         )
         """Retention of runs: the background sweep and prune_runs (engine/pruning.py)."""
         self._paused_listeners: list[Callable[[Job], None]] = []
@@ -357,6 +360,22 @@ class Scheduler:
         failures (``policies.pause_after_failures``); returns the function that unsubscribes."""
         self._paused_listeners.append(listener)
         return lambda: self._paused_listeners.remove(listener)
+
+    def on_runs_deleted(self, listener: Callable[[DeletedRuns], None]) -> Callable[[], None]:
+        """Call ``listener(deleted)`` (from the event loop) when runs of a job that leave files
+        (``retention.leaving_files``) are deleted: by retention, or with their job; returns the
+        function that unsubscribes."""
+        self._deleted_runs_listeners.append(listener)
+        return lambda: self._deleted_runs_listeners.remove(listener)
+
+    def _runs_deleted(self, deleted: DeletedRuns) -> None:
+        if not leaving_files(deleted.job):
+            return
+        for listener in list(self._deleted_runs_listeners):
+            try:
+                listener(deleted)
+            except Exception:
+                log.exception("a listener of deleted runs failed")
 
     def _paused_for_failures(self, job: Job) -> None:
         log.warning("job %s paused: %s", job.id, job.paused_reason)
@@ -691,7 +710,12 @@ class Scheduler:
             dependencies.delete_upstream, self.store, job_id, owner=owner, now=self.clock.now()
         )
         self._runner.stop_job(job_id, DELETED)
+        run_ids: tuple[str, ...] = ()
+        if leaving_files(job) and self._deleted_runs_listeners:
+            run_ids = await self._in_store(partial(run_ids_of, self.store, job_id))
         self._deleted([job], await self._in_store(delete))
+        if run_ids:
+            self._runs_deleted(DeletedRuns(job, run_ids))
 
     # --- jobs declared by owners (engine/owners.py) ---------------------------------------------
 

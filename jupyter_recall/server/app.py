@@ -39,6 +39,7 @@ from jupyter_recall.server.claims import take_awaiting_runs
 from jupyter_recall.server.executors.fresh import FreshKernels
 from jupyter_recall.server.executors.kernel_pool import KernelPool
 from jupyter_recall.server.executors.launcher import ManagedKernelLauncher
+from jupyter_recall.server.executors.notebook import ExecutedCopies
 from jupyter_recall.server.handlers import route_table
 from jupyter_recall.server.kernel_checks import KernelSpecNames, SpecReader
 from jupyter_recall.server.kernels import KernelExecutors
@@ -398,6 +399,8 @@ class RecallApp(ExtensionApp):
         self.approvals.attach(self.scheduler)
         self._pause_notices = PauseNotices(self.notifications)
         self._pause_notices.attach(self.scheduler)
+        self._executed_copies = ExecutedCopies(self._kernels.managers)
+        self.scheduler.on_runs_deleted(self._executed_copies.runs_deleted)
         self.watchers = WatcherService(self.scheduler, self._watcher_runtime)
         self._session_watcher = self._make_session_watcher()
         settings.update(
@@ -565,6 +568,7 @@ class RecallApp(ExtensionApp):
                     self.fresh_kernels.aclose,
                     self.notifications.aclose,
                     self._pause_notices.aclose,
+                    self._executed_copies.aclose,
                     self.tool_runner.close,
                     self.approvals.aclose,
                     self._store.close,

@@ -39,6 +39,7 @@ from jupyter_recall.core.clock import SystemClock
 from jupyter_recall.core.errors import StoreError, ValidationError
 from jupyter_recall.engine.channels.settings import ChannelSettingsJSON
 from jupyter_recall.engine.scheduler import Scheduler
+from jupyter_recall.server.executors.notebook import ExecutedCopies
 from jupyter_recall.server.localzone import local_zone_name
 from jupyter_recall.server.option_checks import (
     checked_channels,
@@ -348,6 +349,8 @@ jupyter recall scheduler --db-url postgresql://recall@db/recall --root /srv/note
         built.notifications.attach(scheduler)
         pause_notices = PauseNotices(built.notifications)
         pause_notices.attach(scheduler)
+        executed_copies = ExecutedCopies(managers)
+        scheduler.on_runs_deleted(executed_copies.runs_deleted)
         try:
             async with scheduler:
                 # At every log level: whoever started it sees it runs, and on which store.
@@ -361,6 +364,7 @@ jupyter recall scheduler --db-url postgresql://recall@db/recall --root /srv/note
                 self.log.info("stopping: runs in flight end interrupted")
         finally:
             await pause_notices.aclose()
+            await executed_copies.aclose()
             await built.aclose()
             await _shutdown_kernels(managers.kernel_manager, self.log)
             store.close()

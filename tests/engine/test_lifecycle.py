@@ -11,9 +11,12 @@ from pathlib import Path
 import pytest
 
 from jupyter_recall.core.clock import ManualClock
-from jupyter_recall.core.model import Job, JobStatus, Run
+from jupyter_recall.core.model import Job, JobStatus, Policies, Run
+from jupyter_recall.core.records import NotebookAction
 from jupyter_recall.core.retries import Retries
 from jupyter_recall.engine.executors import OutputSink, RunOutcome
+from jupyter_recall.engine.jobs import NewJob
+from jupyter_recall.engine.retention import DeletedRuns
 from jupyter_recall.engine.scheduler import Scheduler
 from tests.engine.support import OWNER, T0, Script, eventually, new, running, runs_of, wait_runs
 
@@ -177,6 +180,30 @@ async def test_the_background_sweep_prunes_and_never_a_running_run(
         assert len(await runs_of(engine, job.id)) == 1  # the running one stays
         script.release()
         await wait_runs(engine, job.id, 1)
+
+
+async def test_the_deleted_runs_of_notebook_jobs_are_told_by_id(
+    db: Path, clock: ManualClock
+) -> None:
+    # Their executed copies go with them (``ExecutedCopies``); runs of other actions leave
+    # nothing outside the store, and nobody is told of them.
+    told: list[DeletedRuns] = []
+    notebook = NewJob("every 1 second", NotebookAction("nb.ipynb"), policies=Policies(keep_runs=1))
+    async with running(db, Script(), clock, prune_interval=3600) as engine:
+        engine.on_runs_deleted(told.append)
+        report = await engine.add_job(notebook, owner=OWNER)
+        note = await engine.add_job(new("every 1 second", keep_runs=1), owner=OWNER)
+        for count in range(1, 4):
+            clock.advance(1)
+            await wait_runs(engine, report.id, count)
+            await wait_runs(engine, note.id, count)
+        before = [run.id for run in await runs_of(engine, report.id)]
+        assert await engine.prune_runs(owner=OWNER) == {report.id: 2, note.id: 2}
+        assert [(d.job.id, sorted(d.run_ids)) for d in told] == [(report.id, sorted(before[:2]))]
+        told.clear()
+        await engine.delete_job(report.id, owner=OWNER)
+        await engine.delete_job(note.id, owner=OWNER)
+        assert [(d.job.id, d.run_ids) for d in told] == [(report.id, (before[2],))]
 
 
 async def test_pruned_occurrences_never_fire_again_after_a_restart(

@@ -184,3 +184,32 @@ def test_a_non_firing_server_streams_the_runs_the_scheduler_executes(tmp_path, r
         scheduler.stop()
     assert event["run"]["status"] == "succeeded"
     assert engine_of(db, event["run"]["id"]).startswith("scheduler@")
+
+
+def test_the_scheduler_deletes_executed_copies_with_their_pruned_runs(tmp_path, root):
+    db = tmp_path / "recall.sqlite"
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell("print('report')")]
+    nbformat.write(notebook, root / "report.ipynb")
+    scheduler = SchedulerProcess(root, db, config={"prune_interval": 1}).start()
+    server = LiveServer(root, db, args=NOT_FIRING).start()
+    try:
+        body = {
+            "when": "every 2 seconds",
+            "action": {"type": "notebook", "path": "report.ipynb"},
+            "policies": {"keep_runs": 1},
+        }
+        job = server.request("POST", "/api/recall/jobs", body)
+
+        def copies_of_kept_runs_only() -> bool:
+            fired = server.request("GET", f"/api/recall/jobs/{job['id']}")["run_count"]
+            runs = server.request("GET", f"/api/recall/jobs/{job['id']}/runs")["runs"]
+            kept = {f"report.recall-{run['id']}.ipynb" for run in runs}
+            copies = {path.name for path in root.glob("report.recall-*.ipynb")}
+            return fired >= 4 and bool(copies) and copies <= kept
+
+        assert wait_until(copies_of_kept_runs_only, timeout=60)
+        server.request("DELETE", f"/api/recall/jobs/{job['id']}")
+    finally:
+        server.stop()
+        scheduler.stop()

@@ -3,11 +3,14 @@
 Parameters are injected papermill-style: a cell tagged ``injected-parameters`` right after the
 cell tagged ``parameters`` (or first, if there is none), so the notebook's own defaults are
 overridden. The executed copy is saved next to the notebook as ``<name>.recall-<run id>.ipynb``,
-also when a cell fails, so the failure can be read in context.
+also when a cell fails, so the failure can be read in context. It lives as long as its run: when
+the run is deleted (retention, or its job deleted), ``ExecutedCopies`` deletes it.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import posixpath
 from collections.abc import Callable
 from typing import Any
@@ -24,6 +27,7 @@ from nbformat import NotebookNode
 from jupyter_recall.core.errors import KernelGone
 from jupyter_recall.core.model import Run
 from jupyter_recall.engine.executors import OutputSink, RunOutcome
+from jupyter_recall.engine.retention import DeletedRuns
 from jupyter_recall.server.executors.context import ServerManagers
 from jupyter_recall.server.executors.fresh import FreshKernels
 from jupyter_recall.server.executors.iopub import ErrorContent, error_summary, strip_ansi
@@ -32,6 +36,8 @@ from jupyter_recall.server.executors.payloads import (
     NotebookAction,
     resolve_under,
 )
+
+log = logging.getLogger(__name__)
 
 # nbformat is untyped; these aliases give its two constructors the types they have.
 _new_code_cell: Callable[..., NotebookNode] = nbformat.v4.new_code_cell
@@ -99,6 +105,39 @@ def _kernel_name(nb: NotebookNode, target: HeadlessTarget) -> str | None:
         return target.kernel_name
     name = nb.metadata.get("kernelspec", {}).get("name")
     return str(name) if name else None
+
+
+class ExecutedCopies:
+    """Deletes the executed copies of notebook runs deleted from the store, through the
+    contents manager (which takes their checkpoints too, and follows its ``delete_to_trash``)."""
+
+    def __init__(self, managers: ServerManagers) -> None:
+        self._managers = managers
+        self._deleting: set[asyncio.Task[None]] = set()
+
+    def runs_deleted(self, deleted: DeletedRuns) -> None:
+        """A listener of ``Scheduler.on_runs_deleted``."""
+        action = deleted.job.action
+        if not isinstance(action, NotebookAction):
+            return
+        paths = [executed_copy_path(action.path, run_id) for run_id in deleted.run_ids]
+        task = asyncio.ensure_future(self._delete(paths))
+        self._deleting.add(task)
+        task.add_done_callback(self._deleting.discard)
+
+    async def _delete(self, paths: list[str]) -> None:
+        contents = self._managers.contents_manager
+        for path in paths:
+            try:
+                # A run that started no kernel left no copy; the user may have removed one.
+                if await ensure_async(contents.file_exists(path)):
+                    await ensure_async(contents.delete(path))
+            except Exception as error:
+                log.warning("jupyter_recall: could not delete executed copy %s: %s", path, error)
+
+    async def aclose(self) -> None:
+        """Wait for the deletions under way."""
+        await asyncio.gather(*self._deleting, return_exceptions=True)
 
 
 async def run_notebook(
