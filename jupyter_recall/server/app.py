@@ -13,6 +13,7 @@ from typing import Any, cast
 from jupyter_core.paths import jupyter_data_dir
 from jupyter_core.utils import ensure_async
 from jupyter_server.extension.application import ExtensionApp
+from jupyter_server.gateway.gateway_client import GatewayClient
 from traitlets import (
     Bool,
     Bunch,
@@ -37,6 +38,7 @@ from jupyter_recall.server.approvals import ApprovalInbox
 from jupyter_recall.server.authorization import AuthorizedExecutor, JobAuthorization
 from jupyter_recall.server.claims import take_awaiting_runs
 from jupyter_recall.server.executors.fresh import FreshKernels
+from jupyter_recall.server.executors.kernel_journal import KernelJournal
 from jupyter_recall.server.executors.kernel_pool import KernelPool
 from jupyter_recall.server.executors.launcher import ManagedKernelLauncher
 from jupyter_recall.server.executors.notebook import ExecutedCopies
@@ -447,7 +449,12 @@ class RecallApp(ExtensionApp):
 
     def _make_fresh_kernels(self) -> FreshKernels:
         serverapp: Any = self.serverapp
-        launcher = ManagedKernelLauncher(serverapp.kernel_manager, serverapp.kernel_spec_manager)
+        journal = KernelJournal.for_engine(
+            serverapp.runtime_dir, self._engine_id(), GatewayClient.instance().url or ""
+        )
+        launcher = ManagedKernelLauncher(
+            serverapp.kernel_manager, serverapp.kernel_spec_manager, journal=journal
+        )
         pool = None
         if any(self.kernel_pool.values()):
             pool = KernelPool(launcher, self.kernel_pool, cwd=str(serverapp.root_dir))
@@ -519,8 +526,7 @@ class RecallApp(ExtensionApp):
 
     async def _run_scheduler(self, started: asyncio.Event) -> None:
         try:
-            if self.fresh_kernels.pool is not None:
-                await self.fresh_kernels.pool.start()
+            await self.fresh_kernels.start()
             async with self.scheduler:
                 started.set()
                 await self._declare_owned_jobs()

@@ -352,6 +352,7 @@ jupyter recall scheduler --db-url postgresql://recall@db/recall --root /srv/note
         executed_copies = ExecutedCopies(managers)
         scheduler.on_runs_deleted(executed_copies.runs_deleted)
         try:
+            await built.fresh.start()
             async with scheduler:
                 # At every log level: whoever started it sees it runs, and on which store.
                 print(

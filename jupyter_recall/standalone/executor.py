@@ -6,6 +6,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from jupyter_core.paths import jupyter_runtime_dir
+from jupyter_server.gateway.gateway_client import GatewayClient
+
 from jupyter_recall.core.clock import Clock
 from jupyter_recall.engine.executors import Executor
 from jupyter_recall.server.executors import (
@@ -16,6 +19,7 @@ from jupyter_recall.server.executors import (
     TargetRouter,
 )
 from jupyter_recall.server.executors.fresh import FreshKernels
+from jupyter_recall.server.executors.kernel_journal import KernelJournal
 from jupyter_recall.server.executors.launcher import ManagedKernelLauncher
 from jupyter_recall.server.notifications import NotificationActionExecutor, NotificationService
 from jupyter_recall.server.sse import EventHub
@@ -34,8 +38,10 @@ class StandaloneExecutor:
     live: LiveKernelExecutor
     notifications: NotificationService
     tools: ToolRunner
+    fresh: FreshKernels
 
     async def aclose(self) -> None:
+        await self.fresh.aclose()
         await self.live.aclose()
         await self.notifications.aclose()
         self.tools.close()
@@ -58,8 +64,13 @@ def build_executor(
     store, handoff_store = stores
     notifications = NotificationService(store, EventHub(None), clock, app.notification_channels)
     tools = make_tool_runner(_Root(str(Path(managers.root_dir))), app)
+    journal = KernelJournal.for_engine(
+        jupyter_runtime_dir(), app.engine_id, GatewayClient.instance().url or ""
+    )
     fresh = FreshKernels(
-        ManagedKernelLauncher(managers.kernel_manager, managers.kernel_spec_manager)
+        ManagedKernelLauncher(
+            managers.kernel_manager, managers.kernel_spec_manager, journal=journal
+        )
     )
     live = LiveKernelExecutor(managers)
     router = TargetRouter(
@@ -71,4 +82,4 @@ def build_executor(
     )
     runtime = WatcherRuntime(store, notifications, clock, tools=tools, kernel=live)
     inner = NotificationActionExecutor(router, notifications)
-    return StandaloneExecutor(WatcherExecutor(inner, runtime), live, notifications, tools)
+    return StandaloneExecutor(WatcherExecutor(inner, runtime), live, notifications, tools, fresh)

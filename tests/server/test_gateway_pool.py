@@ -177,3 +177,49 @@ def test_a_server_whose_gateway_is_gone_stops_on_sigterm(
     server.stop(timeout=60)
     assert time.monotonic() - started < 30
     assert log_lines(server, "its gateway does not answer")
+
+
+@pytest.mark.slow
+def test_gateway_kernels_a_killed_server_left_are_shut_down_when_it_starts_again(
+    tmp_path: Path, gateways: Gateways
+) -> None:
+    gateway = gateways.start()
+    server = pooled_server(tmp_path, gateways)
+    try:
+        server.wait_for(lambda: ready_kernels(gateway), timeout=60)
+        # A run in flight (in the warm kernel) and the warm kernel started in its place.
+        body = {
+            "when": "now",
+            "action": {
+                "type": "code",
+                "code": "import time\nprint('go', flush=True)\ntime.sleep(300)",
+            },
+            "target": {"type": "headless"},
+        }
+        job = server.request("POST", "/api/recall/jobs", body)
+
+        def running_output() -> bool:
+            runs = server.request("GET", f"/api/recall/jobs/{job['id']}/runs")["runs"]
+            return bool(runs) and runs[0]["output"] == "go\n"
+
+        server.wait_for(running_output, timeout=60)
+
+        def run_and_warm_kernel() -> bool:
+            return len(gateway.kernels()) == 2 and len(ready_kernels(gateway)) == 1
+
+        server.wait_for(run_and_warm_kernel, timeout=60)
+        left = {kernel["id"] for kernel in gateway.kernels()}
+        server.stop(signal.SIGKILL)
+        assert {kernel["id"] for kernel in gateway.kernels()} == left  # they outlived it
+
+        server.start()
+        server.wait_for(lambda: log_lines(server, "a stopped predecessor left"), timeout=60)
+        assert not left & {kernel["id"] for kernel in gateway.kernels()}
+        (recovered,) = log_lines(server, "a stopped predecessor left")
+        assert "shut down 2 gateway kernels" in recovered
+        assert all(kernel_id in recovered for kernel_id in left)
+        run = server.request("GET", f"/api/recall/jobs/{job['id']}/runs")["runs"][0]
+        assert run["status"] == "interrupted", run
+        server.wait_for(lambda: ready_kernels(gateway), timeout=60)  # the pool fills again
+    finally:
+        server.stop()

@@ -42,6 +42,12 @@ class FreshKernels:
         self.launcher = launcher
         self.pool = pool
 
+    async def start(self) -> None:
+        """Shut down what a killed predecessor left running, then fill the pool."""
+        await self.launcher.recover()
+        if self.pool is not None:
+            await self.pool.start()
+
     async def aclose(self) -> None:
         """Shut down the pool's waiting kernels, then any kernel started and not shut down."""
         if self.pool is not None:

@@ -16,7 +16,9 @@ from typing import Any, Protocol
 
 import anyio
 from jupyter_core.utils import ensure_async
+from jupyter_server.gateway.gateway_client import gateway_request
 from jupyter_server.gateway.managers import GatewayMappingKernelManager
+from jupyter_server.utils import url_escape, url_path_join
 from tornado.httpclient import HTTPClientError
 from tornado.web import HTTPError
 
@@ -25,6 +27,7 @@ from jupyter_recall.server.executors.gateway_channels import (
     WakingGatewayKernelClient,
 )
 from jupyter_recall.server.executors.iopub import LOST_STATES, ChannelRouter, KernelConnection
+from jupyter_recall.server.executors.kernel_journal import KernelJournal
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +75,9 @@ class KernelLauncher(Protocol):
     async def aclose(self) -> None:
         """Shut down every kernel it started that is still running."""
 
+    async def recover(self) -> None:
+        """Shut down the kernels a predecessor killed before it could left running."""
+
     async def spec_language(self, kernel_name: str) -> str:
         """The language of a kernel spec; KeyError if there is no such spec."""
 
@@ -79,12 +85,22 @@ class KernelLauncher(Protocol):
 class ManagedKernelLauncher:
     """Fresh kernels from a Jupyter ``MultiKernelManager`` (the server's, or one of our own)."""
 
-    def __init__(self, kernel_manager: Any, kernel_spec_manager: Any = None) -> None:
+    def __init__(
+        self,
+        kernel_manager: Any,
+        kernel_spec_manager: Any = None,
+        *,
+        journal: KernelJournal | None = None,
+    ) -> None:
         self._manager = kernel_manager
         self._specs = kernel_spec_manager or kernel_manager.kernel_spec_manager
         self._closing: set[asyncio.Task[None]] = set()
         self._started: set[str] = set()
         """Kernels started here and not shut down yet."""
+        self._journal = journal if self.remote else None
+        """Where this process lists its gateway kernels, for its successor after a kill."""
+        self._leftovers: set[str] = set()
+        """Kernels a predecessor left that could not be shut down yet (kept in the journal)."""
 
     @property
     def remote(self) -> bool:
@@ -123,6 +139,7 @@ class ManagedKernelLauncher:
         started = self._manager.start_kernel(kernel_name=kernel_name, cwd=cwd, env=env)
         kernel_id = str(await ensure_async(started))
         self._started.add(kernel_id)
+        self._note()
         manager = self._manager.get_kernel(kernel_id)
         if getattr(self._manager, "use_pending_kernels", False):
             await manager.ready  # started, not yet ready
@@ -179,8 +196,53 @@ class ManagedKernelLauncher:
         for kernel_id in list(self._started):
             await self._shutdown_id(kernel_id)
 
+    def _note(self) -> None:
+        if self._journal is not None:
+            self._journal.write(self._started | self._leftovers)
+
+    async def recover(self) -> None:
+        """Shut down the gateway kernels that a predecessor of the same engine id left running
+        (killed, it could not), as its journal lists them. Those whose gateway does not answer
+        now stay listed, for the next start."""
+        leftovers = self._journal.read() if self._journal is not None else None
+        if self._journal is None or leftovers is None:
+            return
+        if leftovers.gateway != self._journal.gateway:
+            log.warning(
+                "jupyter_recall: %d kernels left running on gateway %s by a stopped "
+                "predecessor: not shut down (the gateway is %s now)",
+                len(leftovers.kernel_ids),
+                leftovers.gateway,
+                self._journal.gateway,
+            )
+        else:
+            ended = [kid for kid in leftovers.kernel_ids if await self._end_leftover(kid)]
+            self._leftovers = set(leftovers.kernel_ids) - set(ended)
+            log.warning(
+                "jupyter_recall: shut down %d gateway kernels a stopped predecessor left "
+                "running (%s); %d more wait for the gateway to answer (at the next start)",
+                len(ended),
+                ", ".join(ended),
+                len(self._leftovers),
+            )
+        self._note()
+
+    async def _end_leftover(self, kernel_id: str) -> bool:
+        """Whether the gateway no longer has the kernel (shut down now, or already gone)."""
+        url = url_path_join(self._manager.kernels_url, url_escape(kernel_id))
+        try:
+            await gateway_request(url, method="DELETE")
+        except Exception as error:
+            if isinstance(error, HTTPError) and error.status_code == 404:
+                return True
+            if unreachable(error):
+                return False
+            log.warning("jupyter_recall: cannot shut down gateway kernel %s: %s", kernel_id, error)
+        return True
+
     async def _shutdown_id(self, kernel_id: str) -> None:
         self._started.discard(kernel_id)
+        self._note()
         if kernel_id not in self._manager:
             return  # culled or shut down by someone else already
         try:
@@ -192,7 +254,10 @@ class ManagedKernelLauncher:
                 return
             # Forgotten: jupyter_server's own shutdown of every kernel at exit would fail on
             # it the same way, and that failure leaves its event loop running after SIGTERM.
+            # Kept in the journal: the next start shuts it down if the gateway answers then.
             self._manager.remove_kernel(kernel_id)
+            self._leftovers.add(kernel_id)
+            self._note()
             log.warning(
                 "could not shut down fresh kernel %s: its gateway does not answer (%s); "
                 "forgotten here (the gateway may still list it)",
