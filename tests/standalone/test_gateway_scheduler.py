@@ -4,6 +4,8 @@ Kernel Gateway on loopback: no Jupyter server anywhere, the job written straight
 from __future__ import annotations
 
 import json
+import signal
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -105,3 +107,23 @@ def test_a_gateway_kernel_that_dies_fails_the_schedulers_run(
     assert run.error == "headless kernel python3 died during the run"
     assert run.output.startswith("dying\n")
     wait_until(lambda: gateway.kernels() == [], timeout=90)
+
+
+def test_a_gateway_kernel_a_killed_scheduler_left_is_shut_down_when_it_starts_again(
+    scheduler: SchedulerProcess, gateway: KernelGateway
+) -> None:
+    job_id = add_headless_job(scheduler.db_path, "import time\ntime.sleep(300)")
+
+    def busy() -> list[str]:
+        return [k["id"] for k in gateway.kernels() if k["execution_state"] == "busy"]
+
+    running = wait_until(busy, timeout=60)
+    scheduler.stop(signal.SIGKILL)
+    time.sleep(1)
+    assert [kernel["id"] for kernel in gateway.kernels()] == running  # it outlived the scheduler
+
+    scheduler.start()
+    assert wait_until(lambda: "a stopped predecessor left" in scheduler.log.read_text(), 60)
+    assert gateway.kernels() == []
+    run = wait_until(lambda: finished_run(scheduler.db_path, job_id), timeout=30)
+    assert run.status is RunStatus.INTERRUPTED
