@@ -157,17 +157,11 @@ class KernelPool:
         return None
 
     async def _alive(self, kernel: LaunchedKernel) -> bool:
-        """Still there and still ours to talk to: our connection open, its manager (or gateway)
-        still has it. A gateway kernel's manager answers ``is_alive`` True once after the
-        gateway said it has no such kernel (404), and then holds no kernel."""
-        if kernel.connection.closed:
-            return False
         try:
-            alive = await self._launcher.is_alive(kernel)
+            return await self._launcher.is_alive(kernel)
         except Exception as error:  # a gateway that does not answer
             log.info("jupyter_recall: pooled kernel %s: no answer (%s)", kernel.kernel_id, error)
             return False
-        return alive and bool(getattr(kernel.manager, "has_kernel", True))
 
     async def _drop(self, kernel: LaunchedKernel) -> None:
         log.info("jupyter_recall: pooled kernel %s is gone; dropped", kernel.kernel_id)

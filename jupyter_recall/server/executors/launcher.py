@@ -176,12 +176,20 @@ class ManagedKernelLauncher:
         task.add_done_callback(self._closing.discard)
 
     async def is_alive(self, kernel: LaunchedKernel) -> bool:
+        """Still there and still ours to talk to: our connection open, the manager (or the
+        gateway) still has it, and it is not being restarted."""
         # A gateway lists a kernel it restarts under us: its websocket's status tells.
-        if kernel.connection.lost or kernel.kernel_id not in self._manager:
+        if kernel.connection.closed or kernel.connection.lost:
+            return False
+        if kernel.kernel_id not in self._manager:
             return False
         if not await ensure_async(kernel.manager.is_alive()):
             return False
-        # A gateway kernel's manager refreshed its model from the gateway just now.
+        # A gateway kernel's manager refreshed its model from the gateway just now; after
+        # the gateway said it has no such kernel (404), is_alive answered True once, and the
+        # manager holds no kernel.
+        if not getattr(kernel.manager, "has_kernel", True):
+            return False
         return getattr(kernel.manager, "execution_state", None) not in LOST_STATES
 
     async def shutdown(self, kernel: LaunchedKernel) -> None:
