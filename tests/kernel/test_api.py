@@ -153,6 +153,28 @@ def test_values_that_are_no_json_are_named(nb, server):
     assert server.jobs() == []
 
 
+def test_text_no_query_can_hold_is_named_by_its_argument(nb, server):
+    # A NUL went to the server, whose refusal named its own query field ("q").
+    nb.ok(ERRORS)
+    calls = (
+        "jupyter_recall.jobs(search='a\\x00b')",
+        "jupyter_recall.jobs(session='nb\\x00.ipynb')",
+        "__import__('jupyter_recall.kernel.jobs.api').kernel.jobs.api"
+        ".pending_recall('nb\\x00.ipynb')",
+        "jupyter_recall.jobs(all=True, search='\\ud800')",
+    )
+    errors = nb.json(
+        "print(json.dumps([error_of(lambda: eval(call)) for call in " + repr(list(calls)) + "]))"
+    )
+    assert [(error["type"], error["field"]) for error in errors] == [
+        ("ValidationError", "search"),
+        ("ValidationError", "session"),
+        ("ValidationError", "session"),
+        ("ValidationError", "search"),
+    ]
+    assert "NUL" in errors[0]["message"]
+
+
 def _ipython(script: str, tmp_path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     path = tmp_path / "session.ipy"
     path.write_text(script)

@@ -32,6 +32,7 @@ from jupyter_recall.core.errors import (
     PendingRecallExists,
     ValidationError,
 )
+from jupyter_recall.core.text import check_plain_text
 from jupyter_recall.kernel.connection import client as _client
 from jupyter_recall.kernel.connection import notifications
 
@@ -456,6 +457,7 @@ def jobs(
     whose id, name, ``when`` or session holds the text; ``sort`` (created_at, next_fire_at,
     last_run_at, name) and ``order`` (asc, desc) as ``GET /api/recall/jobs``. All of them
     (read page by page), or the first ``limit``. The server filters and sorts."""
+    _check_query_texts(search=search, session=session)
     query: dict[str, str | None] = {
         "status": status,
         "kind": kind,
@@ -479,6 +481,7 @@ def job(job_id: str) -> Job:
 
 def pending_recall(session: str | None = None) -> Job | None:
     """The pending recall of this session (or of ``session``), if any."""
+    _check_query_texts(session=session)
     query = {
         "path": session or _client.identity().session,
         "kind": "recall",
@@ -486,6 +489,15 @@ def pending_recall(session: str | None = None) -> Job | None:
     }
     found = _client.get_client().request("GET", "/api/recall/jobs", query=query)["jobs"]
     return Job(found[0]) if found else None
+
+
+def _check_query_texts(**texts: str | None) -> None:
+    """Refuse, naming the argument, what cannot be a query's text (not a string, a NUL, a
+    lone surrogate): else the server's refusal would name its own query field."""
+    _check_texts(**texts)
+    for name, text in texts.items():
+        if text is not None:
+            check_plain_text(text, name)
 
 
 def parse(when: str, tz: str | None = None) -> ParseDocument:
