@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import subprocess
 import sys
@@ -167,6 +169,28 @@ async def test_the_launcher_shuts_down_at_close_the_kernels_it_started_and_no_ot
     finally:
         ours.connection.close()
         await manager.shutdown_kernel(users, now=True)
+
+
+@pytest.mark.parametrize("step", ["start", "shutdown"])
+async def test_a_kernel_whose_task_is_cancelled_natively_is_shut_down(
+    jp_serverapp: Any, launcher: ManagedKernelLauncher, jp_root_dir: Path, step: str
+) -> None:
+    # ``Task.cancel`` (the pool's close cancels its fillers so) went through anyio's shielded
+    # scope: a shutdown cancelled half-way left the kernel in the server's kernel manager,
+    # and with a gateway that does not answer, SIGTERM hung in jupyter_server's own shutdown.
+    manager = jp_serverapp.kernel_manager
+    if step == "start":
+        task = asyncio.ensure_future(launcher.start(None, cwd=str(jp_root_dir), env={}, timeout=60))
+        await eventually(lambda: bool(manager.list_kernel_ids()))
+    else:
+        kernel = await launcher.start(None, cwd=str(jp_root_dir), env={}, timeout=60)
+        task = asyncio.ensure_future(launcher.shutdown(kernel))
+        await asyncio.sleep(0)
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    await launcher.aclose()
+    assert manager.list_kernel_ids() == []
 
 
 async def test_a_notebook_runs_in_a_warm_kernel(

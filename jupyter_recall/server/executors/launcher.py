@@ -94,6 +94,7 @@ class ManagedKernelLauncher:
     ) -> None:
         self._manager = kernel_manager
         self._specs = kernel_spec_manager or kernel_manager.kernel_spec_manager
+        self._starting: set[asyncio.Future[str]] = set()
         self._closing: set[asyncio.Task[None]] = set()
         self._started: set[str] = set()
         """Kernels started here and not shut down yet."""
@@ -121,6 +122,8 @@ class ManagedKernelLauncher:
     ) -> LaunchedKernel:
         # Shielded: a kernel whose start is cancelled half-way would be left running unseen.
         starting = asyncio.ensure_future(self._start_kernel(kernel_name, cwd, env))
+        self._starting.add(starting)
+        starting.add_done_callback(self._starting.discard)
         try:
             with anyio.fail_after(timeout):
                 kernel_id = await asyncio.shield(starting)
@@ -131,8 +134,7 @@ class ManagedKernelLauncher:
             with anyio.fail_after(timeout):
                 return await self._connect(kernel_id)
         except BaseException:
-            with anyio.CancelScope(shield=True):
-                await self._shutdown_id(kernel_id)
+            await self._shutdown_shielded(kernel_id)
             raise
 
     async def _start_kernel(self, kernel_name: str | None, cwd: str, env: dict[str, str]) -> str:
@@ -171,9 +173,20 @@ class ManagedKernelLauncher:
     def _shutdown_started(self, starting: asyncio.Future[str]) -> None:
         if starting.cancelled() or starting.exception() is not None:
             return
-        task = asyncio.ensure_future(self._shutdown_id(starting.result()))
+        self._shutdown_task(starting.result())
+
+    def _shutdown_task(self, kernel_id: str) -> asyncio.Task[None]:
+        """The kernel's shutdown in a task of its own, which ``aclose`` waits for."""
+        task = asyncio.ensure_future(self._shutdown_id(kernel_id))
         self._closing.add(task)
         task.add_done_callback(self._closing.discard)
+        return task
+
+    async def _shutdown_shielded(self, kernel_id: str) -> None:
+        """Shut the kernel down even if the caller is cancelled meanwhile: anyio's shielded
+        scope does not hold against ``Task.cancel`` (the pool's close cancels its fillers so),
+        ``asyncio.shield`` of a task of its own does."""
+        await asyncio.shield(self._shutdown_task(kernel_id))
 
     async def is_alive(self, kernel: LaunchedKernel) -> bool:
         """Still there and still ours to talk to: our connection open, the manager (or the
@@ -194,13 +207,15 @@ class ManagedKernelLauncher:
 
     async def shutdown(self, kernel: LaunchedKernel) -> None:
         kernel.connection.close()
-        await self._shutdown_id(kernel.kernel_id)
+        await self._shutdown_shielded(kernel.kernel_id)
 
     async def aclose(self) -> None:
         """Shut down what nothing else did: a kernel held by a task cancelled at the server's
         stop, say. Left to jupyter_server's own shutdown at exit, a gateway kernel whose
         gateway does not answer leaves its event loop running after SIGTERM."""
-        await asyncio.gather(*self._closing, return_exceptions=True)
+        # A start under way ends in the started set, or (its caller gone) in a shutdown task.
+        while self._starting or self._closing:
+            await asyncio.gather(*self._starting, *self._closing, return_exceptions=True)
         for kernel_id in list(self._started):
             await self._shutdown_id(kernel_id)
 
@@ -249,10 +264,15 @@ class ManagedKernelLauncher:
         return True
 
     async def _shutdown_id(self, kernel_id: str) -> None:
+        """Shut the kernel down. It stays listed as started until that is over: a shutdown
+        cancelled half-way is done again by ``aclose``."""
+        # Not in the manager: culled, or shut down by someone else already.
+        if kernel_id in self._manager:
+            await self._shutdown_managed(kernel_id)
         self._started.discard(kernel_id)
         self._note()
-        if kernel_id not in self._manager:
-            return  # culled or shut down by someone else already
+
+    async def _shutdown_managed(self, kernel_id: str) -> None:
         try:
             # The kernel holds nothing worth a graceful exit: its run is over or was stopped.
             await ensure_async(self._manager.shutdown_kernel(kernel_id, now=True))
