@@ -1,6 +1,7 @@
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
+import { refusal } from './answers';
 import type { IJobCounts, IJobPage } from './pages';
 import type { IJob, IRun, IWatcher } from './state';
 
@@ -45,12 +46,17 @@ export class RecallApi {
       init.body = JSON.stringify(body ?? {});
     }
     const response = await ServerConnection.makeRequest(url, init, this.settings);
-    const text = await response.text();
-    const data = text ? JSON.parse(text) : null;
+    const answer = {
+      status: response.status,
+      statusText: response.statusText,
+      contentType: response.headers.get('Content-Type') ?? '',
+      text: await response.text()
+    };
     if (!response.ok) {
-      throw new RecallApiError(data?.message ?? response.statusText, response.status, data?.field);
+      const { message, field } = refusal(answer);
+      throw new RecallApiError(message, response.status, field);
     }
-    return data as T;
+    return (answer.text ? JSON.parse(answer.text) : null) as T;
   }
 
   async jobs(query: { [key: string]: string } = {}): Promise<IJob[]> {
