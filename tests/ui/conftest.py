@@ -137,25 +137,29 @@ def labextension_env(base: Path) -> dict[str, str]:
     return {"JUPYTER_PATH": os.pathsep.join(path for path in paths if path)}
 
 
-def _probe(lab: Lab) -> None:
-    lab.request("GET", "/api/recall/info")
+def _probe(lab: Lab, recall: bool) -> None:
+    if recall:
+        lab.request("GET", "/api/recall/info")
     lab.request("GET", "/lab/api/settings")
 
 
-def _wait_ready(lab: Lab, process: subprocess.Popen[bytes], timeout: float = 90.0) -> None:
+def _wait_ready(
+    lab: Lab, process: subprocess.Popen[bytes], recall: bool, timeout: float = 90.0
+) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
             break
-        if answers(partial(_probe, lab)):
+        if answers(partial(_probe, lab, recall)):
             return
         time.sleep(0.3)
     raise AssertionError(f"{lab.app} did not start:\n{lab.log.read_text()[-3000:]}")
 
 
-def _serve(base: Path, app: str) -> Iterator[Lab]:
+def _serve(base: Path, app: str, *args: str, recall: bool = True) -> Iterator[Lab]:
     """Runs ``python -m <app>`` (``jupyterlab`` or ``notebook``, both LabServerApps: one
-    config class name each) with the extension until the session ends."""
+    config class name each) with the extension until the session ends; ``recall``: wait for
+    the server extension to answer too."""
     root, runtime, settings = base / "root", base / "runtime", base / "settings"
     for directory in (root, runtime, settings, base / "workspaces"):
         directory.mkdir()
@@ -178,6 +182,7 @@ def _serve(base: Path, app: str) -> Iterator[Lab]:
         "--ServerApp.jpserver_extensions=jupyter_recall=True",
         f"--{config_class}.user_settings_dir={settings}",
         f"--{config_class}.workspaces_dir={base / 'workspaces'}",
+        *args,
     ]
     env = {**os.environ, "JUPYTER_PLATFORM_DIRS": "1", "JUPYTER_RUNTIME_DIR": str(runtime)}
     env.update(labextension_env(base))
@@ -186,7 +191,7 @@ def _serve(base: Path, app: str) -> Iterator[Lab]:
     with log.open("ab") as out:
         process = subprocess.Popen(command, stdout=out, stderr=out, env=env)
     try:
-        _wait_ready(lab, process)
+        _wait_ready(lab, process, recall)
         yield lab
     finally:
         process.terminate()
@@ -200,6 +205,14 @@ def _serve(base: Path, app: str) -> Iterator[Lab]:
 @pytest.fixture(scope="session")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     yield from _serve(tmp_path_factory.mktemp("recall-lab"), "jupyterlab")
+
+
+@pytest.fixture
+def lab_without_recall_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    """A JupyterLab whose server extension failed to load (a store URL it cannot open): the
+    Lab extension is there, ``/api/recall`` is not."""
+    base = tmp_path_factory.mktemp("recall-lab-broken")
+    yield from _serve(base, "jupyterlab", "--RecallApp.db_url=mysql://db/recall", recall=False)
 
 
 @pytest.fixture(scope="session")
