@@ -177,36 +177,25 @@ def _permission_refusal(message: str, permission: Mapping[str, Any]) -> RecallEr
     )
 
 
-def _pending_recall(message: str, pending: Any) -> RecallError:
-    """A second pending recall in a session (``pending_recall`` of the error body): each
-    surface words how to cancel the pending one from its fields (``PendingRecallExists``)."""
-    if not isinstance(pending, dict):
-        return ConflictError(message)
-    session, recall_id = pending.get("session"), pending.get("recall_id")
-    if not isinstance(session, str) or not isinstance(recall_id, str):
-        return ConflictError(message)
-    return _rebuild(PendingRecallExists, message, session=session, recall_id=recall_id, hint="")
-
-
-def _passed_while_paused(message: str, passed: Any) -> RecallError:
-    """A one-shot resumed without catch-up whose time passed while it was paused
-    (``passed_while_paused`` of the error body): each surface words how to catch up."""
-    if not isinstance(passed, dict):
-        return ConflictError(message)
-    job_id, at = passed.get("job_id"), passed.get("at")
-    if not isinstance(job_id, str) or not isinstance(at, str):
-        return ConflictError(message)
-    return _rebuild(PassedWhilePaused, message, job_id=job_id, at=at, hint="")
+_CONFLICTS: dict[str, tuple[type[RecallError], str, tuple[str, ...]]] = {
+    "PendingRecallExists": (PendingRecallExists, "pending_recall", ("session", "recall_id")),
+    "PassedWhilePaused": (PassedWhilePaused, "passed_while_paused", ("job_id", "at")),
+}
+"""409 reasons rebuilt as their subclass, whose fields each surface words its way out from:
+the class, the body's object holding the fields, and the fields (strings)."""
 
 
 def _conflict(message: str, reason: Any, body: Mapping[str, Any]) -> RecallError:
-    """A 409: the subclasses whose fields each surface words its way out from, else a
-    ``ConflictError``."""
-    if reason == "PendingRecallExists":
-        return _pending_recall(message, body.get("pending_recall"))
-    if reason == "PassedWhilePaused":
-        return _passed_while_paused(message, body.get("passed_while_paused"))
-    return ConflictError(message)
+    """A 409: one of ``_CONFLICTS`` when the body holds its fields, else a ``ConflictError``."""
+    known = _CONFLICTS.get(reason) if isinstance(reason, str) else None
+    if known is None:
+        return ConflictError(message)
+    cls, key, names = known
+    found = body.get(key)
+    values = {name: found.get(name) for name in names} if isinstance(found, dict) else {}
+    if not values or not all(isinstance(value, str) for value in values.values()):
+        return ConflictError(message)
+    return _rebuild(cls, message, **values, hint="")
 
 
 def error_from_response(status: int, body: Any, *, url: str) -> RecallError:
