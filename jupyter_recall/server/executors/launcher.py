@@ -228,7 +228,7 @@ class ManagedKernelLauncher:
         (killed, it could not), as its journal lists them. Those whose gateway does not answer
         now stay listed, for the next start."""
         leftovers = self._journal.read() if self._journal is not None else None
-        if self._journal is None or leftovers is None:
+        if self._journal is None or leftovers is None or not leftovers.kernel_ids:
             return
         if leftovers.gateway != self._journal.gateway:
             log.warning(
