@@ -69,7 +69,7 @@ class Pruning:
         self._busy = busy
         """Whether runs are about to start (fired ahead, waiting for their instants)."""
         self._deleted = deleted
-        """Told of the runs each step deleted."""
+        """Told of the runs each step deleted that left files (it must not raise)."""
         self._ended: set[str] = set()
         """Jobs whose runs ended since the last sweep."""
         self._step_seconds = 0.005
@@ -156,7 +156,4 @@ class Pruning:
 
     def _announce(self, page: retention.PrunePage) -> None:
         for deleted in page.deleted:
-            try:
-                self._deleted(deleted)
-            except Exception:
-                log.exception("a listener of deleted runs failed")
+            self._deleted(deleted)

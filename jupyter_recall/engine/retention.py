@@ -39,7 +39,8 @@ class PrunePage:
     after: JobCursor | None = None
     """Where the next page of jobs starts; None when this was the last one."""
     deleted: list[DeletedRuns] = field(default_factory=list)
-    """The runs deleted, by job (none in a dry run)."""
+    """The runs deleted of jobs whose runs leave files (``leaving_files``), by job (none in a
+    dry run)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +83,8 @@ def prune_jobs(
             page.more = page.more or len(ids) >= limit
             if not dry_run:
                 store.delete_runs(ids)
-                page.deleted.append(DeletedRuns(job, tuple(ids)))
+                if leaving_files(job):
+                    page.deleted.append(DeletedRuns(job, tuple(ids)))
     return page
 
 

@@ -369,8 +369,7 @@ class Scheduler:
         return lambda: self._deleted_runs_listeners.remove(listener)
 
     def _runs_deleted(self, deleted: DeletedRuns) -> None:
-        if not leaving_files(deleted.job):
-            return
+        """Tell the listeners; each source tells only runs of jobs that leave files."""
         for listener in list(self._deleted_runs_listeners):
             try:
                 listener(deleted)
