@@ -106,10 +106,13 @@ class RecallApp(ExtensionApp):
     """Persist jobs, run the scheduler tick, and serve /api/recall/."""
 
     _loaded = False
-    """Whether ``initialize_settings`` ran (jupyter_server still starts and stops an extension
-    whose config it refused)."""
+    """Whether ``initialize_settings`` ran on an accepted configuration (jupyter_server still
+    starts and stops an extension whose configuration it refused)."""
     _assembled = False
     """Whether the store opened and the scheduler and services exist."""
+    _refused: str | None = None
+    """Why jupyter_server refused this extension's configuration when it linked it, if it did:
+    it loads the extension all the same, on a configuration read in part."""
     name = "jupyter_recall"
     load_other_extensions = True
 
@@ -331,18 +334,33 @@ class RecallApp(ExtensionApp):
     def _check_policies(self, proposal: Bunch) -> dict[str, str]:
         return checked_tool_policies("RecallApp", proposal["value"])
 
+    def _link_jupyter_server_extension(self, serverapp: Any) -> None:
+        try:
+            super()._link_jupyter_server_extension(serverapp)
+        except TraitError as error:
+            self._refused = str(error)
+            raise
+
     def initialize_settings(self) -> None:
         self._log_like_the_server()
-        self._clock = SystemClock()
-        self._stopped = asyncio.Event()
         self._ready = asyncio.Event()
-        self._runner: asyncio.Task[None] | None = None
         self.failure: str | None = None
-        """Why the API answers 503: the store not open yet, or the scheduler stopped by itself."""
-        self._loaded = True
+        """Why the API answers 503: the configuration refused, the store not open yet, or the
+        scheduler stopped by itself."""
         self.settings.update(
             jupyter_recall_ready=self._ready, jupyter_recall_failure=lambda: self.failure
         )
+        if self._refused is not None:
+            # jupyter_server logged the refusal and loads us anyway: nothing starts, and the
+            # API (the sidebar, the kernels' clients) says why instead of a bare 404.
+            self.failure = f"its configuration was refused: {self._refused}"
+            self.log.error("jupyter_recall: not started: %s", self.failure)
+            self._ready.set()
+            return
+        self._clock = SystemClock()
+        self._stopped = asyncio.Event()
+        self._runner: asyncio.Task[None] | None = None
+        self._loaded = True
         try:
             store = open_store(self.db_url)
         except StoreError as error:

@@ -1,6 +1,7 @@
 """A server whose store cannot be opened at start: its API answers 503 with the reason, it opens
 the store by itself once it can (a database restarted while the server started), and SIGTERM
-stops it; so does SIGTERM a server whose jupyter_recall config jupyter_server refused."""
+stops it; a server whose jupyter_recall config jupyter_server refused answers 503 naming the
+refusal, and SIGTERM stops it too."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import urllib.error
 from functools import partial
 from pathlib import Path
 
+from jupyter_recall.server.app import REOPEN_EVERY
 from tests.pg_cluster import Cluster
 from tests.server.live_server import LiveServer, answers
 
@@ -70,18 +72,28 @@ def test_a_store_that_opens_late_is_taken_up_and_the_server_stops_on_sigterm(
     assert time.monotonic() - started < 30
 
 
-def test_a_server_without_jupyter_recall_still_stops_on_sigterm(tmp_path: Path) -> None:
+def test_a_server_whose_recall_config_was_refused_says_why_and_stops_on_sigterm(
+    tmp_path: Path,
+) -> None:
     root = tmp_path / "root"
     root.mkdir()
-    # A misspelt scheme: jupyter_server logs the refusal and runs without the extension.
+    # A misspelt scheme: jupyter_server logs the refusal and loads the extension all the same.
     args = ("--RecallApp.db_url=postgresq://nowhere/recall",)
     live = LiveServer(root, tmp_path / "unused.sqlite", args=args).start(ready="/api/status")
     try:
-        code, _ = refusal(live, "/api/recall/jobs")
-        assert code == 404
+        # Before: a bare 404, and the sidebar could only guess the extension was not installed.
+        code, text = refusal(live, "/api/recall/jobs")
+        assert code == 503
+        message = json.loads(text)["message"]
+        assert message.startswith("jupyter_recall is not running: its configuration was refused")
+        assert "RecallApp.db_url: unknown scheme 'postgresq'" in message
+        # Nothing tries to open a store that URL cannot name (before, a task did after
+        # REOPEN_EVERY, died, and its error was logged again at the stop).
+        time.sleep(REOPEN_EVERY + 1)
     finally:
         live.stop(timeout=30)
     log = live.log.read_text()
-    assert "RecallApp.db_url: unknown scheme 'postgresq'" in log
+    assert "jupyter_recall: not started: its configuration was refused" in log
+    assert "not a URL" not in log
     assert "failed while stopping" not in log
     assert "has no attribute" not in log

@@ -207,12 +207,22 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     yield from _serve(tmp_path_factory.mktemp("recall-lab"), "jupyterlab")
 
 
+WITHOUT_RECALL_SERVER = {
+    # The server extension disabled: the Lab extension is there, ``/api/recall`` is not.
+    "disabled": "--ServerApp.jpserver_extensions=jupyter_recall=False",
+    # A configuration jupyter_server refuses: ``/api/recall`` answers 503 naming the refusal.
+    "refused": "--RecallApp.db_url=mysql://db/recall",
+}
+
+
 @pytest.fixture
-def lab_without_recall_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    """A JupyterLab whose server extension failed to load (a store URL it cannot open): the
-    Lab extension is there, ``/api/recall`` is not."""
+def lab_without_recall_server(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[Lab]:
+    """A JupyterLab whose server extension does not run, for the reason ``request.param``
+    names in ``WITHOUT_RECALL_SERVER`` (parametrize indirectly)."""
     base = tmp_path_factory.mktemp("recall-lab-broken")
-    yield from _serve(base, "jupyterlab", "--RecallApp.db_url=mysql://db/recall", recall=False)
+    yield from _serve(base, "jupyterlab", WITHOUT_RECALL_SERVER[request.param], recall=False)
 
 
 @pytest.fixture(scope="session")

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.server.live_server import TOKEN
 from tests.ui.conftest import NEEDS_LABEXTENSION, labextension_env, open_sidebar
 
@@ -30,21 +32,34 @@ def test_labextension_list_shows_it_enabled_and_ok(tmp_path: Path) -> None:
     assert re.search(r"jupyter-recall v\S+ enabled\s+OK", text), text
 
 
-def test_a_server_whose_server_extension_did_not_load_is_said_so(
-    lab_without_recall_server, page, screenshot
+@pytest.mark.parametrize(
+    ("lab_without_recall_server", "said"),
+    [
+        (
+            "disabled",
+            # Before: "Could not load jobs: Unexpected token '<', "<!DOCTYPE "... is not valid JSON"
+            "Could not load jobs: the jupyter_recall server extension does not answer on this "
+            "server (HTTP 404): is it installed and enabled?",
+        ),
+        (
+            "refused",
+            # Before: the 404 above, and only the server's log said why.
+            "Could not load jobs: jupyter_recall is not running: its configuration was refused: "
+            "RecallApp.db_url: unknown scheme 'mysql' (accepted: sqlite:///absolute/path",
+        ),
+    ],
+    indirect=["lab_without_recall_server"],
+    ids=["disabled", "refused"],
+)
+def test_a_server_whose_server_extension_does_not_run_is_said_so(
+    lab_without_recall_server, said, page, screenshot, request
 ):
     from playwright.sync_api import expect
 
     sidebar = open_sidebar(page, f"{lab_without_recall_server.url}/lab?reset&token={TOKEN}")
-    # Before: "Could not load jobs: Unexpected token '<', "<!DOCTYPE "... is not valid JSON".
-    expect(sidebar).to_contain_text(
-        "Could not load jobs: the jupyter_recall server extension does not answer on this "
-        "server (HTTP 404): is it installed and enabled?"
-    )
+    expect(sidebar).to_contain_text(said)
     expect(sidebar).not_to_contain_text("JSON")
-    screenshot(page, "lab_without_server_extension")
-    log = lab_without_recall_server.log.read_text()
-    assert "RecallApp.db_url: unknown scheme 'mysql'" in log
+    screenshot(page, f"lab_without_server_extension_{request.node.callspec.id}")
 
 
 def test_sidebar_lists_a_job_and_a_failing_run_raises_a_toast(clean, page, screenshot):
