@@ -39,6 +39,12 @@ class TargetDocument(TypedDict):
     cwd: NotRequired[str]
 
 
+def headless_target(kernel_name: str | None) -> TargetDocument:
+    """A fresh kernel of ``kernel_name`` for each run; without one, the server chooses: a
+    notebook's own kernel spec for a notebook, else its default kernel spec."""
+    return {"type": "headless", "kernel_name": kernel_name} if kernel_name else {"type": "headless"}
+
+
 class RetriesDocument(TypedDict):
     max: int
     backoff: NotRequired[float]

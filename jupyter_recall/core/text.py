@@ -154,7 +154,10 @@ def describe_target(target: Any) -> str:
     if kind == "kernel":
         return f"kernel {target.get('path') or target.get('kernel_id')}"
     if kind == "headless":
-        return f"headless {target.get('kernel_name', 'python3')}"
+        # Without a name the server chooses when it runs (a notebook's own spec, else its
+        # default): naming one here would be a guess.
+        name = target.get("kernel_name")
+        return f"headless {name}" if name else "headless (default kernel spec)"
     return str(kind)
 
 

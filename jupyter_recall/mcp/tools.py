@@ -31,6 +31,7 @@ from jupyter_recall.client.documents import (
     RunPage,
     TargetDocument,
     WatcherDocument,
+    headless_target,
 )
 from jupyter_recall.client.ids import ID_LENGTH, JOB_ID
 from jupyter_recall.client.remote import api_path
@@ -233,7 +234,7 @@ def _kernel_target(args: ToolArguments) -> TargetDocument:
         )
     if notebook:
         return {"type": "kernel", "path": notebook}
-    return {"type": "headless", "kernel_name": kernel_name or "python3"}
+    return headless_target(kernel_name)
 
 
 def _named(body: NewJobDocument, args: ToolArguments) -> NewJobDocument:
@@ -262,11 +263,7 @@ def _schedule_notebook(backend: Backend, args: ToolArguments) -> JobAnswer:
         "path": args.text("notebook"),
         "parameters": args.mapping("parameters") or {},
     }
-    # Without a kernel_name, the notebook's own kernel spec.
-    target: TargetDocument = {"type": "headless"}
-    kernel_name = args.optional_text("kernel_name")
-    if kernel_name:
-        target["kernel_name"] = kernel_name
+    target = headless_target(args.optional_text("kernel_name"))
     body: NewJobDocument = {"when": args.text("when"), "action": action, "target": target}
     return _job_answer(args, _create(backend, _named(body, args)))
 
@@ -539,8 +536,8 @@ _NOTEBOOK = Param(
 _KERNEL_NAME = Param(
     "kernel_name",
     "string",
-    "The kernel spec of a fresh kernel (default: python3 for code, the notebook's own for a "
-    "notebook).",
+    "The kernel spec of a fresh kernel (default: the notebook's own for a notebook, else the "
+    "server's default kernel spec, python3 unless configured).",
     max_length=TOOL_LENGTH,
 )
 

@@ -51,7 +51,7 @@ export class JobForm {
       'select',
       { name: 'target', onChange: () => (this._targetChosen = true) },
       h('option', { value: 'kernel' }, trans.__("this notebook's kernel")),
-      h('option', { value: 'headless' }, trans.__('a headless python3 kernel'))
+      h('option', { value: 'headless' }, trans.__('a fresh headless kernel'))
     );
     this._codeLabel = h('label', {}, trans.__('Code'), this._code);
     this._targetLabel = h('label', {}, trans.__('Runs in'), this._target);
@@ -242,9 +242,7 @@ export class JobForm {
     }
     const path = this._kernelPath ?? this.currentPath();
     const target =
-      this._target.value === 'kernel' && path
-        ? { type: 'kernel', path }
-        : { type: 'headless', kernel_name: 'python3' };
+      this._target.value === 'kernel' && path ? { type: 'kernel', path } : { type: 'headless' };
     return { action: { type: 'code', code: this._code.value }, target };
   }
 

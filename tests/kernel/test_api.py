@@ -71,8 +71,9 @@ def test_other_actions_and_targets(nb, server):
     assert jobs["tool"]["target"] == {"type": "server"}
     assert jobs["tool"]["action"]["params"] == {"url": "https://example.org"}
     assert jobs["notification"]["action"]["title"] == "Reminder"
-    assert jobs["code"]["target"] == {"type": "headless", "kernel_name": "python3"}
-    # No kernel spec named: the notebook's own.
+    # No kernel spec named: the server's default for code, the notebook's own for a notebook,
+    # chosen when it runs.
+    assert jobs["code"]["target"] == {"type": "headless"}
     assert jobs["notebook"]["target"] == {"type": "headless"}
     assert jobs["instruction"]["kind"] == "job"
     assert jobs["instruction"]["policies"]["end_at"] is not None

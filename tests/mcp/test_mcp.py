@@ -169,19 +169,27 @@ async def test_a_job_scheduled_over_mcp_carries_its_retries(server: LiveServer) 
     server.request("DELETE", f"/api/recall/jobs/{created['job_id']}")
 
 
-async def test_a_notebook_scheduled_over_mcp_runs_in_its_own_kernel_spec_unless_told(
+async def test_a_fresh_kernel_scheduled_over_mcp_is_of_the_servers_choosing_unless_told(
     server: LiveServer,
 ) -> None:
     told = {"when": "in 1h", "notebook": "r.ipynb", "kernel_name": "python3"}
     async with mcp_session("stdio", server) as session:
         own = await ok(session, "schedule_notebook", {"when": "in 1h", "notebook": "r.ipynb"})
         named = await ok(session, "schedule_notebook", told)
+        code = await ok(session, "schedule_code", {"when": "in 1h", "code": "1"})
+        code_named = await ok(
+            session, "schedule_code", {"when": "in 1h", "code": "1", "kernel_name": "python3"}
+        )
+    created_jobs = (own, named, code, code_named)
     targets = [
         server.request("GET", f"/api/recall/jobs/{created['job_id']}")["target"]
-        for created in (own, named)
+        for created in created_jobs
     ]
-    assert targets == [{"type": "headless"}, {"type": "headless", "kernel_name": "python3"}]
-    for created in (own, named):
+    # Unnamed, the server chooses when it runs: a notebook's own spec, else its default
+    # (before, code was sent as python3 whatever the server's default).
+    headless, python3 = {"type": "headless"}, {"type": "headless", "kernel_name": "python3"}
+    assert targets == [headless, python3, headless, python3]
+    for created in created_jobs:
         server.request("DELETE", f"/api/recall/jobs/{created['job_id']}")
 
 

@@ -138,6 +138,12 @@ def test_a_job_from_the_form_streams_its_output_into_the_open_run(clean, page, s
 
     row = sidebar.locator(".jp-RecallSidebar-job").filter(has_text="streaming lines")
     expect(row).to_be_visible()
+    (job,) = [
+        j
+        for j in clean.request("GET", "/api/recall/jobs")["jobs"]
+        if j["name"] == "streaming lines"
+    ]
+    assert job["target"] == {"type": "headless"}  # the server's default kernel spec
     row.click()
     running = sidebar.locator('.jp-RecallSidebar-run[data-status="running"]')
     expect(running).to_be_visible(timeout=60_000)

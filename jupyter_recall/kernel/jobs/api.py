@@ -21,6 +21,7 @@ from jupyter_recall.client.documents import (
     RunDocument,
     RunPage,
     TargetDocument,
+    headless_target,
 )
 from jupyter_recall.client.ids import check_job_id
 from jupyter_recall.client.json_values import check_json
@@ -217,20 +218,10 @@ def target_payload(
     if target == "kernel":
         return _this_kernel(ident or _client.identity()).copy()
     if target == "headless":
-        return _headless(action, kernel_name)
+        return headless_target(kernel_name)
     if target == "server":
         return {"type": "server"}
     raise ValidationError("target", f"unknown target {target!r}", accepted=TARGET_NAMES)
-
-
-def _headless(action: ActionDocument, kernel_name: str | None) -> TargetDocument:
-    """A fresh kernel of ``kernel_name``; without one, a notebook's own kernel spec, else
-    ``python3``."""
-    if kernel_name:
-        return {"type": "headless", "kernel_name": kernel_name}
-    if action["type"] == "notebook":
-        return {"type": "headless"}
-    return {"type": "headless", "kernel_name": "python3"}
 
 
 def check_instruction_target(action: ActionDocument, target: TargetDocument) -> None:

@@ -80,7 +80,12 @@ def _seconds(flag: str, value: str, *, zero: bool) -> float:
 
 
 SCHEDULE_OPTIONS = (
-    Option("--headless", "headless", takes_value=False, help="a fresh kernel (python3) per run"),
+    Option(
+        "--headless",
+        "headless",
+        takes_value=False,
+        help="a fresh kernel per run (the server's default kernel spec)",
+    ),
     Option(
         "--kernel-name", "kernel_name", metavar="NAME", help="its kernel spec (implies --headless)"
     ),
