@@ -34,6 +34,7 @@ from jupyter_recall.core.records import (
 )
 from jupyter_recall.engine import dependencies, jobs
 from jupyter_recall.engine.jobs import NewJob, build_job
+from jupyter_recall.engine.retention import DeletedRuns, leaving_files, run_ids_of
 from jupyter_recall.store.base import JobFilter, Store
 
 OWNER_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
@@ -91,6 +92,9 @@ class Reconciled:
     cancelled: list[Job] = field(default_factory=list)
     """Jobs that waited for a deleted one (``after``), cancelled as deleting it by hand does;
     the jobs of the owner itself among them only when the declaration keeps them."""
+    deleted_runs: list[DeletedRuns] = field(default_factory=list)
+    """The runs deleted with ``deleted`` that left files outside the store (a notebook's
+    executed copies), by job."""
 
 
 def check_owner_name(plugin_owner: object) -> str:
@@ -178,7 +182,7 @@ def reconcile(
                     result.updated.append(_updated(current, new, now))
                 linked.append((index, result.updated[-1]))
         result.deleted = list(existing.values())
-        result.cancelled = _delete(store, result.deleted, owner=owner, now=now)
+        result.deleted_runs, result.cancelled = _delete(store, result.deleted, owner=owner, now=now)
         store.update_jobs(result.updated)
         _hold_if_disabled(store, plugin_owner, owner, result, now)
         store.insert_jobs(result.created)
@@ -275,16 +279,24 @@ def _hold_if_disabled(
     store.put_disabled_owner(owner, plugin_owner, held_ids, now=now)
 
 
-def _delete(store: Store, doomed: Sequence[Job], *, owner: str, now: datetime) -> list[Job]:
+def _delete(
+    store: Store, doomed: Sequence[Job], *, owner: str, now: datetime
+) -> tuple[list[DeletedRuns], list[Job]]:
     """Delete ``doomed`` with their runs, in the caller's transaction, and cancel the jobs
     that waited for them as deleting one by hand does (``dependencies.delete_upstream``);
-    returns the cancelled jobs that are left (not themselves deleted)."""
+    returns the runs deleted that left files, and the cancelled jobs that are left (not
+    themselves deleted)."""
+    deleted_runs = [
+        DeletedRuns(job, run_ids_of(store, job.id)) for job in doomed if leaving_files(job)
+    ]
     cancelled: dict[str, Job] = {}
     for job in doomed:
         for dependent in dependencies.delete_upstream(store, job.id, owner=owner, now=now):
             cancelled[dependent.id] = dependent
     gone = {job.id for job in doomed}
-    return [job for job in cancelled.values() if job.id not in gone]
+    return [runs for runs in deleted_runs if runs.run_ids], [
+        job for job in cancelled.values() if job.id not in gone
+    ]
 
 
 def delete_owned(store: Store, plugin_owner: str, *, owner: str, now: datetime) -> Reconciled:
@@ -293,7 +305,8 @@ def delete_owned(store: Store, plugin_owner: str, *, owner: str, now: datetime) 
     check_owner_name(plugin_owner)
     with store.atomic():
         owned = store.owned_jobs_for_update(owner, plugin_owner)
-        return Reconciled(deleted=owned, cancelled=_delete(store, owned, owner=owner, now=now))
+        deleted_runs, cancelled = _delete(store, owned, owner=owner, now=now)
+        return Reconciled(deleted=owned, cancelled=cancelled, deleted_runs=deleted_runs)
 
 
 def list_owned(store: Store, plugin_owner: str, *, owner: str) -> list[Job]:

@@ -363,8 +363,8 @@ class Scheduler:
 
     def on_runs_deleted(self, listener: Callable[[DeletedRuns], None]) -> Callable[[], None]:
         """Call ``listener(deleted)`` (from the event loop) when runs of a job that leave files
-        (``retention.leaving_files``) are deleted: by retention, or with their job; returns the
-        function that unsubscribes."""
+        (``retention.leaving_files``) are deleted: by retention, or with their job (by hand, or
+        by its owner's declaration); returns the function that unsubscribes."""
         self._deleted_runs_listeners.append(listener)
         return lambda: self._deleted_runs_listeners.remove(listener)
 
@@ -739,6 +739,8 @@ class Scheduler:
             ),
         )
         self._deleted(result.deleted, result.cancelled)
+        for deleted_runs in result.deleted_runs:
+            self._runs_deleted(deleted_runs)
         for job in result.created:
             self._bus.job(JOB_CREATED, job)
         for job in result.updated:
@@ -754,6 +756,8 @@ class Scheduler:
             )
         )
         self._deleted(result.deleted, result.cancelled)
+        for deleted_runs in result.deleted_runs:
+            self._runs_deleted(deleted_runs)
         return result.deleted
 
     def _deleted(self, deleted: Sequence[Job], cancelled: Sequence[Job]) -> None:

@@ -13,6 +13,7 @@ from jupyter_recall.core.clock import ManualClock
 from jupyter_recall.core.errors import ConflictError, ValidationError
 from jupyter_recall.core.model import JobStatus, RunStatus
 from jupyter_recall.engine.owners import OwnedJob, parse_declaration
+from jupyter_recall.engine.retention import DeletedRuns
 from jupyter_recall.store.sqlite import SQLiteStore
 from tests.engine.support import OWNER, T0, Events, Script, new, running, runs_of, wait_runs
 
@@ -36,6 +37,42 @@ def spec(key: str, when: str = "every 1m", message: str = "ok", **extra: object)
 
 def keys(jobs: list) -> list[str]:
     return sorted(job.key for job in jobs)
+
+
+def notebook_spec(key: str) -> OwnedJob:
+    action = {"type": "notebook", "path": f"{key}.ipynb"}
+    (owned,) = parse_declaration(
+        [{"key": key, "when": "every 1m", "action": action, "target": {"type": "headless"}}]
+    )
+    return owned
+
+
+async def test_the_runs_of_declared_notebook_jobs_deleted_are_told_by_id(
+    db: Path, script: Script, clock: ManualClock
+) -> None:
+    # Their executed copies go with them (``ExecutedCopies``), as when a user deletes the job;
+    # before, a declaration that dropped a notebook job left its copies behind.
+    told: list[DeletedRuns] = []
+    async with running(db, script, clock) as engine:
+        engine.on_runs_deleted(told.append)
+        first = await engine.reconcile(
+            "reports", [notebook_spec("daily"), notebook_spec("weekly"), spec("note")], owner=OWNER
+        )
+        by_key = {job.key: job for job in first.created}
+        clock.advance(60)
+        for job in first.created:
+            await wait_runs(engine, job.id, 1)
+        runs = {
+            key: [run.id for run in await runs_of(engine, job.id)] for key, job in by_key.items()
+        }
+        dropped = await engine.reconcile("reports", [notebook_spec("weekly")], owner=OWNER)
+        assert keys(dropped.deleted) == ["daily", "note"]
+        assert [(d.job.id, d.run_ids) for d in told] == [(by_key["daily"].id, tuple(runs["daily"]))]
+        told.clear()
+        assert keys(await engine.delete_owned("reports", owner=OWNER)) == ["weekly"]
+        assert [(d.job.id, d.run_ids) for d in told] == [
+            (by_key["weekly"].id, tuple(runs["weekly"]))
+        ]
 
 
 async def test_reconcile_creates_updates_deletes_and_keeps_history(
