@@ -9,6 +9,7 @@ system's ``/usr/bin/chromium``: Playwright never downloads one here. Screenshots
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -182,6 +183,8 @@ def _serve(base: Path, app: str, *args: str, recall: bool = True) -> Iterator[La
         "--ServerApp.jpserver_extensions=jupyter_recall=True",
         f"--{config_class}.user_settings_dir={settings}",
         f"--{config_class}.workspaces_dir={base / 'workspaces'}",
+        # window.jupyterapp, as Galata has it: tests wait for its layout to be restored.
+        f"--{config_class}.expose_app_in_browser=True",
         *args,
     ]
     env = {**os.environ, "JUPYTER_PLATFORM_DIRS": "1", "JUPYTER_RUNTIME_DIR": str(runtime)}
@@ -231,11 +234,32 @@ def notebook7(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     yield from _serve(tmp_path_factory.mktemp("recall-notebook7"), "notebook")
 
 
+def settle(page: Any) -> None:
+    """Wait until JupyterLab has restored its layout and activated its main-area widget (the
+    launcher, or the document the URL opens). That activation takes the keyboard focus about
+    a second after ``restored``, later on a loaded machine: a form focused before it loses
+    its focus, and the command palette closes."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    page.wait_for_function("() => window.jupyterapp !== undefined")
+    page.evaluate("() => window.jupyterapp.restored.then(() => true)")
+
+    # Notebook 7's pages have no dock panel: nothing there takes the focus late.
+    main_area_focused = """() => {
+        const main = document.querySelector('#jp-main-dock-panel');
+        return !main || main.contains(document.activeElement);
+    }"""
+    # A main area with nothing to focus in it: nothing will take the focus either.
+    with contextlib.suppress(PlaywrightTimeout):
+        page.wait_for_function(main_area_focused, timeout=15_000)
+
+
 def open_sidebar(page: Any, url: str) -> Any:
     """Open ``url`` and the Recall sidebar; returns the sidebar's region."""
     from playwright.sync_api import expect
 
     page.goto(url)
+    settle(page)
     tab = page.locator('.jp-SideBar [role="tab"][title="Recall: scheduled jobs"]')
     expect(tab).to_be_visible()
     tab.click()

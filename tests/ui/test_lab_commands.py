@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from tests.server.live_server import TOKEN
-from tests.ui.conftest import NEEDS_LABEXTENSION, Lab, open_sidebar, screenshot_of
+from tests.ui.conftest import NEEDS_LABEXTENSION, Lab, open_sidebar, screenshot_of, settle
 
 pytestmark = NEEDS_LABEXTENSION
 
@@ -23,6 +23,7 @@ def open_lab(page: Any, lab: Lab) -> None:
     from playwright.sync_api import expect
 
     page.goto(f"{lab.url}/lab?reset&token={TOKEN}")
+    settle(page)
     expect(page.locator(SIDEBAR_TAB)).to_be_visible()
 
 
