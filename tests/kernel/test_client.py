@@ -40,6 +40,23 @@ def test_ancestors_start_with_the_parent():
     assert os.getpid() not in ancestors
 
 
+def test_the_ancestors_end_with_pid_1():
+    # Before, PID 1 was left out: a kernel of a server that is PID 1 (a container whose command
+    # is `jupyter lab`) did not find the server's runtime file.
+    ancestors = ancestor_pids(limit=100)
+    assert ancestors[-1] == 1, ancestors
+    assert ancestor_pids(1) == []
+
+
+def test_a_server_that_is_pid_1_is_found_as_the_kernels_parent(tmp_path):
+    # A process whose parent is PID 1, as a kernel's is when the server is PID 1.
+    orphan = [os.getpid(), *ancestor_pids(limit=100)][-2]
+    write_server_file(tmp_path, 1, "http://127.0.0.1:8888/")
+    info = discover_server({}, runtime=tmp_path, pid=orphan)
+    assert info.url == "http://127.0.0.1:8888/"
+    assert info.source.endswith("jpserver-1.json"), info.source
+
+
 def test_runtime_file_of_the_parent_process(tmp_path):
     write_server_file(tmp_path, os.getppid(), "http://127.0.0.1:8888/")
     write_server_file(tmp_path, 999_999_999, "http://127.0.0.1:9999/")  # not ours

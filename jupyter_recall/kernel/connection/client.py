@@ -125,10 +125,11 @@ def _parent_pid(pid: int) -> int | None:
 
 
 def ancestor_pids(pid: int | None = None, limit: int = MAX_ANCESTORS) -> list[int]:
-    """The parent, grandparent, ... of ``pid`` (this process by default), nearest first."""
+    """The parent, grandparent, ... of ``pid`` (this process by default), nearest first. PID 1
+    among them: in a container whose command is ``jupyter lab``, the server is PID 1."""
     found: list[int] = []
     current = _parent_pid(pid if pid is not None else os.getpid())
-    while current and current > 1 and len(found) < limit and current not in found:
+    while current and len(found) < limit and current not in found:
         found.append(current)
         current = _parent_pid(current)
     return found
