@@ -276,7 +276,7 @@ def test_a_server_with_a_pool_keeps_warm_kernels_and_shuts_them_down_at_stop(
     try:
         assert server.process is not None
         server_pid = server.process.pid
-        warm = server.wait_for(lambda: server.request("GET", "/api/kernels"), timeout=60)
+        warm = server.wait_for(server.kernels_while_starting, timeout=60)
         assert [kernel["name"] for kernel in warm] == ["python3"]
         job = server.request(
             "POST",
@@ -296,7 +296,7 @@ def test_a_server_with_a_pool_keeps_warm_kernels_and_shuts_them_down_at_stop(
         # The warm kernel served the run and is gone; its replacement is warming or warm.
         warm_id = warm[0]["id"]
         replaced = server.wait_for(
-            lambda: [k["id"] for k in server.request("GET", "/api/kernels") if k["id"] != warm_id],
+            lambda: [k["id"] for k in server.kernels_while_starting() or [] if k["id"] != warm_id],
             timeout=60,
         )
         assert warm_id not in replaced
