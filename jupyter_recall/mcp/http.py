@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import Any, cast
+import json
+from typing import Any, TypedDict, cast
 
 from starlette.types import Message, Scope
 from tornado import web
@@ -32,6 +33,44 @@ MAX_MCP_BODY = 2 * MAX_BODY_BYTES
 error without a reason, before a tool could name the argument at fault; past the server's own
 request body limit (``MAX_BODY_BYTES``), the tool refuses it naming the argument."""
 LOOPBACK_IPS = ("", "0.0.0.0", "::", "*", "localhost", "127.0.0.1")
+INVALID_REQUEST = -32600
+
+
+class JsonRpcError(TypedDict):
+    code: int
+    message: str
+
+
+class JsonRpcRefusal(TypedDict):
+    jsonrpc: str
+    id: None
+    error: JsonRpcError
+
+
+def bad_request_id(body: bytes) -> JsonRpcRefusal | None:
+    """The JSON-RPC "Invalid Request" answer to a request whose ``id`` is not a string or an
+    integer (MCP's ``RequestId``; null is refused too), else None. The SDK's transport reads
+    such a message as none of its kinds and answers 202 with no body: the client waits for an
+    answer that never comes. Anything else is the SDK's to read and refuse."""
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return None
+    if not isinstance(message, dict) or "method" not in message or "id" not in message:
+        return None
+    ident = message["id"]
+    if isinstance(ident, str) or (isinstance(ident, int) and not isinstance(ident, bool)):
+        return None
+    said = json.dumps(ident)
+    said = said if len(said) <= 40 else f"{said[:39]}…"
+    return {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {
+            "code": INVALID_REQUEST,
+            "message": f"Invalid Request: id must be a string or an integer, got {said}",
+        },
+    }
 
 
 class McpEndpoint:
@@ -133,8 +172,15 @@ class McpHandler(RecallHandler):
         }
 
     async def bridge(self) -> None:
-        manager = await self.endpoint.started()
         body = self.request.body or b""
+        refusal = bad_request_id(body)
+        if refusal is not None:
+            self._answered = True
+            self.set_status(400)
+            self.set_header("Content-Type", "application/json")
+            self.finish(json.dumps(refusal))
+            return
+        manager = await self.endpoint.started()
         delivered = False
 
         async def receive() -> Message:
