@@ -486,7 +486,29 @@ def _parse_words(
     fallback = _parse_natural(normal, ctx)
     if fallback is not None:
         return fallback
+    miscounted = _miscounted_cron(normal)
+    if miscounted is not None:
+        raise ctx.fail(miscounted)
     raise ctx.fail(_leftover_reason(normal) + _suggestion(normal, ctx))
+
+
+_CRON_FIELD = re.compile(r"[0-9a-z*/,?#-]+")
+
+
+def _miscounted_cron(normal: str) -> str | None:
+    """The cron rule's reason for a cron written with 4, 6 or 7 fields (a seconds or a year
+    field, as Quartz and Spring write them), which no rule matches: without it the reason was
+    the leftover's, with a 'did you mean' picked among French phrases."""
+    fields = normal.split()
+    if len(fields) not in (4, 6, 7) or not all(map(_CRON_FIELD.fullmatch, fields)):
+        return None
+    if fields[0][0] not in "0123456789*" or not any("*" in field for field in fields):
+        return None
+    reason = (
+        "a cron expression has 5 fields (minute hour day-of-month month day-of-week), "
+        f"got {len(fields)}"
+    )
+    return reason if len(fields) == 4 else f"{reason}: seconds and years are not read here"
 
 
 def _suggestion(normal: str, ctx: _Context) -> str:

@@ -15,6 +15,7 @@ from jupyter_recall.core.tz import nearest_zone
 from jupyter_recall.core.when import ACCEPTED_FORMS, parse_when
 from tests.core.test_when import NOW, PARIS
 
+FIVE_FIELDS = "a cron expression has 5 fields (minute hour day-of-month month day-of-week)"
 ZONE_HINT = "(a zone is an IANA name such as 'Europe/Paris' or a UTC offset such as '+02:00')"
 
 MISTAKES = [
@@ -74,6 +75,13 @@ MISTAKES = [
     ("demain à 9h america/new_yrok", "unknown time zone 'america/new_yrok' (did you mean "),
     ("tomorrow at 9 PST", f"unknown time zone 'PST' {ZONE_HINT}"),
     ("every day at 9 CEST", f"unknown time zone 'CEST' {ZONE_HINT}"),
+    # a cron of 4, 6 or 7 fields (seconds or a year, as Quartz writes them); before, "unexpected
+    # '*' after '0 0 * * *' (did you mean 'on the 15th of every month'?)"
+    ("0 9 * *", f"{FIVE_FIELDS}, got 4"),
+    ("0 0 9 * * *", f"{FIVE_FIELDS}, got 6: seconds and years are not read here"),
+    ("*/5 * * * * *", f"{FIVE_FIELDS}, got 6: seconds and years are not read here"),
+    ("0 9 * * 1-5 2026", f"{FIVE_FIELDS}, got 6: seconds and years are not read here"),
+    ("0 0 9 ? * MON-FRI 2026", f"{FIVE_FIELDS}, got 7: seconds and years are not read here"),
 ]
 
 

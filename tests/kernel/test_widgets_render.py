@@ -154,7 +154,10 @@ def test_cards_show_the_attempt_of_a_retried_run_and_a_pending_retry():
     job = {"run_count": 1, "policies": {"retries": {"max": 2, "backoff": 5.0}}}
     assert render.attempts_of(job) == 3
     assert render.attempts_of({"policies": {"retries": None}}) is None
-    assert "retries 2 (backoff 5.0 s)" in render.counters_html(job)
+    # Seconds as the time limit shows them: "5", not the JSON float's "5.0".
+    assert "retries 2 (backoff 5 s)" in render.counters_html(job)
+    halves = {"policies": {"retries": {"max": 1, "backoff": 2.5}}}
+    assert "retries 1 (backoff 2.5 s)" in render.counters_html(halves)
     assert "retries" not in render.counters_html({"policies": {"retries": None}})
     failed = {
         "status": "failed",

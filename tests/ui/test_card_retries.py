@@ -23,7 +23,7 @@ def test_a_card_shows_the_attempts_of_a_retried_occurrence(clean, page, screensh
     cell = run_first_cell(page, clean.notebook("retries.ipynb", CELL))
     card = cell.locator(".jupyter-recall-job-card")
     expect(card).to_be_visible()
-    expect(card.locator(".jupyter-recall-counters")).to_contain_text("retries 2 (backoff 1.0 s)")
+    expect(card.locator(".jupyter-recall-counters")).to_contain_text("retries 2 (backoff 1 s)")
     current = card.locator('.jupyter-recall-run[data-status="succeeded"]')
     expect(current).to_contain_text("attempt 3/3", timeout=60_000)
     expect(card.locator(".jupyter-recall-run-output")).to_contain_text("works at try 3")

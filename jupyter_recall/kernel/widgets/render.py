@@ -199,7 +199,9 @@ def counters_html(job: Mapping[str, Any]) -> str:
         parts.append(f"time limit {limit:g} s")
     retries = policies.get("retries") if isinstance(policies, Mapping) else None
     if isinstance(retries, Mapping) and retries.get("max"):
-        parts.append(f"retries {_esc(retries['max'])} (backoff {_esc(retries.get('backoff'))} s)")
+        backoff = retries.get("backoff")
+        delay = f"{backoff:g}" if isinstance(backoff, (int, float)) else _esc(backoff)
+        parts.append(f"retries {_esc(retries['max'])} (backoff {delay} s)")
     if isinstance(policies, Mapping) and policies.get("pause_after_failures"):
         streak = job.get("failure_streak", 0)
         parts.append(f"failures in a row {_esc(streak)}/{_esc(policies['pause_after_failures'])}")
