@@ -39,3 +39,27 @@ def test_the_code_section_names_files_that_exist():
 def test_rest_lists_every_schedule_kind():
     row = next(line for line in REST.splitlines() if line.startswith("| `?schedule_kind=`"))
     assert re.findall(r"`(\w+)`", row.split("|")[2]) == list(SCHEDULE_KINDS)
+
+
+def test_every_route_the_server_serves_is_in_the_route_table_of_rest_md():
+    # The table had drifted: prune, the approvals, the owners and MCP were missing from it.
+    from jupyter_recall.mcp.http import McpEndpoint, mcp_routes
+    from jupyter_recall.server.handlers import UnknownRouteHandler, route_table
+
+    served = [*route_table(), *mcp_routes(McpEndpoint())]
+    missing = []
+    for pattern, handler, *_ in served:
+        if handler is UnknownRouteHandler:
+            continue
+        path = re.sub(r"\(\?P<plugin_owner>[^)]*\)", "{owner}", pattern)
+        path = re.sub(r"\(\?P<action>([^)]*)\)", r"(\1)", path)
+        path = re.sub(r"\(\?P<\w+>[^)]*\)", "{id}", path)
+        actions = re.search(r"\(([a-z|]+)\)", path)
+        paths = (
+            [path.replace(actions.group(0), action) for action in actions.group(1).split("|")]
+            if actions
+            else [path]
+        )
+        # The path ends there: a backtick, its query (`?limit=`) or an optional part (`[?...]`).
+        missing += [each for each in paths if not re.search(rf"{re.escape(each)}[`?\[]", REST)]
+    assert not missing
