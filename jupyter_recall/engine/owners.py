@@ -34,7 +34,7 @@ from jupyter_recall.core.records import (
 )
 from jupyter_recall.engine import dependencies, jobs
 from jupyter_recall.engine.jobs import NewJob, build_job
-from jupyter_recall.engine.retention import DeletedRuns, leaving_files, run_ids_of
+from jupyter_recall.engine.retention import DeletedRuns, runs_leaving_files
 from jupyter_recall.store.base import JobFilter, Store
 
 OWNER_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
@@ -286,17 +286,13 @@ def _delete(
     that waited for them as deleting one by hand does (``dependencies.delete_upstream``);
     returns the runs deleted that left files, and the cancelled jobs that are left (not
     themselves deleted)."""
-    deleted_runs = [
-        DeletedRuns(job, run_ids_of(store, job.id)) for job in doomed if leaving_files(job)
-    ]
+    deleted_runs = runs_leaving_files(store, doomed)
     cancelled: dict[str, Job] = {}
     for job in doomed:
         for dependent in dependencies.delete_upstream(store, job.id, owner=owner, now=now):
             cancelled[dependent.id] = dependent
     gone = {job.id for job in doomed}
-    return [runs for runs in deleted_runs if runs.run_ids], [
-        job for job in cancelled.values() if job.id not in gone
-    ]
+    return deleted_runs, [job for job in cancelled.values() if job.id not in gone]
 
 
 def delete_owned(store: Store, plugin_owner: str, *, owner: str, now: datetime) -> Reconciled:

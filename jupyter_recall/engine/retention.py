@@ -136,6 +136,13 @@ def leaving_files(job: Job) -> bool:
     return isinstance(job.action, NotebookAction)
 
 
+def runs_leaving_files(store: Store, jobs: Sequence[Job]) -> list[DeletedRuns]:
+    """The runs of those of ``jobs`` whose runs leave files, read before the jobs are deleted
+    with them; a job without runs is left out."""
+    found = [DeletedRuns(job, run_ids_of(store, job.id)) for job in jobs if leaving_files(job)]
+    return [runs for runs in found if runs.run_ids]
+
+
 def run_ids_of(store: Store, job_id: str, *, page: int = RUNS_PER_JOB) -> tuple[str, ...]:
     """Every run id of a job, read a page at a time."""
     ids: list[str] = []

@@ -45,7 +45,7 @@ from jupyter_recall.engine.events import (
 from jupyter_recall.engine.executors import Executor
 from jupyter_recall.engine.jobs import JobChanges, NewJob
 from jupyter_recall.engine.pruning import Pruning
-from jupyter_recall.engine.retention import DeletedRuns, leaving_files, run_ids_of
+from jupyter_recall.engine.retention import DeletedRuns, runs_leaving_files
 from jupyter_recall.engine.runner import DELETED, SHUTDOWN, STOPPED, Runner, not_to_execute
 from jupyter_recall.engine.store_thread import StoreThread
 from jupyter_recall.engine.writer import FiringGate, RunWriter
@@ -709,12 +709,10 @@ class Scheduler:
             dependencies.delete_upstream, self.store, job_id, owner=owner, now=self.clock.now()
         )
         self._runner.stop_job(job_id, DELETED)
-        run_ids: tuple[str, ...] = ()
-        if leaving_files(job) and self._deleted_runs_listeners:
-            run_ids = await self._in_store(partial(run_ids_of, self.store, job_id))
-        self._deleted([job], await self._in_store(delete))
-        if run_ids:
-            self._runs_deleted(DeletedRuns(job, run_ids))
+        deleted_runs: list[DeletedRuns] = []
+        if self._deleted_runs_listeners:
+            deleted_runs = await self._in_store(partial(runs_leaving_files, self.store, [job]))
+        self._deleted([job], await self._in_store(delete), deleted_runs)
 
     # --- jobs declared by owners (engine/owners.py) ---------------------------------------------
 
@@ -738,9 +736,7 @@ class Scheduler:
                 default_tz=self.default_tz,
             ),
         )
-        self._deleted(result.deleted, result.cancelled)
-        for deleted_runs in result.deleted_runs:
-            self._runs_deleted(deleted_runs)
+        self._deleted(result.deleted, result.cancelled, result.deleted_runs)
         for job in result.created:
             self._bus.job(JOB_CREATED, job)
         for job in result.updated:
@@ -755,19 +751,24 @@ class Scheduler:
                 owners.delete_owned, self.store, plugin_owner, owner=owner, now=self.clock.now()
             )
         )
-        self._deleted(result.deleted, result.cancelled)
-        for deleted_runs in result.deleted_runs:
-            self._runs_deleted(deleted_runs)
+        self._deleted(result.deleted, result.cancelled, result.deleted_runs)
         return result.deleted
 
-    def _deleted(self, deleted: Sequence[Job], cancelled: Sequence[Job]) -> None:
-        """Announce jobs deleted with their runs, and the dependents their deletion cancelled
-        (as ``delete_job`` does)."""
+    def _deleted(
+        self,
+        deleted: Sequence[Job],
+        cancelled: Sequence[Job],
+        deleted_runs: Sequence[DeletedRuns],
+    ) -> None:
+        """Announce jobs deleted with their runs, the dependents their deletion cancelled, and
+        the runs deleted with them that left files."""
         for job in deleted:
             self._runner.stop_job(job.id, DELETED)
             self._bus.job(JOB_DELETED, job)
         for dependent in cancelled:
             self._bus.job(JOB_UPDATED, dependent)
+        for runs in deleted_runs:
+            self._runs_deleted(runs)
 
     async def list_owned(self, plugin_owner: str, *, owner: str) -> list[Job]:
         return await self._in_store(
