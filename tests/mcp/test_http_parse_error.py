@@ -38,13 +38,18 @@ def test_invalid_json_is_a_json_rpc_parse_error(server: LiveServer) -> None:
     assert answer["error"]["code"] == -32700, answer
 
 
+def list_tools(server: LiveServer, ident: object) -> tuple[int, dict]:
+    """``tools/list`` with ``ident`` as its JSON-RPC id."""
+    body = {"jsonrpc": "2.0", "id": ident, "method": "tools/list", "params": {}}
+    return post(server, json.dumps(body).encode())
+
+
 @pytest.mark.parametrize("ident", [{}, None, 1.5, [1], True, {"nested": "x" * 100}])
 def test_a_request_id_that_is_not_a_string_or_an_integer_is_an_invalid_request(
     server: LiveServer, ident: object
 ) -> None:
     # Before: 202 with no body, and the client waited for an answer that never came.
-    body = {"jsonrpc": "2.0", "id": ident, "method": "tools/list", "params": {}}
-    status, answer = post(server, json.dumps(body).encode())
+    status, answer = list_tools(server, ident)
     assert status == 400
     assert answer["id"] is None
     assert answer["error"]["code"] == -32600, answer
@@ -57,8 +62,7 @@ def test_a_request_id_that_is_not_a_string_or_an_integer_is_an_invalid_request(
 def test_string_and_integer_ids_are_answered_with_their_id(
     server: LiveServer, ident: object
 ) -> None:
-    body = {"jsonrpc": "2.0", "id": ident, "method": "tools/list", "params": {}}
-    status, answer = post(server, json.dumps(body).encode())
+    status, answer = list_tools(server, ident)
     assert status == 200
     assert answer["id"] == ident
     assert any(tool["name"] == "schedule_code" for tool in answer["result"]["tools"])
