@@ -242,10 +242,12 @@ def parse_cron(expression: str) -> Cron:
     """Parse a 5-field expression (case-insensitive). ParseError names the field and its range."""
     fields = expression.split()
     if len(fields) != 5:
+        # Quartz and Spring write a seconds field first, and a year field last.
+        extra = ": seconds and years are not read here" if len(fields) in (6, 7) else ""
         raise ParseError(
             expression,
             "a cron expression has 5 fields (minute hour day-of-month month day-of-week), "
-            f"got {len(fields)}",
+            f"got {len(fields)}{extra}",
         )
     # "?" (Quartz: "no specific value") is read as "*", as croniter did.
     minute, hour, dom, month, dow = (f.replace("?", "*") for f in fields)

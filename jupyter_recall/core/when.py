@@ -496,7 +496,7 @@ _CRON_FIELD = re.compile(r"[0-9a-z*/,?#-]+")
 
 
 def _miscounted_cron(normal: str) -> str | None:
-    """The cron rule's reason for a cron written with 4, 6 or 7 fields (a seconds or a year
+    """``parse_cron``'s reason for a cron written with 4, 6 or 7 fields (a seconds or a year
     field, as Quartz and Spring write them), which no rule matches: without it the reason was
     the leftover's, with a 'did you mean' picked among French phrases."""
     fields = normal.split()
@@ -504,11 +504,11 @@ def _miscounted_cron(normal: str) -> str | None:
         return None
     if fields[0][0] not in "0123456789*" or not any("*" in field for field in fields):
         return None
-    reason = (
-        "a cron expression has 5 fields (minute hour day-of-month month day-of-week), "
-        f"got {len(fields)}"
-    )
-    return reason if len(fields) == 4 else f"{reason}: seconds and years are not read here"
+    try:
+        parse_cron(normal)
+    except ParseError as error:
+        return error.reason
+    return None  # not reached: parse_cron refuses any count of fields but 5
 
 
 def _suggestion(normal: str, ctx: _Context) -> str:
