@@ -35,6 +35,7 @@ from jupyter_recall.core.model import (
 )
 from jupyter_recall.core.policy import TICK, InFlight, PlannedRun
 from jupyter_recall.engine.firing import planned_row
+from jupyter_recall.engine.retention import DeletedRuns, runs_leaving_files
 from jupyter_recall.store.base import JobState, Store
 
 BATCH = 100
@@ -267,3 +268,34 @@ def delete_upstream(store: Store, job_id: str, *, owner: str, now: datetime) -> 
         cancelled = cancel_dependents(store, job_id, now=now)
         store.delete_job(job_id, owner=owner)
     return cancelled
+
+
+@dataclass(frozen=True, slots=True)
+class Deleted:
+    """What deleting jobs did: the jobs, their runs that left files, and the jobs that waited
+    for them, cancelled (those not deleted themselves)."""
+
+    jobs: list[Job]
+    runs: list[DeletedRuns]
+    cancelled: list[Job]
+
+
+def delete_jobs(store: Store, doomed: Sequence[Job], *, owner: str, now: datetime) -> Deleted:
+    """Delete ``doomed`` with their runs, in the caller's transaction, and cancel the jobs
+    that waited for them. The runs that leave files are read in the same transaction as the
+    deletion, so a run recorded meanwhile cannot keep its executed copy."""
+    deleted_runs = runs_leaving_files(store, doomed)
+    cancelled: dict[str, Job] = {}
+    for job in doomed:
+        for dependent in delete_upstream(store, job.id, owner=owner, now=now):
+            cancelled[dependent.id] = dependent
+    gone = {job.id for job in doomed}
+    left = [job for job in cancelled.values() if job.id not in gone]
+    return Deleted(list(doomed), deleted_runs, left)
+
+
+def delete_job(store: Store, job_id: str, *, owner: str, now: datetime) -> Deleted:
+    """Delete one job as ``delete_jobs`` does, reading it in the same transaction."""
+    with store.atomic():
+        job = store.get_job_for_update(job_id, owner=owner)
+        return delete_jobs(store, [job], owner=owner, now=now)

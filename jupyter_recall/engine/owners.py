@@ -34,7 +34,7 @@ from jupyter_recall.core.records import (
 )
 from jupyter_recall.engine import dependencies, jobs
 from jupyter_recall.engine.jobs import NewJob, build_job
-from jupyter_recall.engine.retention import DeletedRuns, runs_leaving_files
+from jupyter_recall.engine.retention import DeletedRuns
 from jupyter_recall.store.base import JobFilter, Store
 
 OWNER_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
@@ -182,7 +182,8 @@ def reconcile(
                     result.updated.append(_updated(current, new, now))
                 linked.append((index, result.updated[-1]))
         result.deleted = list(existing.values())
-        result.deleted_runs, result.cancelled = _delete(store, result.deleted, owner=owner, now=now)
+        deleted = dependencies.delete_jobs(store, result.deleted, owner=owner, now=now)
+        result.deleted_runs, result.cancelled = deleted.runs, deleted.cancelled
         store.update_jobs(result.updated)
         _hold_if_disabled(store, plugin_owner, owner, result, now)
         store.insert_jobs(result.created)
@@ -279,30 +280,14 @@ def _hold_if_disabled(
     store.put_disabled_owner(owner, plugin_owner, held_ids, now=now)
 
 
-def _delete(
-    store: Store, doomed: Sequence[Job], *, owner: str, now: datetime
-) -> tuple[list[DeletedRuns], list[Job]]:
-    """Delete ``doomed`` with their runs, in the caller's transaction, and cancel the jobs
-    that waited for them as deleting one by hand does (``dependencies.delete_upstream``);
-    returns the runs deleted that left files, and the cancelled jobs that are left (not
-    themselves deleted)."""
-    deleted_runs = runs_leaving_files(store, doomed)
-    cancelled: dict[str, Job] = {}
-    for job in doomed:
-        for dependent in dependencies.delete_upstream(store, job.id, owner=owner, now=now):
-            cancelled[dependent.id] = dependent
-    gone = {job.id for job in doomed}
-    return deleted_runs, [job for job in cancelled.values() if job.id not in gone]
-
-
 def delete_owned(store: Store, plugin_owner: str, *, owner: str, now: datetime) -> Reconciled:
     """Delete every job of ``plugin_owner`` in this user's scope, with their runs; the jobs
     that waited for them are cancelled (``Reconciled.deleted`` and ``cancelled``)."""
     check_owner_name(plugin_owner)
     with store.atomic():
         owned = store.owned_jobs_for_update(owner, plugin_owner)
-        deleted_runs, cancelled = _delete(store, owned, owner=owner, now=now)
-        return Reconciled(deleted=owned, cancelled=cancelled, deleted_runs=deleted_runs)
+        deleted = dependencies.delete_jobs(store, owned, owner=owner, now=now)
+        return Reconciled(deleted=owned, cancelled=deleted.cancelled, deleted_runs=deleted.runs)
 
 
 def list_owned(store: Store, plugin_owner: str, *, owner: str) -> list[Job]:

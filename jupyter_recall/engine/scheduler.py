@@ -45,7 +45,7 @@ from jupyter_recall.engine.events import (
 from jupyter_recall.engine.executors import Executor
 from jupyter_recall.engine.jobs import JobChanges, NewJob
 from jupyter_recall.engine.pruning import Pruning
-from jupyter_recall.engine.retention import DeletedRuns, runs_leaving_files
+from jupyter_recall.engine.retention import DeletedRuns
 from jupyter_recall.engine.runner import DELETED, SHUTDOWN, STOPPED, Runner, not_to_execute
 from jupyter_recall.engine.store_thread import StoreThread
 from jupyter_recall.engine.writer import FiringGate, RunWriter
@@ -704,15 +704,12 @@ class Scheduler:
         """Delete a job and its runs; its runs in flight are cancelled."""
         self._require_running()
         await self._guard(job_id, owner, "deleted")
-        job = await self.get_job(job_id, owner=owner)
         delete = partial(
-            dependencies.delete_upstream, self.store, job_id, owner=owner, now=self.clock.now()
+            dependencies.delete_job, self.store, job_id, owner=owner, now=self.clock.now()
         )
         self._runner.stop_job(job_id, DELETED)
-        deleted_runs: list[DeletedRuns] = []
-        if self._deleted_runs_listeners:
-            deleted_runs = await self._in_store(partial(runs_leaving_files, self.store, [job]))
-        self._deleted([job], await self._in_store(delete), deleted_runs)
+        deleted = await self._in_store(delete)
+        self._deleted(deleted.jobs, deleted.cancelled, deleted.runs)
 
     # --- jobs declared by owners (engine/owners.py) ---------------------------------------------
 

@@ -5,19 +5,24 @@ a burst of runs, dry runs, and pruned occurrences never firing again after a res
 
 from __future__ import annotations
 
+import contextlib
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
 from jupyter_recall.core.clock import ManualClock
-from jupyter_recall.core.model import Job, JobStatus, Policies, Run
+from jupyter_recall.core.errors import StoreError
+from jupyter_recall.core.model import Job, JobStatus, Policies, Run, new_id
 from jupyter_recall.core.records import NotebookAction
 from jupyter_recall.core.retries import Retries
 from jupyter_recall.engine.executors import OutputSink, RunOutcome
 from jupyter_recall.engine.jobs import NewJob
 from jupyter_recall.engine.retention import DeletedRuns
 from jupyter_recall.engine.scheduler import Scheduler
+from jupyter_recall.store.base import RunFilter
+from jupyter_recall.store.sqlite import SQLiteStore
 from tests.engine.support import OWNER, T0, Script, eventually, new, running, runs_of, wait_runs
 
 pytestmark = pytest.mark.anyio
@@ -204,6 +209,42 @@ async def test_the_deleted_runs_of_notebook_jobs_are_told_by_id(
         await engine.delete_job(report.id, owner=OWNER)
         await engine.delete_job(note.id, owner=OWNER)
         assert [(d.job.id, d.run_ids) for d in told] == [(report.id, (before[2],))]
+
+
+async def test_a_run_recorded_by_another_server_while_a_job_is_deleted_is_told_too(
+    db: Path, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The runs that leave files are read in the deletion's own transaction: another server
+    # (a second connection to the file) cannot record a run between that read and the
+    # deletion, whose executed copy would then be left behind untold.
+    told: list[DeletedRuns] = []
+    notebook = NewJob("every 1 second", NotebookAction("nb.ipynb"))
+    other = SQLiteStore(db, busy_timeout=0.05)
+    recorded: list[str] = []
+    async with running(db, Script(), clock, prune_interval=3600) as engine:
+        engine.on_runs_deleted(told.append)
+        job = await engine.add_job(notebook, owner=OWNER)
+        clock.advance(1)
+        await wait_runs(engine, job.id, 1)
+        before = [run.id for run in await runs_of(engine, job.id)]
+        read_runs = engine.store.list_runs
+
+        def read_then_another_server_records(*, owner: str | None, where: RunFilter) -> list[Run]:
+            runs = read_runs(owner=owner, where=where)
+            latest = runs[-1]
+            interloper = replace(
+                latest, id=new_id(), scheduled_for=latest.scheduled_for + timedelta(hours=1)
+            )
+            with contextlib.suppress(StoreError):  # "database is locked"
+                other.insert_runs([interloper])
+                recorded.append(interloper.id)
+            return runs
+
+        monkeypatch.setattr(engine.store, "list_runs", read_then_another_server_records)
+        await engine.delete_job(job.id, owner=OWNER)
+    other.close()
+    assert [(d.job.id, set(d.run_ids)) for d in told] == [(job.id, {*before, *recorded})]
+    assert recorded == []
 
 
 async def test_pruned_occurrences_never_fire_again_after_a_restart(
