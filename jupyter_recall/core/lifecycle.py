@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.core.limits import MAX_KEEP_RUNS, MAX_PAUSE_AFTER_FAILURES, MAX_SECONDS
-from jupyter_recall.core.when_words import DURATION, read_duration
+from jupyter_recall.core.when_words import DURATION, ascii_digits, read_duration
 
 if TYPE_CHECKING:
     from jupyter_recall.core.model import RunStatus
@@ -63,6 +63,7 @@ def _seconds(value: object, field: str) -> float:
         )
     if not isinstance(value, str):
         return float(value)
+    value = ascii_digits(value)
     if _NUMBER_RE.fullmatch(value):  # "3600" from a flag or a form: seconds
         return float(value)
     if not _DURATION_RE.fullmatch(value.lower()):

@@ -42,6 +42,7 @@ from jupyter_recall.core.when_words import (
     WEEKDAYS,
     WORD_TIMES,
     Duration,
+    ascii_digits,
     describe_days,
     read_duration,
 )
@@ -192,6 +193,7 @@ def parse_when(text: str, *, now: datetime, tz: str) -> ScheduleSpec:
         now = now.astimezone(UTC)
     if not isinstance(text, str):
         raise _Context(repr(text), now, name, zone).fail("a time expression must be a string")
+    text = ascii_digits(text)
     return _relative_once(text, now, name, zone) or _read_whole(text, now, name, zone)
 
 

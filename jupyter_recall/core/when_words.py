@@ -12,6 +12,17 @@ from dataclasses import dataclass
 from datetime import time
 from functools import lru_cache
 
+
+def ascii_digits(text: str) -> str:
+    """``text`` with every decimal digit of another script (Arabic-Indic, fullwidth from an
+    input method, Devanagari...) written as its ASCII digit: the rules match ``\\d``, which
+    takes them, and cron fields and ISO dates, which would not. Superscripts and other
+    non-decimal digits stay, and are refused."""
+    if text.isascii():
+        return text
+    return "".join(str(int(char)) if char.isdecimal() else char for char in text)
+
+
 UNIT_SECONDS: dict[str, int] = {
     name: seconds
     for names, seconds in (
