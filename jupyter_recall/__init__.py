@@ -200,6 +200,8 @@ def load_ipython_extension(ipython: Any) -> None:
 
 
 def unload_ipython_extension(ipython: Any) -> None:
+    """``%unload_ext jupyter_recall``: our magics go (IPython's ``%recall`` and ``%rep`` come
+    back) and this kernel stops listening for notifications; its jobs stay on the server."""
     from jupyter_recall.kernel.extension import unload_ipython_extension as unload
 
     unload(ipython)

@@ -170,12 +170,9 @@ def named_options(options: Mapping[str, str]) -> Iterator[None]:
         yield
     except ValidationError as error:
         option = options.get(error.field)
-        text = str(error)
-        if option is None or not text.startswith(f"{error.field}:"):
+        if option is None or not str(error).startswith(f"{error.field}:"):
             raise
-        renamed = ValidationError(option, error.message, accepted=error.accepted)
-        renamed.args = (option + text[len(error.field) :],)
-        raise renamed from None
+        raise error.renamed(option) from None
 
 
 def read_pages(

@@ -54,6 +54,7 @@ class _Record(Mapping[str, Any], Generic[D]):
         )
 
     def to_dict(self) -> D:
+        """Its fields as the server answered them, a copy (JSON as the REST API writes it)."""
         return self._fields.copy()
 
     def _hold(self, fields: Mapping[str, Any]) -> None:

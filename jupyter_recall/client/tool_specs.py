@@ -508,7 +508,7 @@ def _watch_start(surface: Surface) -> ToolSpec:
             Param("params", "object", "The tool's parameters for every check."),
             NumberParam(
                 "interval",
-                "number",
+                "integer",
                 "Seconds between checks, 5 to 3600.",
                 minimum=5,
                 maximum=3600,

@@ -365,16 +365,22 @@ class ArrayParam(Param):
 
 @dataclass(frozen=True)
 class NumberParam(Param):
+    """A number between bounds; ``type`` ``integer`` for a whole one (a watcher's interval)."""
+
     maximum: float | None = None
 
     def schema(self) -> ParamSchema:
         schema = super().schema()
-        schema["type"] = "number"
         if self.maximum is not None:
             schema["maximum"] = self.maximum
         return schema
 
     def check(self, value: Any) -> Any:
+        if self.type == "integer":
+            whole = _check_integer(self, value)
+            if self.maximum is not None and whole > self.maximum:
+                raise ValidationError(self.name, f"must be <= {self.maximum:g}, got {whole}")
+            return whole
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ValidationError(self.name, f"must be a number, got {_shown(value)}")
         if self.minimum is not None and value < self.minimum:

@@ -25,6 +25,15 @@ class ValidationError(RecallError, ValueError):
         super().__init__(text)
         self.message = message
 
+    def renamed(self, field: str) -> ValidationError:
+        """The same refusal naming ``field``: the option a user typed (``--max-runs``) for the
+        field it fills (``max_runs``). Its text is kept, where it names the field."""
+        text = str(self)
+        renamed = ValidationError(field, self.message, accepted=self.accepted)
+        if text.startswith(f"{self.field}:"):
+            renamed.args = (field + text[len(self.field) :],)
+        return renamed
+
 
 class UnknownServerTool(ValidationError):
     """A watcher's ``tool`` that is not one of the server's tools (``accepted`` lists them):

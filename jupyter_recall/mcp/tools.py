@@ -390,7 +390,7 @@ def _watch_start(backend: Backend, args: ToolArguments) -> WatcherAnswer:
     body: NewWatcherDocument = {
         "tool": args.text("name"),
         "params": args.mapping("params") or {},
-        "interval": args.number("interval"),
+        "interval": args.integer("interval"),
         "label": args.optional_text("label") or "",
         "notify_when": args.text("notify_when"),
         "notify_config": notify_config_of(args.mapping("notify_config") or {}),

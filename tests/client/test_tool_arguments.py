@@ -23,9 +23,17 @@ def test_checked_arguments_read_typed_with_their_defaults() -> None:
 
 
 def test_watch_start_numbers_and_given() -> None:
-    args = tool_specs.WATCH_START.arguments({"name": "http.get", "interval": 10})
-    assert args.number("interval") == 10.0
-    assert args.given() == {"name": "http.get", "interval": 10.0, "notify_when": "on_change"}
+    args = tool_specs.WATCH_START.arguments({"name": "http.get", "interval": 10.0})
+    assert args.integer("interval") == 10
+    assert args.given() == {"name": "http.get", "interval": 10, "notify_when": "on_change"}
+
+
+def test_a_watchers_interval_is_a_whole_number_as_the_server_takes_it() -> None:
+    schema = tool_specs.WATCH_START.input_schema()["properties"]["interval"]
+    assert (schema["type"], schema["minimum"], schema["maximum"]) == ("integer", 5, 3600)
+    for given, reason in ((7.5, "must be an integer, got 7.5"), (3601, "must be <= 3600")):
+        with pytest.raises(ValidationError, match=f"^interval: {reason}"):
+            tool_specs.WATCH_START.arguments({"name": "http.get", "interval": given})
 
 
 def test_send_notification_tags_are_texts() -> None:

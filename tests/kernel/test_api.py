@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from tests.server.live_server import free_port
 
 ERRORS = """
@@ -78,6 +80,66 @@ def test_other_actions_and_targets(nb, server):
     assert jobs["instruction"]["kind"] == "job"
     assert jobs["instruction"]["policies"]["end_at"] is not None
     assert {job["session"] for job in server.jobs()} == {nb.path}
+
+
+@pytest.mark.parametrize(
+    ("call", "field", "words"),
+    [
+        (
+            "schedule('in 1h', 'x', title='T')",
+            "title",
+            "only with notification=...; this job's action is code=...",
+        ),
+        ("schedule('in 1h', 'x', params={'a': 1})", "params", "only with tool=..."),
+        ("schedule('in 1h', 'x', parameters={'a': 1})", "parameters", "only with notebook=..."),
+        ("schedule('in 1h', tool='http.get', title='T')", "title", "action is tool=..."),
+        (
+            "schedule('in 1h', 'x', target='kernel', kernel_name='python3')",
+            "kernel_name",
+            "only with target='headless' (a fresh kernel of that spec), not 'kernel'",
+        ),
+        (
+            "schedule('in 1h', 'x', target={'type': 'headless'}, kernel_name='python3')",
+            "kernel_name",
+            "put it in the target dict",
+        ),
+        ("recall('in 1h', 'do', target='gpu')", "target", "unknown target 'gpu'"),
+    ],
+)
+def test_an_argument_that_would_be_dropped_is_refused_by_name(nb, server, call, field, words):
+    nb.ok(ERRORS)
+    error = nb.json(f"print(json.dumps(error_of(lambda: jupyter_recall.{call})))")
+    assert (error["type"], error["field"]) == ("ValidationError", field), error
+    assert words in error["message"]
+    assert server.jobs() == []
+
+
+def test_a_recall_takes_its_target_by_name_as_schedule_does(nb, server):
+    nb.ok("jupyter_recall.recall('in 1h', 'check', target='kernel')")
+    (recall,) = server.jobs(kind="recall")
+    assert recall["target"]["type"] == "kernel"
+
+
+def test_the_status_of_a_job_reads_only_its_latest_runs(nb, server):
+    # %schedule status and the agent's schedule_status show five runs: they ask for five, not
+    # every run with its output.
+    nb.ok(
+        "from jupyter_recall.kernel.connection import client as _c\n"
+        "_asked = []\n"
+        "_request = _c.Client.request\n"
+        "def _recording(self, method, path, **given):\n"
+        "    _asked.append((method, path, dict(given.get('query') or {})))\n"
+        "    return _request(self, method, path, **given)\n"
+        "_c.Client.request = _recording\n"
+        "job = jupyter_recall.schedule('in 1h', 'x')"
+    )
+    try:
+        nb.ok("%schedule status {job.id}")
+        nb.ok("jupyter_recall.agent.dispatch('schedule_status', {'job_id': job.id})")
+        asked = nb.json("print(json.dumps([q for m, p, q in _asked if p.endswith('/runs')]))")
+    finally:
+        nb.ok("_c.Client.request = _request")
+    assert asked == [{"limit": "5"}, {"limit": "5"}]
 
 
 def test_domain_errors_keep_field_and_accepted(nb, server):

@@ -173,8 +173,13 @@ def test_watch_magic(nb, server):
     threshold = nb.ok("%watch filesystem.read path=magic.txt --expression 'result.size > 3'")
     twid = threshold.stdout.split()[1].rstrip(":")
     assert server.request("GET", f"/api/recall/watchers/{twid}")["notify_when"] == "on_threshold"
+    # The server's refusals name the option typed, not the field it fills.
     bad = nb.ok("%watch filesystem.read path=magic.txt --every 2")
-    assert "interval: must be between 5 and 3600 seconds, got 2" in bad.stderr
+    assert "--every: must be between 5 and 3600 seconds, got 2" in bad.stderr
+    bare = nb.ok("%watch filesystem.read path=magic.txt --notify on_threshold")
+    assert bare.stderr.startswith("--expression: "), bare.stderr
+    stray = nb.ok("%watch filesystem.read path=magic.txt --expression 'x' --notify on_change")
+    assert stray.stderr.startswith("--expression: not a setting of the 'on_change'"), stray.stderr
     unknown = nb.ok("%watch filesystem.read --colour red")
     assert "--colour: unknown option" in unknown.stderr
     usage = nb.ok("%watch")

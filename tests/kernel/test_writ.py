@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
-from jupyter_recall import ValidationError
+from jupyter_recall import ParseError, ValidationError
 from jupyter_recall.kernel.magics.writ import (
     COMMAND_OPTIONS,
     RECALL_OPTIONS,
+    SCHEDULE_COMMAND_OPTIONS,
     SCHEDULE_OPTIONS,
     SUBCOMMANDS_RECALL,
     SUBCOMMANDS_SCHEDULE,
     Command,
+    as_typed,
     parse_command,
     parse_writ,
     split_arguments,
@@ -94,7 +98,9 @@ def test_cell_body_is_the_code():
         ("--max-runs many in 5m: f()", None, "--max-runs", "positive integer"),
         ("--timeout 0 in 5m: f()", None, "--timeout", "above 0"),
         ("--timeout soon in 5m: f()", None, "--timeout", "number of seconds"),
-        ("--retries two in 5m: f()", None, "--retries", "positive integer"),
+        ("--retries two in 5m: f()", None, "--retries", "an integer of 0 or more, got 'two'"),
+        ("--max-runs 0 in 5m: f()", None, "--max-runs", "a positive integer, got '0'"),
+        ("--pause-after-failures 0 in 5m: f()", None, "--pause-after-failures", "positive"),
         ("--retry-backoff -1 in 5m: f()", None, "--retry-backoff", "0 or more"),
         ("--retry-backoff soon in 5m: f()", None, "--retry-backoff", "number of seconds"),
         ("in 5m --name: f()", None, "--name", "needs a value"),
@@ -114,37 +120,89 @@ def test_usage_errors_name_the_part(line, cell, field, words):
     assert words in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    ("field", "named"),
+    [
+        ("max_runs", "--max-runs"),
+        ("policies.keep_runs_for", "--keep-runs-for"),
+        ("options.on_missing_kernel", "--on-missing-kernel"),
+        ("target", "target"),  # no option fills it: as the API named it
+    ],
+)
+def test_an_error_of_the_api_names_the_option_the_user_typed(field, named):
+    typed = as_typed(ValidationError(field, "no good", accepted=("a",)), SCHEDULE_OPTIONS)
+    assert (typed.field, str(typed)) == (named, f"{named}: no good (accepted: a)")
+
+
+def test_a_time_that_cannot_be_read_stays_a_parse_error_of_when():
+    error = ParseError("whenever", "not a recognised time expression")
+    assert as_typed(error, SCHEDULE_OPTIONS) is error
+
+
+@pytest.mark.parametrize(
+    ("line", "names", "options_of", "message"),
+    [
+        (
+            "cancel --all 3f9c2a1b7d0e",
+            SUBCOMMANDS_SCHEDULE,
+            SCHEDULE_COMMAND_OPTIONS,
+            "--all: goes with list: %schedule list --all",
+        ),
+        (
+            "list --catch-up",
+            SUBCOMMANDS_SCHEDULE,
+            SCHEDULE_COMMAND_OPTIONS,
+            "--catch-up: goes with resume: %schedule resume --catch-up <id>",
+        ),
+        (
+            "cancel --colour red 3f9c2a1b7d0e",
+            SUBCOMMANDS_SCHEDULE,
+            SCHEDULE_COMMAND_OPTIONS,
+            "--colour: unknown option: cancel takes none",
+        ),
+        ("list --all", SUBCOMMANDS_RECALL, {}, "--all: unknown option: list takes none"),
+    ],
+)
+def test_a_subcommand_refuses_the_options_of_another(line, names, options_of, message):
+    with pytest.raises(ValidationError, match=re.escape(message)):
+        parse_command(line, names, options_of)
+
+
 def test_recall_refuses_target_options():
     with pytest.raises(ValidationError, match="accepted: --tz, --name, --max-runs"):
         parse_writ("--headless in 5m: do it", None, RECALL_OPTIONS, "instruction")
 
 
 def test_subcommands():
-    assert parse_command("list", SUBCOMMANDS_SCHEDULE, COMMAND_OPTIONS) == Command("list")
-    assert parse_command("list --all", SUBCOMMANDS_SCHEDULE, COMMAND_OPTIONS) == Command(
+    assert parse_command("list", SUBCOMMANDS_SCHEDULE, SCHEDULE_COMMAND_OPTIONS) == Command("list")
+    assert parse_command("list --all", SUBCOMMANDS_SCHEDULE, SCHEDULE_COMMAND_OPTIONS) == Command(
         "list", None, {"all": True}
     )
-    assert parse_command("cancel 3f9c2a1b7d0e", SUBCOMMANDS_SCHEDULE, COMMAND_OPTIONS) == Command(
-        "cancel", "3f9c2a1b7d0e"
-    )
-    assert parse_command("cancel", SUBCOMMANDS_RECALL, ()) == Command("cancel")
+    assert parse_command(
+        "cancel 3f9c2a1b7d0e", SUBCOMMANDS_SCHEDULE, SCHEDULE_COMMAND_OPTIONS
+    ) == Command("cancel", "3f9c2a1b7d0e")
+    assert parse_command("cancel", SUBCOMMANDS_RECALL, {}) == Command("cancel")
     # A writ is never a subcommand, even when its code starts like one.
-    assert parse_command("in 5m: list", SUBCOMMANDS_SCHEDULE, COMMAND_OPTIONS) is None
-    assert parse_command("every day at 09:00", SUBCOMMANDS_SCHEDULE, COMMAND_OPTIONS) is None
+    assert parse_command("in 5m: list", SUBCOMMANDS_SCHEDULE, SCHEDULE_COMMAND_OPTIONS) is None
+    assert (
+        parse_command("every day at 09:00", SUBCOMMANDS_SCHEDULE, SCHEDULE_COMMAND_OPTIONS) is None
+    )
     with pytest.raises(ValidationError, match="at most one job id"):
-        parse_command("cancel a b", SUBCOMMANDS_SCHEDULE, COMMAND_OPTIONS)
+        parse_command("cancel a b", SUBCOMMANDS_SCHEDULE, SCHEDULE_COMMAND_OPTIONS)
 
 
 def test_a_braced_id_is_one_argument_as_typed():
-    line = "status {ids['my job: 1']} --all"
-    assert parse_command(line, SUBCOMMANDS_SCHEDULE, COMMAND_OPTIONS) == Command(
-        "status", "{ids['my job: 1']}", {"all": True}
+    line = "resume {ids['my job: 1']} --catch-up"
+    assert parse_command(line, SUBCOMMANDS_SCHEDULE, SCHEDULE_COMMAND_OPTIONS) == Command(
+        "resume", "{ids['my job: 1']}", {"catch_up": True}
     )
     words, options = split_arguments('--all { w["a b"] } x', COMMAND_OPTIONS)
     assert (words, dict(options)) == (['{ w["a b"] }', "x"], {"all": True})
     # Braces inside a word are no id of their own; a writ's code keeps its braces.
     assert split_arguments("a{b c}", ()) == (["a{b", "c}"], {})
-    assert parse_command("in 5m: x = {1: 2}", SUBCOMMANDS_SCHEDULE, COMMAND_OPTIONS) is None
+    assert (
+        parse_command("in 5m: x = {1: 2}", SUBCOMMANDS_SCHEDULE, SCHEDULE_COMMAND_OPTIONS) is None
+    )
 
 
 @pytest.mark.parametrize(

@@ -384,7 +384,7 @@ def _run_summary(run: RunDocument) -> RunSummary:
 
 def _schedule_status(args: ToolArguments) -> JobStatusAnswer:
     job = api.job(args.text("job_id"))
-    runs = job.runs()[: api.RECENT_RUNS]
+    runs = job.runs(limit=api.RECENT_RUNS)
     recent = [_run_summary(run) for run in runs]
     return {**args.succeeded(), "job": job_details(job), "recent_runs": recent}
 

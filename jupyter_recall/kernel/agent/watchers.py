@@ -80,7 +80,7 @@ def _watch_start(args: ToolArguments) -> WatcherStarted:
     created = watch.watch_start(
         args.text("name"),
         args.mapping("params"),
-        interval=args.number("interval"),
+        interval=args.integer("interval"),
         label=args.optional_text("label") or "",
         notify_when=args.text("notify_when"),
         notify_config=args.mapping("notify_config"),

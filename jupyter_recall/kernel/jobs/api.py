@@ -67,6 +67,7 @@ class Job(JobRecord):
         return self
 
     def refresh(self) -> Job:
+        """The job as the server holds it now (this handle is updated too)."""
         return self._replace(_client.get_client().request("GET", _job_path(self.id)))
 
     def cancel(self) -> Job:
@@ -87,9 +88,13 @@ class Job(JobRecord):
         _client.get_client().request("DELETE", _job_path(self.id))
 
     def pause(self) -> Job:
+        """Stop firing until ``resume()``; runs in flight finish."""
         return self._replace(_client.get_client().request("POST", _job_path(self.id, "/pause")))
 
     def resume(self, *, catch_up: bool = False) -> Job:
+        """Fire again from now on. What passed while paused is skipped, unless ``catch_up``:
+        then it runs once now (a one-shot whose time passed is refused without it, naming
+        ``catch_up``)."""
         body = {"catch_up": catch_up}
         try:
             answer = _client.get_client().request("POST", _job_path(self.id, "/resume"), body=body)
@@ -149,6 +154,14 @@ def action_payload(
             f"give exactly one of {', '.join(ACTION_ARGUMENTS)}; got {', '.join(chosen) or 'none'}",
             accepted=ACTION_ARGUMENTS,
         )
+    _check_belongs(
+        chosen[0],
+        params=params,
+        title=title,
+        channel=channel,
+        parameters=parameters,
+        comment=comment,
+    )
     if code is not None:
         return {"type": "code", "code": code}
     if instruction is not None:
@@ -158,6 +171,25 @@ def action_payload(
     if notebook is not None:
         return {"type": "notebook", "path": notebook, "parameters": dict(parameters or {})}
     return _notification_action(str(notification), title, channel)
+
+
+BELONGS_TO = {
+    "params": "tool",
+    "title": "notification",
+    "channel": "notification",
+    "parameters": "notebook",
+    "comment": "instruction",
+}
+"""The action each of these arguments goes with: given with another, it would be dropped."""
+
+
+def _check_belongs(chosen: str, **given: object) -> None:
+    for field_name, value in given.items():
+        action = BELONGS_TO[field_name]
+        if value is not None and action != chosen:
+            raise ValidationError(
+                field_name, f"only with {action}=...; this job's action is {chosen}=..."
+            )
 
 
 def _instruction_action(instruction: str, comment: str | None) -> ActionDocument:
@@ -208,8 +240,8 @@ def target_payload(
     ident: _client.Identity | None = None,
 ) -> TargetDocument:
     """Where the job runs. Default: this kernel for code and instructions, else the server."""
-    if kernel_name is not None and target is None:
-        target = "headless"
+    if kernel_name is not None:
+        target = _with_kernel_name(target)
     if target is None:
         target = _default_target(action, ident)
     if isinstance(target, Mapping):
@@ -222,6 +254,18 @@ def target_payload(
     if target == "server":
         return {"type": "server"}
     raise ValidationError("target", f"unknown target {target!r}", accepted=TARGET_NAMES)
+
+
+def _with_kernel_name(target: str | TargetDocument | None) -> str:
+    """``kernel_name`` names the spec of a fresh kernel: it implies ``target='headless'`` and
+    goes with no other (the kernel of this notebook or the server's have their own)."""
+    if target is None or target == "headless":
+        return "headless"
+    if isinstance(target, Mapping):
+        reason = "put it in the target dict: {'type': 'headless', 'kernel_name': ...}"
+    else:
+        reason = f"only with target='headless' (a fresh kernel of that spec), not {target!r}"
+    raise ValidationError("kernel_name", reason)
 
 
 def check_instruction_target(action: ActionDocument, target: TargetDocument) -> None:
@@ -339,8 +383,11 @@ def schedule(
     ``Job``, or ``{"job": ID, "on": ...}``; on success by default). Keyword policies:
     ``max_runs``, ``end_at``, ``overlap``, ``coalesce``, ``catchup_window``, ``jitter``,
     ``timeout`` (seconds a run may execute before it is stopped as ``timed_out``),
+    ``retries`` (a count, or ``{"max": N, "backoff": S, ...}``: a failed occurrence runs again),
     ``pause_after_failures`` (pause after that many consecutive failed occurrences),
-    ``keep_runs`` and ``keep_runs_for`` (seconds or ``"7d"``: retention of its runs)."""
+    ``keep_runs`` and ``keep_runs_for`` (seconds or ``"7d"``: retention of its runs).
+    Options: ``exclusive`` (wait until this kernel is idle), ``on_missing_kernel`` (``start``,
+    ``skip`` or ``fail``: a notebook's kernel that is not running when the job fires)."""
     _check_mappings(params=params, options=options, parameters=parameters)
     action = action_payload(
         code=code,
@@ -403,7 +450,7 @@ def recall(
     name: str | None = None,
     tz: str | None = None,
     session: str | None = None,
-    target: TargetDocument | None = None,
+    target: str | TargetDocument | None = None,
     end_at: str | datetime | None = None,
     **policies: Unpack[PolicySettings],
 ) -> Job:
@@ -414,7 +461,10 @@ def recall(
         raise ValidationError("instruction", f"must be a string, got {instruction!r}")
     action = action_payload(instruction=instruction, comment=comment)
     ident = _client.identity()
-    where = TargetDocument(**target) if target is not None else _this_kernel(ident, "recalls")
+    if target is None:
+        where = _this_kernel(ident, "recalls")
+    else:
+        where = target_payload(target, action, ident=ident)
     check_instruction_target(action, where)
     body = job_body(
         when,

@@ -174,7 +174,7 @@ def start(
     output_channel: str | None = None,
 ) -> Any:
     """Start a heartbeat in this kernel: every ``every`` (``10m``, ``30s``...), :func:`beat` on
-    ``path`` (relative to the notebook's directory). Returns the job (``kernel.api.Job``)."""
+    ``path`` (relative to the notebook's directory). Returns the job (``kernel.jobs.api.Job``)."""
 
     if not isinstance(every, str) or not every.strip():
         raise ValidationError("every", f"must be a duration like '10m', got {every!r}")

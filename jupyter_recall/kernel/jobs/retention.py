@@ -18,6 +18,8 @@ class PruneAnswer(TypedDict):
 
 
 def prune_runs(dry_run: bool = False) -> PruneAnswer:
+    """Delete now the runs past their jobs' retention (``keep_runs``, ``keep_runs_for``), or
+    with ``dry_run`` only count them: ``{"dry_run", "runs", "jobs": {job id: count}}``."""
     answer: PruneAnswer = _client.get_client().request(
         "POST", "/api/recall/runs/prune", body={"dry_run": dry_run}
     )

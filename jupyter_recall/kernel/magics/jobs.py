@@ -38,7 +38,7 @@ from jupyter_recall.kernel.magics.writ import (
     COMMAND_OPTIONS,
     NEEDS_ID,
     RECALL_OPTIONS,
-    RESUME_OPTIONS,
+    SCHEDULE_COMMAND_OPTIONS,
     SCHEDULE_OPTIONS,
     SUBCOMMANDS_RECALL,
     SUBCOMMANDS_SCHEDULE,
@@ -46,6 +46,7 @@ from jupyter_recall.kernel.magics.writ import (
     MagicOptions,
     Writ,
     documented,
+    named_as_typed,
     options_usage,
     parse_command,
     parse_writ,
@@ -166,7 +167,7 @@ def show_jobs(*, everything: bool = False, kind: str | None = None) -> None:
 
 def show_status(job_id: str) -> None:
     job = api.job(job_id)
-    print(tables.job_details(job, job.runs()[: api.RECENT_RUNS]))
+    print(tables.job_details(job, job.runs(limit=api.RECENT_RUNS)))
 
 
 def show_info() -> None:
@@ -237,8 +238,6 @@ def resume_job(handle: api.Job, *, catch_up: bool) -> None:
 def _job_command(command: Command) -> None:
     if command.argument is None:
         raise ValidationError(command.name, f"needs a job id: %schedule {command.name} <id>")
-    if command.options.flag("catch_up") and command.name != "resume":
-        raise ValidationError("--catch-up", "goes with resume: %schedule resume --catch-up <id>")
     handle = api.Job({"id": check_job_id(resolve_reference(command.argument))})
     if command.name == "delete":
         handle.delete()
@@ -263,10 +262,11 @@ def run_schedule(line: str, cell: str | None) -> None:
     if not line and not (cell or "").strip():
         print(SCHEDULE_USAGE)
         return
-    command = parse_command(line, SUBCOMMANDS_SCHEDULE, COMMAND_OPTIONS + RESUME_OPTIONS)
+    command = parse_command(line, SUBCOMMANDS_SCHEDULE, SCHEDULE_COMMAND_OPTIONS)
     if command is None:
         writ = parse_writ(line, cell, SCHEDULE_OPTIONS, "code", magic="schedule")
-        job = schedule_writ(writ)
+        with named_as_typed(SCHEDULE_OPTIONS):
+            job = schedule_writ(writ)
         if not show_card(job):
             print(scheduled_message(job))
         warn_about_cadence(job)
@@ -328,20 +328,21 @@ def run_recall(line: str, cell: str | None) -> None:
     if not line and not (cell or "").strip():
         show_pending_recall()
         return
-    command = parse_command(line, SUBCOMMANDS_RECALL, ())
+    command = parse_command(line, SUBCOMMANDS_RECALL, {}, magic="recall")
     if command is not None:
         _recall_command(command)
         return
     writ = parse_writ(line, cell, RECALL_OPTIONS, "instruction", magic="recall")
     options = writ.options
     try:
-        job = api.recall(
-            writ.when,
-            writ.body,
-            name=options.text("name"),
-            tz=options.text("tz"),
-            **magic_policies(options),
-        )
+        with named_as_typed(RECALL_OPTIONS):
+            job = api.recall(
+                writ.when,
+                writ.body,
+                name=options.text("name"),
+                tz=options.text("tz"),
+                **magic_policies(options),
+            )
     except PendingRecallExists as error:
         raise error.hinted(f"%recall cancel {error.recall_id}") from None
     if not show_card(job):

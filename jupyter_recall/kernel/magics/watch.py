@@ -29,9 +29,10 @@ from jupyter_recall.kernel.magics.writ import (
     MagicOptions,
     Option,
     documented,
+    named_as_typed,
     options_usage,
-    split_arguments,
     split_options,
+    subcommand_arguments,
 )
 from jupyter_recall.kernel.watchers import watch
 
@@ -78,6 +79,12 @@ usage:
 example: %watch filesystem.read path=build.log --every 10 --label 'build log'"""
 NEEDS_ID = ("status", "history", "pause", "resume", "stop")
 COMMANDS = ("list", *NEEDS_ID)
+OPTIONS_OF = {
+    "list": COMMAND_OPTIONS[:1],
+    "status": COMMAND_OPTIONS[1:],
+    "history": COMMAND_OPTIONS[1:],
+}
+"""The options each subcommand takes: ``--all`` lists, ``--last`` shows checks."""
 COLUMNS = ("id", "label", "tool", "every", "strategy", "status", "checks", "notified", "last check")
 HISTORY_COLUMNS = ("check", "at", "result", "reason", "notified")
 RESULT_WIDTH = 60
@@ -147,15 +154,16 @@ def start(words: list[str], options: MagicOptions) -> watch.Watcher:
     if notify_when is None and "batch_size" in options:
         notify_when = "summary"
     interval = options.integer("interval")
-    created = watch.watch_start(
-        words[0],
-        _params(words[1:], options.text("params")),
-        interval=watch.DEFAULT_INTERVAL if interval is None else interval,
-        label=options.text("label") or "",
-        notify_when=notify_when or "on_change",
-        notify_config=_notify_config(options),
-        output_channel=options.text("output_channel"),
-    )
+    with named_as_typed(START_OPTIONS):
+        created = watch.watch_start(
+            words[0],
+            _params(words[1:], options.text("params")),
+            interval=watch.DEFAULT_INTERVAL if interval is None else interval,
+            label=options.text("label") or "",
+            notify_when=notify_when or "on_change",
+            notify_config=_notify_config(options),
+            output_channel=options.text("output_channel"),
+        )
     print(f"watcher {created.id}: {created.get('hint')}")
 
     show_card(created)
@@ -245,7 +253,7 @@ def run_watch(line: str) -> None:
     first, *rest = line.split(None, 1)
     if first in COMMANDS:
         # An id may be {expr}, spaces and quotes included (split_arguments).
-        arguments, options = split_arguments("".join(rest), COMMAND_OPTIONS)
+        arguments, options = subcommand_arguments(first, "".join(rest), OPTIONS_OF, magic="watch")
         _check_arguments(first, arguments)
         _command(first, resolve_reference(arguments[0] if arguments else None), options)
         return

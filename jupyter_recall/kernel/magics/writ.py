@@ -11,10 +11,11 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from jupyter_recall.core.errors import ValidationError
+from jupyter_recall.core.errors import ParseError, ValidationError
 from jupyter_recall.core.when_words import VOCABULARY
 
 SUBCOMMANDS_SCHEDULE = (
@@ -52,6 +53,8 @@ class Option:
     zero: bool = False
     """With ``seconds``: 0 is a value too (a retry's backoff, as REST's ``backoff: 0``; a
     time limit must be above 0)."""
+    minimum: int = 0
+    """With ``integer``: the least count (``--max-runs`` 1; ``--keep-runs`` 0)."""
     metavar: str = ""
     help: str = ""
 
@@ -67,9 +70,36 @@ class Option:
             return _seconds(self.flag, value, zero=self.zero)
         if not self.integer:
             return value
-        if not re.fullmatch(r"[0-9]+", value):
-            raise ValidationError(self.flag, f"must be a positive integer, got {value!r}")
+        if not re.fullmatch(r"[0-9]+", value) or int(value) < self.minimum:
+            bound = (
+                "a positive integer"
+                if self.minimum == 1
+                else f"an integer of {self.minimum} or more"
+            )
+            raise ValidationError(self.flag, f"must be {bound}, got {value!r}")
         return int(value)
+
+
+@contextmanager
+def named_as_typed(options: tuple[Option, ...]) -> Iterator[None]:
+    """A ValidationError leaving the block names the option the user typed (``as_typed``)."""
+    try:
+        yield
+    except ValidationError as error:
+        typed = as_typed(error, options)
+        if typed is error:
+            raise
+        raise typed from None
+
+
+def as_typed(error: ValidationError, options: tuple[Option, ...]) -> ValidationError:
+    """``error`` naming the option the user typed (``--max-runs``, ``--every``) where it names
+    the field that option fills (``max_runs``, ``notify_config.expression``: its last part)."""
+    key = error.field.rsplit(".", 1)[-1]
+    flag = next((option.flag for option in options if option.key == key), None)
+    if flag is None or isinstance(error, ParseError):
+        return error
+    return error.renamed(flag)
 
 
 def _seconds(flag: str, value: str, *, zero: bool) -> float:
@@ -94,7 +124,7 @@ SCHEDULE_OPTIONS = (
     Option(
         "--name", "name", metavar="NAME", help="the job's name (default: the code's first line)"
     ),
-    Option("--max-runs", "max_runs", integer=True, help="stop after N runs"),
+    Option("--max-runs", "max_runs", integer=True, minimum=1, help="stop after N runs"),
     Option(
         "--timeout",
         "timeout",
@@ -121,6 +151,7 @@ SCHEDULE_OPTIONS = (
         "--pause-after-failures",
         "pause_after_failures",
         integer=True,
+        minimum=1,
         help="pause after N failed occurrences in a row",
     ),
     Option("--keep-runs", "keep_runs", integer=True, help="keep the N newest runs"),
@@ -142,12 +173,14 @@ RESUME_OPTIONS = (
         help="run what passed while it was paused (a one-shot's time)",
     ),
 )
+SCHEDULE_COMMAND_OPTIONS = {"list": COMMAND_OPTIONS, "resume": RESUME_OPTIONS}
+"""The options of each ``%schedule`` subcommand; the others take none."""
 RECALL_OPTIONS = (
     Option("--tz", "tz", metavar="ZONE", help="IANA zone or ±HH:MM (default: the server's)"),
     Option(
         "--name", "name", metavar="NAME", help="its name (default: the instruction's first line)"
     ),
-    Option("--max-runs", "max_runs", integer=True, help="stop after N runs"),
+    Option("--max-runs", "max_runs", integer=True, minimum=1, help="stop after N runs"),
 )
 
 
@@ -359,9 +392,39 @@ def split_arguments(text: str, allowed: tuple[Option, ...]) -> tuple[list[str], 
     return [*braced, *words], options
 
 
-def parse_command(line: str, names: tuple[str, ...], allowed: tuple[Option, ...]) -> Command | None:
+def subcommand_arguments(
+    name: str, text: str, options_of: Mapping[str, tuple[Option, ...]], *, magic: str
+) -> tuple[list[str], MagicOptions]:
+    """``split_arguments`` with the options of subcommand ``name`` alone: another's would be
+    taken and do nothing (``%schedule cancel --all``), so it is refused naming its own."""
+    allowed = options_of.get(name, ())
+    try:
+        return split_arguments(text, allowed)
+    except ValidationError as error:
+        if error.message != "unknown option":
+            raise
+        for other, options in options_of.items():
+            for option in options:
+                if option.flag == error.field:
+                    usage = f"%{magic} {other} {option.spelled}" + (
+                        "" if other == "list" else " <id>"
+                    )
+                    raise ValidationError(option.flag, f"goes with {other}: {usage}") from None
+        if allowed:
+            raise
+        raise ValidationError(error.field, f"unknown option: {name} takes none") from None
+
+
+def parse_command(
+    line: str,
+    names: tuple[str, ...],
+    options_of: Mapping[str, tuple[Option, ...]],
+    *,
+    magic: str = "schedule",
+) -> Command | None:
     """A management subcommand, or None when the line is a writ to schedule (a ``: `` inside
-    a subcommand's ``{expr}`` argument is no writ's separator)."""
+    a subcommand's ``{expr}`` argument is no writ's separator); ``options_of`` the options
+    each subcommand takes."""
     words = line.split(None, 1)
     head = _BRACED.sub(" ", line) if words and words[0] in names else line
     if split_writ(head) is not None or not words:
@@ -370,7 +433,7 @@ def parse_command(line: str, names: tuple[str, ...], allowed: tuple[Option, ...]
         _refuse_unknown_subcommand(words[0], names)
         return None
     rest = words[1] if len(words) > 1 else ""
-    arguments, options = split_arguments(rest, allowed)
+    arguments, options = subcommand_arguments(words[0], rest, options_of, magic=magic)
     if arguments and words[0] not in NEEDS_ID:
         raise ValidationError(words[0], f"takes no arguments, got {' '.join(arguments)!r}")
     if len(arguments) > 1:

@@ -76,12 +76,15 @@ class Watcher(WatcherRecord):
         )
 
     def stop(self) -> None:
+        """Stop the watcher for good; its state and history are deleted."""
         watch_stop(self.id)
 
     def pause(self) -> Watcher:
+        """Stop checking; the state and history are kept."""
         return watch_pause(self.id)
 
     def resume(self) -> Watcher:
+        """Check again from now on."""
         return watch_resume(self.id)
 
     def refresh(self, last_n: int = DEFAULT_HISTORY) -> Watcher:
@@ -89,6 +92,7 @@ class Watcher(WatcherRecord):
         return watch_status(self.id, last_n=last_n)
 
     def history(self, last_n: int = DEFAULT_HISTORY) -> list[WatcherCheckDocument]:
+        """The ``last_n`` (1 to 100) latest checks, newest first."""
         return watch_history(self.id, last_n=last_n)
 
 
@@ -133,7 +137,7 @@ def _target(name: str, ident: _client.Identity) -> TargetDocument | None:
 def watch_start(
     name: str,
     params: Mapping[str, Any] | None = None,
-    interval: float = DEFAULT_INTERVAL,
+    interval: int = DEFAULT_INTERVAL,
     label: str = "",
     notify_when: str = "on_change",
     *,
