@@ -158,7 +158,7 @@ class ChoiceParam(Param):
 
 WHEN_HELP = (
     "Relative formats preferred: '30m', '2h 15m', 'in 3 hours', 'tomorrow at 09:00'; "
-    "ISO 8601 ('2026-05-20T14:30:00+02:00') only if the time zone is known."
+    "ISO 8601 (YYYY-MM-DDTHH:MM:SS+HH:MM) only if the time zone is known."
 )
 _JOB_FIELDS = {
     "name": "label",

@@ -62,9 +62,9 @@ ACCEPTED_FORMS: tuple[str, ...] = (
     "relative: '30m', '2h 15m', '1h30', '90s', 'in 3 hours', 'in half an hour', "
     "'in 2 weeks', 'in 1 month'",
     "absolute: 'at 17:00', 'at 5pm', 'noon', 'today at 17:00', 'tomorrow', 'tomorrow at 09:00', "
-    "'tomorrow morning', 'tonight', 'this evening', 'on 2026-06-01 at 12:00'",
-    "ISO 8601 / RFC 3339: '2026-06-01T12:00:00+02:00', '2026-06-01T10:00:00Z', "
-    "'2026-06-01 12:00' (no offset: in the schedule's time zone)",
+    "'tomorrow morning', 'tonight', 'this evening', 'on 2099-06-01 at 12:00'",
+    "ISO 8601 / RFC 3339: '2099-06-01T12:00:00+02:00', '2099-06-01T10:00:00Z', "
+    "'2099-06-01 12:00' (no offset: in the schedule's time zone)",
     "a zone after a time or a date: 'tomorrow at 9:00 UTC', 'at 17:00 Europe/Paris', "
     "'every day at 9:00 +02:00'",
     "intervals: 'every 30 minutes', 'every 2 hours', 'every 30m', 'every 1h30m', "
@@ -90,7 +90,7 @@ MAX_DURATION_SECONDS = 36525 * 86400
 """Durations (relative times and intervals) up to 100 years: beyond that, datetimes overflow."""
 
 DEFAULT_TIME_OF_DAY = time(9, 0)
-"""The time of forms that name a day but no time (``tomorrow``, ``on 2026-06-01``, ``daily``)."""
+"""The time of forms that name a day but no time (``tomorrow``, ``on 2099-06-01``, ``daily``)."""
 
 MAX_MONTHS = 1200
 """``in N months``: up to 100 years."""

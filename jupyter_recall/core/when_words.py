@@ -193,7 +193,7 @@ EXAMPLES: tuple[str, ...] = (
     "this afternoon",
     "this evening",
     "tonight",
-    "on 2026-06-01 at 12:00",
+    "on 2099-06-01 at 12:00",
     "now",
     "every 30 minutes",
     "every hour",

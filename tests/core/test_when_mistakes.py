@@ -6,6 +6,7 @@ field ``when``, listing the accepted forms.
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timezone
 
 import pytest
@@ -13,6 +14,7 @@ import pytest
 from jupyter_recall.core.errors import ParseError
 from jupyter_recall.core.tz import nearest_zone
 from jupyter_recall.core.when import ACCEPTED_FORMS, parse_when
+from jupyter_recall.core.when_words import EXAMPLES
 from tests.core.test_when import NOW, PARIS
 
 FIVE_FIELDS = "a cron expression has 5 fields (minute hour day-of-month month day-of-week)"
@@ -145,3 +147,18 @@ def test_the_nearest_zone_is_offered_only_when_it_is_near() -> None:
     assert nearest_zone("america/new_yrok") == "America/New_York"
     assert nearest_zone("Europe/Nowhere") is None
     assert nearest_zone("Mars/Olympus") is None
+
+
+def test_the_dated_examples_users_are_shown_are_not_in_the_past_today() -> None:
+    # Every refusal lists ACCEPTED_FORMS, and did-you-mean offers EXAMPLES: a dated one in the
+    # past would be refused if copied. Against today's clock, as a user would copy it.
+    dated = [
+        example
+        for text in (*ACCEPTED_FORMS, *EXAMPLES)
+        for example in re.findall(r"'([^']*\d{4}-\d\d-\d\d[^']*)'", text) or [text]
+        if re.search(r"\d{4}-\d\d-\d\d", example)
+    ]
+    assert len(dated) >= 4, dated
+    now = datetime.now(timezone.utc)
+    for example in dated:
+        assert parse_when(example, now=now, tz="UTC").kind == "once", example

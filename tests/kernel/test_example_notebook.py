@@ -101,6 +101,8 @@ def test_quickstart_notebook_runs(server):
     assert "publish | after " in text
     assert " finishes | [('succeeded', 'published')]" in text, "the chain ran to its last step"
     assert "cannot parse 'next blue moon'" in text, "the parse error lists what is accepted"
+    # Its last cell deletes its jobs, so a second run of it finds none of the first's.
+    assert [job["name"] for job in server.jobs() if "quickstart" in job["session"]] == []
     # The main claim: the job's code ran in this kernel on time, while a cell kept it busy.
     claim = re.search(r"ran (-?\d+\.\d+) s later, (\w+) the busy cell", text)
     assert claim is not None, text
