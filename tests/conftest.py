@@ -6,11 +6,14 @@ import http.server
 import os
 import threading
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 from anyio.pytest_plugin import pytest_pyfunc_call as anyio_pyfunc_call
 from hypothesis import settings
 from traitlets.config import Config
+from xdist.scheduler import LoadScopeScheduling
 
 pytest_plugins = ["pytest_jupyter.jupyter_server", "tests.pg_cluster"]
 
@@ -31,6 +34,46 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     if "anyio_backend" in pyfuncitem.funcargs:
         return anyio_pyfunc_call(pyfuncitem)
     return None
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The UI tests first: under pytest-xdist they are one unit of work (below), and last they
+    would be the run's long tail, one worker busy with them while the other waits."""
+    items.sort(key=lambda item: item.get_closest_marker("ui") is None)
+
+
+class _ByModuleUiTogether(LoadScopeScheduling):
+    """``scripts/test``'s two workers (``--dist loadscope``): a module's tests in one worker,
+    so its module-scoped servers and kernels start once, and all the UI tests in one worker:
+    two JupyterLabs and browsers at once on two cores would make every UI timing twice as
+    tight. (``--dist loadgroup`` with ``xdist_group`` marks would say it too, but pytest-xdist
+    3.8 renames node ids for it in a way pytest 9 ignores.)"""
+
+    def _split_scope(self, nodeid: str) -> str:
+        module = nodeid.split("::", 1)[0]
+        return "tests/ui" if module.startswith("tests/ui/") else module
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> LoadScopeScheduling | None:
+    if config.getvalue("dist") != "loadscope":
+        return None
+    return _ByModuleUiTogether(config, log)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_runtime_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The Jupyter runtime directory of everything this test process starts (servers, the
+    standalone scheduler, their kernels; a test may give its own): not the user's, whose
+    running Jupyter servers discovery would find, and not another pytest-xdist worker's, whose
+    scheduler of the same engine id would share its gateway-kernel journal."""
+    runtime = tmp_path_factory.mktemp("runtime")
+    before = os.environ.get("JUPYTER_RUNTIME_DIR")
+    os.environ["JUPYTER_RUNTIME_DIR"] = str(runtime)
+    yield runtime
+    if before is None:
+        del os.environ["JUPYTER_RUNTIME_DIR"]
+    else:
+        os.environ["JUPYTER_RUNTIME_DIR"] = before
 
 
 @pytest.fixture

@@ -60,12 +60,18 @@ def _ensure_user() -> pwd.struct_passwd:
     try:
         return pwd.getpwnam(USER)
     except KeyError:
-        subprocess.run(
+        added = subprocess.run(
             ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", USER],
-            check=True,
+            check=False,
             capture_output=True,
+            text=True,
         )
+    try:
+        # Another pytest-xdist worker may have added it first: useradd then fails, and the
+        # user is there all the same.
         return pwd.getpwnam(USER)
+    except KeyError:
+        raise RuntimeError(f"useradd {USER} failed: {added.stderr.strip()}") from None
 
 
 class Cluster:

@@ -326,8 +326,11 @@ def jp_server_cleanup() -> None:
     process of its own), and running its loop inside Playwright's would fail."""
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser(lab: Lab) -> Iterator[Any]:
+    """One browser for the UI tests, closed after the last of them: Playwright's sync API marks
+    its event loop as the running one between calls, and tests with an event loop of their own
+    that run after it in the same process (pytest-jupyter's) would find it there."""
     from playwright.sync_api import expect, sync_playwright
 
     expect.set_options(timeout=60_000)
