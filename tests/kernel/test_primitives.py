@@ -299,13 +299,21 @@ def test_interrupting_a_waiting_call_cancels_it(isolated):
     import os
     import signal
 
-    # A real SIGINT, as the kernel's interrupt sends it.
-    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
-    timer.start()
-    started = time.monotonic()
+    # A real SIGINT, as the kernel's interrupt sends it, once the command runs: the call is
+    # waiting then (a fixed delay could land before it waits, on a loaded machine).
+    killed_at: list[float] = []
+
+    def interrupt_once_running() -> None:
+        deadline = time.monotonic() + 30
+        while not (isolated / "pid").exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        killed_at.append(time.monotonic())
+        os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=interrupt_once_running, daemon=True).start()
     with pytest.raises(KeyboardInterrupt):
         jr.run_parallel([{"name": "shell.run", "params": {"command": "echo $$ > pid; sleep 30"}}])
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - killed_at[0] < 5
     pid = int((isolated / "pid").read_text())
     deadline = time.monotonic() + 5
     while Path(f"/proc/{pid}").exists():
