@@ -5,6 +5,7 @@ from __future__ import annotations
 import http.server
 import os
 import threading
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -38,8 +39,18 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The UI tests first: under pytest-xdist they are one unit of work (below), and last they
-    would be the run's long tail, one worker busy with them while the other waits."""
+    would be the run's long tail, one worker busy with them while the other waits. A worker
+    refuses items that share a node id (schemathesis makes them): xdist schedules by node id
+    and would run one of them, silently (``scripts/test`` runs such a module apart)."""
     items.sort(key=lambda item: item.get_closest_marker("ui") is None)
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        counts = Counter(item.nodeid for item in items)
+        shared = sorted(nodeid for nodeid, count in counts.items() if count > 1)
+        if shared:
+            raise pytest.UsageError(
+                f"items sharing a node id would run once under pytest-xdist: {shared}; "
+                "run their module without -n (scripts/test does)"
+            )
 
 
 class _ByModuleUiTogether(LoadScopeScheduling):
