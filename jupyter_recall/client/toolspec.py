@@ -376,17 +376,18 @@ class NumberParam(Param):
         return schema
 
     def check(self, value: Any) -> Any:
-        if self.type == "integer":
-            whole = _check_integer(self, value)
-            if self.maximum is not None and whole > self.maximum:
-                raise ValidationError(self.name, f"must be <= {self.maximum:g}, got {whole}")
-            return whole
+        whole = self.type == "integer"
+        number = _check_integer(self, value) if whole else self._number(value)
+        if self.maximum is not None and number > self.maximum:
+            shown = number if whole else value  # an integer as read (900.0 is 900)
+            raise ValidationError(self.name, f"must be <= {self.maximum:g}, got {shown}")
+        return number
+
+    def _number(self, value: Any) -> float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ValidationError(self.name, f"must be a number, got {_shown(value)}")
         if self.minimum is not None and value < self.minimum:
             raise ValidationError(self.name, f"must be >= {self.minimum}, got {value}")
-        if self.maximum is not None and value > self.maximum:
-            raise ValidationError(self.name, f"must be <= {self.maximum:g}, got {value}")
         return float(value)
 
 

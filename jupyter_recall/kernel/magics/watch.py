@@ -66,10 +66,9 @@ START_OPTIONS = (
     Option("--channel", "output_channel", metavar="NAME", help="notify there, not this session"),
     Option("--params", "params", metavar="JSON", help="the tool's parameters: '{\"key\": 1}'"),
 )
-COMMAND_OPTIONS = (
-    Option("--all", "all", takes_value=False, help="list: every watcher of the user"),
-    Option("--last", "last", integer=True, help="status, history: the N latest checks (10)"),
-)
+ALL = Option("--all", "all", takes_value=False, help="list: every watcher of the user")
+LAST = Option("--last", "last", integer=True, help="status, history: the N latest checks (10)")
+COMMAND_OPTIONS = (ALL, LAST)
 USAGE = f"""\
 usage:
   %watch <tool> key=value ... [options]       start a watcher (start is optional)
@@ -79,11 +78,7 @@ usage:
 example: %watch filesystem.read path=build.log --every 10 --label 'build log'"""
 NEEDS_ID = ("status", "history", "pause", "resume", "stop")
 COMMANDS = ("list", *NEEDS_ID)
-OPTIONS_OF = {
-    "list": COMMAND_OPTIONS[:1],
-    "status": COMMAND_OPTIONS[1:],
-    "history": COMMAND_OPTIONS[1:],
-}
+OPTIONS_OF = {"list": (ALL,), "status": (LAST,), "history": (LAST,)}
 """The options each subcommand takes: ``--all`` lists, ``--last`` shows checks."""
 COLUMNS = ("id", "label", "tool", "every", "strategy", "status", "checks", "notified", "last check")
 HISTORY_COLUMNS = ("check", "at", "result", "reason", "notified")
