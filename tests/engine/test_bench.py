@@ -2,25 +2,13 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "bench"
+from tests import bench_script
 
 
 def run_bench(*args: str) -> dict[str, object]:
-    done = subprocess.run(
-        [sys.executable, str(BENCH / args[0]), *args[1:], "--json"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
+    result: dict[str, object] = bench_script.run_bench(*args, "--json")
     return result
 
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import subprocess
-import sys
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -23,6 +21,7 @@ from jupyter_recall.server.executors.fresh import FreshKernels
 from jupyter_recall.server.executors.kernel_pool import KernelPool
 from jupyter_recall.server.executors.launcher import LaunchedKernel, ManagedKernelLauncher
 from jupyter_recall.server.kernels import KernelExecutors
+from tests.bench_script import run_bench
 from tests.server.live_server import LiveServer
 from tests.server.test_kernel_executors import Sink, code, make_job, make_run, run_job
 from tests.server.test_kernel_executors import _process_exists as process_exists
@@ -309,15 +308,8 @@ def test_a_server_with_a_pool_keeps_warm_kernels_and_shuts_them_down_at_stop(
 
 @pytest.mark.slow
 def test_the_latency_bench_reports_fresh_kernels_with_and_without_the_pool() -> None:
-    bench = Path(__file__).resolve().parents[2] / "bench" / "kernel_latency.py"
-    done = subprocess.run(
-        [sys.executable, str(bench), "--live", "2", "--fresh", "2", "--pooled", "2", "--json"],
-        capture_output=True,
-        text=True,
-        timeout=280,
-        check=True,
-    )
-    result = json.loads(done.stdout.strip().splitlines()[-1])
+    small = ("--live", "2", "--fresh", "2", "--pooled", "2", "--json")
+    result = run_bench("kernel_latency.py", *small, timeout=280)
     for figure in ("live_kernel", "fresh_kernel", "pooled_kernel"):
         assert result[figure]["runs"] == 2, result
     side_by_side = result["fresh_first_output_p50_ms"]

@@ -2,26 +2,14 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "watchers.py"
+from tests.bench_script import run_bench
 
 
 @pytest.mark.slow
 def test_watchers_bench_reports_its_figures() -> None:
-    done = subprocess.run(
-        [sys.executable, str(BENCH), "--watchers", "20", "--seconds", "5"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result = run_bench("watchers.py", "--watchers", "20", "--seconds", "5")
     assert result["watchers"] == 20
     assert result["notifications"] == 20, "one baseline each, the file never changes"
     assert result["checks"] >= 20

@@ -2,28 +2,16 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "primitives.py"
+from tests.bench_script import run_bench
 
 
 @pytest.mark.slow  # about 12 s: a server, 20 watchers for a second, repeated parallel runs
 def test_primitives_bench_reports_every_figure():
     small = ["--actions", "10", "--seconds", "0.1", "--repeats", "2", "--json"]
     small += ["--watchers", "20", "--watch-seconds", "1"]
-    done = subprocess.run(
-        [sys.executable, str(BENCH), *small],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result = run_bench("primitives.py", *small, timeout=60)
     assert set(result["run_parallel"]) == {
         "actions",
         "action_seconds",
