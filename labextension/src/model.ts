@@ -222,7 +222,9 @@ export class RecallModel {
   /** A watcher with its last check: after a listing, and when one of its checks ended. */
   private async _fetchWatcher(id: string): Promise<void> {
     try {
-      this.state = withWatcher(this.state, await this.api.watcher(id));
+      // Read the state after the answer: events applied while it was awaited must stay.
+      const watcher = await this.api.watcher(id);
+      this.state = withWatcher(this.state, watcher);
       this._changed.emit();
     } catch (error) {
       console.warn('jupyter-recall: watcher', id, error);
