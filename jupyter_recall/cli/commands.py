@@ -7,7 +7,7 @@ import posixpath
 import re
 import sys
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from datetime import datetime, timedelta, timezone
 from functools import partial
 from pathlib import Path
@@ -44,6 +44,7 @@ from jupyter_recall.core.errors import (
     RecallError,
     UsageError,
     ValidationError,
+    renamed_by,
 )
 from jupyter_recall.core.records import contents_path
 
@@ -162,17 +163,15 @@ def check_limit(limit: int) -> None:
         )
 
 
-@contextmanager
-def named_options(options: Mapping[str, str]) -> Iterator[None]:
+def named_options(options: Mapping[str, str]) -> AbstractContextManager[None]:
     """A refusal of a query field the server names (``q: ...``) names the option that set it
     (``--search: ...``): the user typed the option, not the REST field."""
-    try:
-        yield
-    except ValidationError as error:
-        option = options.get(error.field)
-        if option is None or not str(error).startswith(f"{error.field}:"):
-            raise
-        raise error.renamed(option) from None
+
+    def option_for(error: ValidationError) -> str | None:
+        named = str(error).startswith(f"{error.field}:")
+        return options.get(error.field) if named else None
+
+    return renamed_by(option_for)
 
 
 def read_pages(

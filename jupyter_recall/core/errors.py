@@ -6,7 +6,8 @@ so that the REST layer, magics and agent tools can show them as they are.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 
 
 class RecallError(Exception):
@@ -33,6 +34,20 @@ class ValidationError(RecallError, ValueError):
         if text.startswith(f"{self.field}:"):
             renamed.args = (field + text[len(self.field) :],)
         return renamed
+
+
+@contextmanager
+def renamed_by(option_for: Callable[[ValidationError], str | None]) -> Iterator[None]:
+    """A ValidationError leaving the block names ``option_for(error)`` instead of its field
+    (``ValidationError.renamed``), unless that is None: the option a user typed in a magic or
+    on the command line, not the field it fills."""
+    try:
+        yield
+    except ValidationError as error:
+        option = option_for(error)
+        if option is None:
+            raise
+        raise error.renamed(option) from None
 
 
 class UnknownServerTool(ValidationError):

@@ -15,7 +15,7 @@ from jupyter_recall.kernel.magics.writ import (
     SUBCOMMANDS_RECALL,
     SUBCOMMANDS_SCHEDULE,
     Command,
-    as_typed,
+    named_as_typed,
     parse_command,
     parse_writ,
     split_arguments,
@@ -130,13 +130,17 @@ def test_usage_errors_name_the_part(line, cell, field, words):
     ],
 )
 def test_an_error_of_the_api_names_the_option_the_user_typed(field, named):
-    typed = as_typed(ValidationError(field, "no good", accepted=("a",)), SCHEDULE_OPTIONS)
+    with pytest.raises(ValidationError) as raised, named_as_typed(SCHEDULE_OPTIONS):
+        raise ValidationError(field, "no good", accepted=("a",))
+    typed = raised.value
     assert (typed.field, str(typed)) == (named, f"{named}: no good (accepted: a)")
 
 
 def test_a_time_that_cannot_be_read_stays_a_parse_error_of_when():
     error = ParseError("whenever", "not a recognised time expression")
-    assert as_typed(error, SCHEDULE_OPTIONS) is error
+    with pytest.raises(ParseError) as raised, named_as_typed(SCHEDULE_OPTIONS):
+        raise error
+    assert raised.value is error
 
 
 @pytest.mark.parametrize(

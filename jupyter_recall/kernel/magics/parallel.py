@@ -24,6 +24,7 @@ from typing import Any, TypedDict
 
 from jupyter_recall.core.errors import RecallError, ValidationError
 from jupyter_recall.kernel.calls.primitives import run_parallel
+from jupyter_recall.kernel.magics.writ import UNKNOWN_OPTION
 from jupyter_recall.tools import ToolResult
 
 USAGE = """\
@@ -133,7 +134,7 @@ def _options(line: str) -> tuple[dict[str, int] | None, str]:
         return parse_limits(words[1]), words[2] if len(words) > 2 else ""
     if words and words[0].startswith("--"):
         # Else read as a tool named "--bogus", refused as an unknown tool.
-        raise ValidationError(words[0], "unknown option", accepted=["--limit"])
+        raise ValidationError(words[0], UNKNOWN_OPTION, accepted=["--limit"])
     return None, line
 
 

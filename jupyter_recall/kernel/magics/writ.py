@@ -11,11 +11,11 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from jupyter_recall.core.errors import ParseError, ValidationError
+from jupyter_recall.core.errors import ParseError, ValidationError, renamed_by
 from jupyter_recall.core.when_words import VOCABULARY
 
 SUBCOMMANDS_SCHEDULE = (
@@ -80,26 +80,18 @@ class Option:
         return int(value)
 
 
-@contextmanager
-def named_as_typed(options: tuple[Option, ...]) -> Iterator[None]:
-    """A ValidationError leaving the block names the option the user typed (``as_typed``)."""
-    try:
-        yield
-    except ValidationError as error:
-        typed = as_typed(error, options)
-        if typed is error:
-            raise
-        raise typed from None
+def named_as_typed(options: tuple[Option, ...]) -> AbstractContextManager[None]:
+    """A ValidationError leaving the block names the option the user typed (``typed_flag``)."""
+    return renamed_by(lambda error: typed_flag(error, options))
 
 
-def as_typed(error: ValidationError, options: tuple[Option, ...]) -> ValidationError:
-    """``error`` naming the option the user typed (``--max-runs``, ``--every``) where it names
-    the field that option fills (``max_runs``, ``notify_config.expression``: its last part)."""
+def typed_flag(error: ValidationError, options: tuple[Option, ...]) -> str | None:
+    """The option the user typed (``--max-runs``, ``--every``) that fills the field ``error``
+    names (``max_runs``, ``notify_config.expression``: its last part); None for none, or for a
+    time that was not read (its message quotes the text, not the field)."""
     key = error.field.rsplit(".", 1)[-1]
     flag = next((option.flag for option in options if option.key == key), None)
-    if flag is None or isinstance(error, ParseError):
-        return error
-    return error.renamed(flag)
+    return None if isinstance(error, ParseError) else flag
 
 
 def _seconds(flag: str, value: str, *, zero: bool) -> float:
@@ -310,11 +302,15 @@ def tokens(text: str) -> list[str]:
     return found
 
 
+UNKNOWN_OPTION = "unknown option"
+"""The message of a refused option: ``subcommand_arguments`` looks for it among the others'."""
+
+
 def _option_named(flag: str, allowed: tuple[Option, ...]) -> Option:
     for option in allowed:
         if option.flag == flag:
             return option
-    raise ValidationError(flag, "unknown option", accepted=[option.flag for option in allowed])
+    raise ValidationError(flag, UNKNOWN_OPTION, accepted=[option.flag for option in allowed])
 
 
 def split_options(text: str, allowed: tuple[Option, ...]) -> tuple[list[str], MagicOptions]:
@@ -401,7 +397,7 @@ def subcommand_arguments(
     try:
         return split_arguments(text, allowed)
     except ValidationError as error:
-        if error.message != "unknown option":
+        if error.message != UNKNOWN_OPTION:
             raise
         for other, options in options_of.items():
             for option in options:
@@ -412,7 +408,7 @@ def subcommand_arguments(
                     raise ValidationError(option.flag, f"goes with {other}: {usage}") from None
         if allowed:
             raise
-        raise ValidationError(error.field, f"unknown option: {name} takes none") from None
+        raise ValidationError(error.field, f"{UNKNOWN_OPTION}: {name} takes none") from None
 
 
 def parse_command(
