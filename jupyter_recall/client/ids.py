@@ -44,8 +44,17 @@ def not_reserved(collection: str, ident: str) -> str:
 
 
 def check_job_id(job_id: object, field: str = "job_id") -> str:
-    if not isinstance(job_id, str) or not JOB_ID.match(job_id):
+    return not_reserved("jobs", check_record_id(job_id, field, "job"))
+
+
+def check_record_id(ident: object, field: str, record: str) -> str:
+    """``ident`` if it is shaped as the server's ids of ``record`` (a job, an approval) are."""
+    if not isinstance(ident, str) or not JOB_ID.match(ident):
         # Clipped: what was typed may be a whole cell's worth.
-        shown = clip(repr(job_id), SHOWN_WIDTH)
-        raise ValidationError(field, f"not a job id: {shown} (ids look like '3f9c2a1b7d0e')")
-    return not_reserved("jobs", job_id)
+        shown = clip(repr(ident), SHOWN_WIDTH)
+        raise ValidationError(field, f"not {_a(record)} id: {shown} (ids look like '3f9c2a1b7d0e')")
+    return ident
+
+
+def _a(noun: str) -> str:
+    return f"an {noun}" if noun[0] in "aeiou" else f"a {noun}"

@@ -348,6 +348,29 @@ def test_an_approval_decided_over_rest_reaches_the_blocked_cell(kernel, policy_s
         assert result["error"] == f"tool shell.run was not run: approval denied ({record['id']})"
 
 
+def test_the_record_of_a_decided_request_is_read_from_the_kernel(kernel, policy_server):
+    command = "echo read-the-record"
+    finished = threading.Event()
+    helper, seen = _decide_when_asked(
+        policy_server, f"shell.run(command={command!r})", "deny", finished
+    )
+    try:
+        kernel.ok(f"jupyter_recall.run_tool('shell.run', command={command!r})", timeout=120)
+    finally:
+        finished.set()
+        helper.join(60)
+    approval_id = seen["record"]["id"]
+    record = kernel.json(f"print(json.dumps(jupyter_recall.approvals.record({approval_id!r})))")
+    assert record == seen["decided"]
+    assert (record["status"], record["note"]) == ("denied", "over REST")
+    unknown = kernel.run("jupyter_recall.approvals.record('0123456789ab')")
+    assert unknown.error is not None
+    assert "approval '0123456789ab' not found" in unknown.error
+    bad = kernel.run("jupyter_recall.approvals.record('no such/id')")
+    assert bad.error is not None
+    assert "request_id: not an approval id: 'no such/id'" in bad.error
+
+
 def test_a_prompt_is_withdrawn_when_the_inbox_answers_first(kernel, policy_server):
     command = "echo answered-elsewhere"
     summary = f"shell.run(command={command!r})"

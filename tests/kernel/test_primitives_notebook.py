@@ -12,6 +12,11 @@ def test_tools_notebook_runs(server):
     assert "21 calls in 0." in text
     assert "[0, 1, 4, 9, 16" in text
     assert "succeeded built" in text
+    # %%parallel --limit shell=2: the four commands' outputs in their table.
+    assert all(f'"stdout": "{word}\\n"' in text for word in ("one", "two", "three", "four"))
+    # background_cancel, then background_list.
+    assert "\ncancelled\n" in text
+    assert "('shell.run', 'cancelled')" in text
     assert "[BACKGROUND TASK COMPLETED] task_id=" in text
     assert "is blocked by kernel setting jupyter_recall.set_tool_policy('shell', ...)" in text
     assert "approved filesystem.write(path='demo/approved.txt', content='ok')" in text

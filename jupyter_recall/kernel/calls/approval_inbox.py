@@ -9,17 +9,22 @@ until that cell ends). An answer given in the notebook (stdin prompt, card) is P
 so it is recorded with who and when; the first answer wins. A request cancelled in the kernel
 (an interrupted cell) is withdrawn (``POST .../withdraw``); the server withdraws those of a
 kernel that shuts down or restarts (``server/sessions.py``).
+
+``KernelApprovals`` is the kernel's ``Approvals`` (``jupyter_recall.approvals``): beside the
+requests pending here, it reads one request's record in that inbox (``record``), decided or not.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import Any
+from typing import Any, cast
 
+from jupyter_recall.client.ids import check_record_id
+from jupyter_recall.core.approvals import ApprovalJSON
 from jupyter_recall.core.errors import ConflictError
 from jupyter_recall.kernel.connection import client
-from jupyter_recall.tools.approval import INBOX_OUTCOMES, ApprovalRequest
+from jupyter_recall.tools.approval import INBOX_OUTCOMES, ApprovalRequest, Approvals
 
 PATH = "/api/recall/approvals"
 
@@ -66,3 +71,17 @@ class RestInbox:
             # Answered elsewhere first (or expired): that answer stands.
             return await self.outcome(record_id)
         return INBOX_OUTCOMES.get(str(record["status"]))
+
+
+class KernelApprovals(Approvals):
+    """The kernel's approval requests: those pending here (``pending``, ``answer``), and the
+    records the server's inbox keeps of them (``record``)."""
+
+    def record(self, request_id: str) -> ApprovalJSON:
+        """The inbox's record of a request (a ``request_id`` of ``pending()``, or any approval
+        of yours): its ``status`` (``pending``, ``approved``, ``denied``, ``expired``), who
+        decided and when (``decided_by``, ``decided_at``), the ``note``. It outlives the
+        request: read it after the answer. NotFoundError for an id the inbox does not hold (a
+        request asked while no server was reachable is not recorded)."""
+        check_record_id(request_id, "request_id", "approval")
+        return cast(ApprovalJSON, _request("GET", f"{PATH}/{request_id}"))

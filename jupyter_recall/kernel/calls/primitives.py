@@ -27,12 +27,12 @@ from typing import Any, TypedDict, TypeVar, overload
 from jupyter_recall.core.errors import RecallError, ValidationError
 from jupyter_recall.kernel import widgets
 from jupyter_recall.kernel.calls import approval_prompt
+from jupyter_recall.kernel.calls.approval_inbox import KernelApprovals
 from jupyter_recall.kernel.calls.tool_cards import BackgroundCard, ParallelCard
 from jupyter_recall.kernel.connection import client as _client
 from jupyter_recall.kernel.connection import notifications
 from jupyter_recall.kernel.connection.send import send_notification
 from jupyter_recall.tools import (
-    Approvals,
     PolicyLayer,
     ToolResult,
     ToolRunner,
@@ -96,8 +96,9 @@ SERVER_POLICY_TIMEOUT = 5.0
 SERVER_LABEL = "server config RecallApp.tool_policies"
 KERNEL_LABEL = "kernel setting jupyter_recall.set_tool_policy({key}, ...)"
 
-approvals = Approvals()
-"""Pending approval requests: ``approvals.pending()``, ``approvals.answer(request_id, True)``,
+approvals = KernelApprovals()
+"""Approval requests: ``approvals.pending()``, ``approvals.answer(request_id, True)``,
+``approvals.record(request_id)`` (the server inbox's record: who decided, when),
 ``approvals.timeout = 120`` (seconds; a request not answered in time is refused)."""
 
 
