@@ -96,6 +96,9 @@ def test_quickstart_notebook_runs(server):
     assert "paused job " in text, "the magic paused it"
     assert "resumed job " in text, "the magic resumed it"
     assert "(('succeeded', 'False\\n'), 'succeeded')" in text, "a fresh kernel, a notification"
+    assert "succeeded True\n" in text, "the tool job listed the folder with the report"
+    assert "report for the quick start" in text, "the notebook job ran with its parameters"
+    assert "[recall] executed copy: quickstart_report.recall-" in text
     assert "('timed_out', 'timed_out: still running after its limit of 2 s')" in text
     assert "paused after 2 consecutive failed occurrences" in text
     assert "RuntimeError: the disk is full" in text
@@ -106,6 +109,8 @@ def test_quickstart_notebook_runs(server):
     assert "cannot parse 'next blue moon'" in text, "the parse error lists what is accepted"
     # Its last cell deletes its jobs, so a second run of it finds none of the first's.
     assert [job["name"] for job in server.jobs() if "quickstart" in job["session"]] == []
+    # ... and the report it wrote, with the executed copies of its runs.
+    assert sorted(path.name for path in server.root.glob("quickstart_report*")) == []
     # The main claim: the job's code ran in this kernel on time, while a cell kept it busy.
     claim = re.search(r"ran (-?\d+\.\d+) s later, (\w+) the busy cell", text)
     assert claim is not None, text

@@ -86,10 +86,12 @@ def test_a_registered_gate_decides(handled, tmp_path):
 
 HANDLER = """
 seen = []
+beating_jobs = []
 
 @jupyter_recall.on_recall
-def handle(instruction):
+def handle(instruction, job):
     seen.append(instruction)
+    beating_jobs.append([job.id, job.name])
 """
 
 
@@ -113,6 +115,9 @@ def test_a_heartbeat_in_a_kernel_fires_its_handler_only_on_changes(
     beating.write_text("second instruction")
     wait_until(lambda: len(seen()) >= 2)
     assert seen() == ["first instruction", "second instruction"]
+    # The handler is given the heartbeat's own job, as a recall's handler is given its recall.
+    expected = [[job["id"], "heartbeat HEARTBEAT.md"]] * 2
+    assert nb.json("print(json.dumps(beating_jobs))") == expected
     outputs = [run["output"] for run in server.runs(job["id"])]
     assert any("unchanged since the last delivery" in output for output in outputs)
 

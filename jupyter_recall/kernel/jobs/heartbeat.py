@@ -151,9 +151,24 @@ def beat(path: str | Path = DEFAULT_FILE, job: Mapping[str, Any] | None = None) 
         if _state.gate is None:
             return _say(f"skipped: {target.name} unchanged since the last delivery")
         return _say("skipped: the heartbeat gate said skip")
-    recall.deliver(content, dict(job or {"name": f"heartbeat {target.name}"}))
+    recall.deliver(content, dict(job or _own_job(target)))
     _remember(target, content)
     return _say(f"delivered {target.name} ({len(content)} characters)")
+
+
+def _own_job(target: Path) -> Mapping[str, Any]:
+    """The heartbeat job of this notebook that beats on ``target`` (its stored code says so),
+    for the handler's ``job`` (``job.id``, ``job.name``...); a beat called by hand, or while the
+    server is unreachable, has only a name."""
+    name = f"heartbeat {target.name}"
+    try:
+        found = api.jobs(search=name, kind="job")
+    except RecallError:
+        found = []
+    code = beat_code(target)
+    return next(
+        (job for job in found if job.action and job.action.get("code") == code), {"name": name}
+    )
 
 
 def _say(line: str) -> str:
