@@ -2,7 +2,7 @@
 
 Each field the API documents is a typed property; the record is also a read-only mapping of the
 document as answered (``job["status"]``, ``dict(job)``), fields this client does not know
-included. The kernel's ``Job`` and ``Watcher`` add their actions (``kernel/jobs/api.py``,
+included, and hashable by its id (a set of jobs, a dict keyed by watcher). The kernel's ``Job`` and ``Watcher`` add their actions (``kernel/jobs/api.py``,
 ``kernel/watchers/watch.py``).
 """
 
@@ -47,6 +47,16 @@ class _Record(Mapping[str, Any], Generic[D]):
 
     def __len__(self) -> int:
         return len(self._fields)
+
+    @property
+    def id(self) -> str:
+        """The record's id on the server."""
+        raise NotImplementedError
+
+    def __hash__(self) -> int:
+        # By the server's id, so that records can be members of sets and keys of dicts. It
+        # agrees with the mapping's ==: records with the same fields have the same id.
+        return hash((self.noun, self.id))
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(

@@ -81,3 +81,15 @@ def test_a_watcher_record() -> None:
     )
     assert watcher.last_result is None
     assert watcher.notifications == 0
+
+
+def test_records_are_hashable_by_their_id() -> None:
+    job = JobRecord(JOB)
+    again = JobRecord(JOB)
+    changed = JobRecord({**JOB, "status": "paused"})
+    assert {job, again} == {job}, "the same job read twice is one member of a set"
+    assert {job: "seen"}[again] == "seen"
+    assert hash(changed) == hash(job)
+    assert changed != job, "== compares the fields, as a mapping does"
+    watcher = WatcherRecord({"watcher_id": JOB["id"], "tool_name": "http.get"})
+    assert len({job, watcher}) == 2, "a job and a watcher of one id are two records"
