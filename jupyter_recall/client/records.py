@@ -2,7 +2,8 @@
 
 Each field the API documents is a typed property; the record is also a read-only mapping of the
 document as answered (``job["status"]``, ``dict(job)``), fields this client does not know
-included, and hashable by its id (a set of jobs, a dict keyed by watcher). The kernel's ``Job`` and ``Watcher`` add their actions (``kernel/jobs/api.py``,
+included, and hashable by its id (a set of jobs, a dict keyed by
+watcher). The kernel's ``Job`` and ``Watcher`` add their actions (``kernel/jobs/api.py``,
 ``kernel/watchers/watch.py``).
 """
 
