@@ -40,8 +40,8 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The UI tests first: under pytest-xdist they are one unit of work (below), and last they
     would be the run's long tail, one worker busy with them while the other waits. A worker
-    refuses items that share a node id (schemathesis makes them): xdist schedules by node id
-    and would run one of them, silently (``scripts/test`` runs such a module apart)."""
+    refuses items that share a node id (schemathesis makes them of one ``schema.parametrize()``
+    test under pytest 9): xdist schedules by node id and would run one of them, silently."""
     items.sort(key=lambda item: item.get_closest_marker("ui") is None)
     if os.environ.get("PYTEST_XDIST_WORKER"):
         counts = Counter(item.nodeid for item in items)
@@ -49,7 +49,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if shared:
             raise pytest.UsageError(
                 f"items sharing a node id would run once under pytest-xdist: {shared}; "
-                "run their module without -n (scripts/test does)"
+                "give each its own test (tests/server/test_fuzz_rest.py does), or run without -n"
             )
 
 

@@ -303,9 +303,14 @@ def test_interrupting_a_waiting_call_cancels_it(isolated):
     # waiting then (a fixed delay could land before it waits, on a loaded machine).
     killed_at: list[float] = []
 
+    def pid_written() -> bool:
+        # The shell creates the file before its echo writes to it.
+        pid_file = isolated / "pid"
+        return pid_file.exists() and pid_file.read_text().endswith("\n")
+
     def interrupt_once_running() -> None:
         deadline = time.monotonic() + 30
-        while not (isolated / "pid").exists() and time.monotonic() < deadline:
+        while not pid_written() and time.monotonic() < deadline:
             time.sleep(0.02)
         killed_at.append(time.monotonic())
         os.kill(os.getpid(), signal.SIGINT)

@@ -10,7 +10,8 @@ import sys
 
 import pytest
 
-from tests.engine.test_bench import BENCH, run_bench
+from tests.bench_script import BENCH
+from tests.engine.test_bench import run_bench
 
 
 @pytest.mark.slow
