@@ -197,6 +197,26 @@ or a huge one (``5e300``) would reach the server as an integer too long for any 
 refused as the ``body``'s, not the argument's."""
 
 
+def tool_call_action(args: ToolArguments, prompt_types: str) -> ActionDocument:
+    """The action of ``action_type`` 'tool_call' (schedule_once/schedule_cron/schedule_after),
+    in the kernel and over MCP alike: a ``prompt`` is refused, not dropped (``prompt_types``:
+    the action types that take one on this surface)."""
+    tool_name = args.optional_text("tool_name")
+    if not tool_name:
+        raise ValidationError("tool_name", "required for action_type 'tool_call' (e.g. 'http.get')")
+    if args.optional_text("prompt"):
+        raise ValidationError("prompt", f"only for action_type {prompt_types}")
+    return {"type": "tool", "name": tool_name, "params": args.mapping("tool_params") or {}}
+
+
+def refuse_tool_call_fields(args: ToolArguments) -> None:
+    """The arguments of a tool call, given with another ``action_type``: refused, not dropped."""
+    if args.optional_text("tool_name"):
+        raise ValidationError("tool_name", "only for action_type 'tool_call'")
+    if args.mapping("tool_params"):
+        raise ValidationError("tool_params", "only for action_type 'tool_call'")
+
+
 def notification_action(args: ToolArguments, prompt: str) -> ActionDocument:
     """The notification a job of schedule_once/schedule_cron/schedule_after sends: ``prompt``
     titled by its label, through its output channel."""

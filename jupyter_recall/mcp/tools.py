@@ -57,6 +57,8 @@ from jupyter_recall.client.tool_specs import (
     job_details,
     job_summary,
     notification_action,
+    refuse_tool_call_fields,
+    tool_call_action,
     tool_policies,
 )
 from jupyter_recall.client.toolspec import (
@@ -169,10 +171,8 @@ def _job_action(args: ToolArguments) -> ActionDocument:
     """The action of schedule_once/schedule_cron arguments, outside a kernel (its specification
     refuses ``llm_prompt``, pointing to notebook_recall)."""
     if args.text("action_type") == "tool_call":
-        tool_name = args.optional_text("tool_name")
-        if not tool_name:
-            raise ValidationError("tool_name", "required for action_type 'tool_call'")
-        return {"type": "tool", "name": tool_name, "params": args.mapping("tool_params") or {}}
+        return tool_call_action(args, "'notification'")
+    refuse_tool_call_fields(args)
     prompt = args.optional_text("prompt")
     if not prompt:
         raise ValidationError("prompt", "required for action_type 'notification'")
@@ -277,8 +277,9 @@ def _notebook_recall(backend: Backend, args: ToolArguments) -> JobAnswer:
         "when": args.text("when"),
         "kind": "recall",
         "action": action,
+        # No session: the server's is the notebook's path as its sessions write it (the
+        # target's, normalised), so one pending recall per notebook holds however it is typed.
         "target": {"type": "kernel", "path": notebook},
-        "session": notebook,
     }
     try:
         return _job_answer(args, _create(backend, _named(body, args)))

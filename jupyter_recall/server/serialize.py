@@ -220,10 +220,13 @@ def _policies(body: Mapping[str, Any]) -> Policies | None:
         return Policies.from_dict(dict(value))
 
 
-def default_session(target: Target) -> str | None:
+def default_session(target: Target, kind: JobKind = JobKind.RECALL) -> str | None:
+    """The session of a job created without one: the notebook whose kernel it runs in (listed
+    with that notebook's jobs, ``?path=``). A recall belongs to a session, so a recall for a
+    kernel given by id belongs to that kernel's."""
     if not isinstance(target, KernelTarget):
         return None
-    return target.label
+    return target.label if kind is JobKind.RECALL else target.path
 
 
 def new_job_from_json(body: Mapping[str, Any]) -> NewJob:
@@ -243,9 +246,7 @@ def new_job_from_json(body: Mapping[str, Any]) -> NewJob:
         raise ValidationError(
             "action.type", "a recall's action is a self-instruction", accepted=("instruction",)
         )
-    session = _optional_str(body, "session") or (
-        default_session(target) if kind is JobKind.RECALL else None
-    )
+    session = _optional_str(body, "session") or default_session(target, kind)
     if kind is JobKind.RECALL and session is None:
         raise ValidationError(
             "session", "a recall belongs to a session: give 'session' or a kernel target"

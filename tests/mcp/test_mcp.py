@@ -315,6 +315,34 @@ async def test_a_recall_for_a_notebooks_agent(
     assert created["job_id"] in second["error"]
 
 
+async def test_a_notebooks_jobs_are_listed_with_it_however_its_path_is_written(
+    server: LiveServer,
+) -> None:
+    typed = "./mcp_listed//report.ipynb"
+    async with mcp_session("stdio", server) as session:
+        code = await ok(session, "schedule_code", {"when": "in 1h", "code": "1", "notebook": typed})
+        recall = await ok(
+            session,
+            "notebook_recall",
+            {"when": "in 1h", "notebook": typed, "instruction": "look at the report"},
+        )
+        try:
+            listed = await ok(session, "job_list", {"notebook": "mcp_listed/report.ipynb"})
+            # The same notebook written as its sessions write it: one pending recall each.
+            again = await call(
+                session,
+                "notebook_recall",
+                {"when": "in 2h", "notebook": "mcp_listed/report.ipynb", "instruction": "again"},
+            )
+        finally:
+            for job_id in (code["job_id"], recall["job_id"]):
+                await ok(session, "schedule_cancel", {"job_id": job_id})
+    assert {job["job_id"] for job in listed["jobs"]} == {code["job_id"], recall["job_id"]}
+    assert listed["total"] == 2
+    assert (again["ok"], again["field"]) == (False, "notebook")
+    assert recall["job_id"] in again["error"]
+
+
 def post_raw(server: LiveServer, body: bytes, method: str = "POST") -> tuple[int, dict[str, Any]]:
     request = urllib.request.Request(
         f"{server.url}/api/recall/mcp",

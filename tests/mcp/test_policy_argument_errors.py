@@ -35,3 +35,26 @@ async def test_a_refused_policy_names_the_tools_argument(
     assert refused["field"] == argument, refused
     assert refused["error"].startswith(f"{argument}: "), refused
     assert "policies" not in refused["error"], refused
+
+
+@pytest.mark.parametrize(
+    ("arguments", "field", "message"),
+    [
+        (
+            {"action_type": "tool_call", "tool_name": "http.get", "prompt": "p"},
+            "prompt",
+            "prompt: only for action_type 'notification'",
+        ),
+        ({"prompt": "p", "tool_name": "http.get"}, "tool_name", "only for action_type 'tool_call'"),
+        ({"prompt": "p", "tool_params": {"url": "x"}}, "tool_params", "only for action_type"),
+    ],
+)
+async def test_an_argument_of_another_action_is_refused_as_in_the_kernel(
+    server: LiveServer, arguments: dict[str, object], field: str, message: str
+) -> None:
+    """The kernel's schedule_once refuses them (``kernel/agent/tools.py``); over MCP they were
+    dropped and the job created without them."""
+    async with mcp_session("http", server) as session:
+        refused = await call(session, "schedule_once", {"when": "in 2 hours", **arguments})
+    assert (refused["ok"], refused["field"]) == (False, field), refused
+    assert message in refused["error"], refused

@@ -207,6 +207,24 @@ async def test_one_pending_recall_per_session_is_409(jp_fetch):
     assert str(raised.hinted("how")) == f"{error['message']} (how)"
 
 
+async def test_a_job_in_a_notebooks_kernel_belongs_to_that_notebook(jp_fetch):
+    code = {"type": "code", "code": "print(1)"}
+    body = {"when": "in 1h", "action": code, "target": {"type": "kernel", "path": "./w//nb.ipynb"}}
+    job = await call(jp_fetch, "POST", "api/recall/jobs", body, expect=201)
+    assert job["session"] == "w/nb.ipynb", "as the notebook's own sessions write its path"
+    # (``call`` takes its query as keywords, and its own ``path`` is the route.)
+    response = await jp_fetch("api", "recall", "jobs", params={"path": "w/nb.ipynb"})
+    listed = json.loads(response.body)
+    assert [listed_job["id"] for listed_job in listed["jobs"]] == [job["id"]]
+    # A session given is kept; a kernel given by id makes no session for a job.
+    given = await call(
+        jp_fetch, "POST", "api/recall/jobs", {**body, "session": "a.ipynb"}, expect=201
+    )
+    assert given["session"] == "a.ipynb"
+    by_id = {**body, "target": {"type": "kernel", "kernel_id": "k1"}}
+    assert (await call(jp_fetch, "POST", "api/recall/jobs", by_id, expect=201))["session"] is None
+
+
 async def test_skip_of_one_shot_is_409(jp_fetch):
     job = await call(
         jp_fetch, "POST", "api/recall/jobs", {"when": "in 1h", "action": NOTIFY}, expect=201

@@ -33,6 +33,8 @@ from jupyter_recall.client.tool_specs import (
     job_details,
     job_summary,
     notification_action,
+    refuse_tool_call_fields,
+    tool_call_action,
     tool_policies,
 )
 from jupyter_recall.client.toolspec import (
@@ -247,24 +249,12 @@ def _manage_recall(args: ToolArguments) -> RecallAnswer:
 # --- scheduled jobs ---------------------------------------------------------------------------
 
 
-def _tool_action(args: ToolArguments) -> ActionDocument:
-    tool_name = args.optional_text("tool_name")
-    if not tool_name:
-        raise ValidationError("tool_name", "required for action_type 'tool_call' (e.g. 'http.get')")
-    if args.optional_text("prompt"):
-        raise ValidationError("prompt", "only for action_type 'llm_prompt' or 'notification'")
-    return {"type": "tool", "name": tool_name, "params": args.mapping("tool_params") or {}}
-
-
 def _action(args: ToolArguments) -> ActionDocument:
     """The job action of schedule_once/schedule_cron arguments."""
     action_type = args.text("action_type")
     if action_type == "tool_call":
-        return _tool_action(args)
-    if args.optional_text("tool_name"):
-        raise ValidationError("tool_name", "only for action_type 'tool_call'")
-    if args.mapping("tool_params"):
-        raise ValidationError("tool_params", "only for action_type 'tool_call'")
+        return tool_call_action(args, "'llm_prompt' or 'notification'")
+    refuse_tool_call_fields(args)
     prompt = args.optional_text("prompt")
     if not prompt:
         raise ValidationError("prompt", f"required for action_type {action_type!r}")
