@@ -123,6 +123,25 @@ class IntegerParam(Param):
 
 
 @dataclass(frozen=True)
+class PolicyParam(IntegerParam):
+    """A policy's integer argument, from 0 to the server's largest value (``core/limits.py``):
+    checked here, or a huge one (``5e300``) would reach the server as an integer too long for
+    any body and be refused as the ``body``'s, not the argument's."""
+
+    unit: str = ""
+    """What the number counts, as the refusal says it (" seconds")."""
+
+    def check(self, value: Any) -> Any:
+        checked = Param.check(self, value)
+        if self.maximum is not None and checked > self.maximum:
+            shown = f"{checked:,}" if checked < 10**15 else f"{checked:.3g}"
+            raise ValidationError(
+                self.name, f"must be from 0 to {self.maximum:,}{self.unit}, got {shown}"
+            )
+        return checked
+
+
+@dataclass(frozen=True)
 class TextsParam(ArrayParam):
     """An array of strings of 1 to ``item_length`` characters (``items`` says so)."""
 
@@ -184,17 +203,6 @@ _JOB_FIELDS = {
     "policies.keep_runs_for": "keep_runs_for_seconds",
     "options": "output_config",
 }
-_POLICY_BOUNDS = {
-    "max_runs": (MAX_RUNS, ""),
-    "timeout_seconds": (MAX_SECONDS, " seconds"),
-    "retries": (MAX_RETRIES, ""),
-    "pause_after_failures": (MAX_PAUSE_AFTER_FAILURES, ""),
-    "keep_runs": (MAX_KEEP_RUNS, ""),
-    "keep_runs_for_seconds": (MAX_SECONDS, " seconds"),
-}
-"""The largest value of each policy argument (``core/limits.py``, the server's): checked here,
-or a huge one (``5e300``) would reach the server as an integer too long for any body and be
-refused as the ``body``'s, not the argument's."""
 
 
 def tool_call_action(args: ToolArguments, prompt_types: str) -> ActionDocument:
@@ -234,12 +242,8 @@ def tool_policies(args: ToolArguments) -> PoliciesDocument:
     argument is 0 or that the tool does not take stays unset)."""
 
     def given(name: str) -> int:
-        value = args.integer(name) if name in args.values else 0
-        bound, unit = _POLICY_BOUNDS[name]
-        if value > bound:
-            shown = f"{value:,}" if value < 10**15 else f"{value:.3g}"
-            raise ValidationError(name, f"must be from 0 to {bound:,}{unit}, got {shown}")
-        return value
+        # Bounded when the arguments were read (``PolicyParam``).
+        return args.integer(name) if name in args.values else 0
 
     policies: PoliciesDocument = {}
     if max_runs := given("max_runs"):
@@ -379,46 +383,59 @@ def _job_params(surface: Surface) -> tuple[Param, ...]:
 
 
 _POLICY_PARAMS = (
-    Param(
+    PolicyParam(
         "timeout_seconds",
         "integer",
-        "Stop a run still going after this many seconds; it ends timed_out (0: no limit).",
+        "Stop a run still going after this many seconds; it ends timed_out (0: the server's "
+        "default, RecallApp.default_timeout, none unless set).",
         minimum=0,
         default=0,
+        maximum=MAX_SECONDS,
+        unit=" seconds",
     ),
-    Param(
+    PolicyParam(
         "retries",
         "integer",
         "Run a failed, timed-out or interrupted occurrence again, up to this many times, "
         "10 s after the first failure and twice as long after each further one (0: none).",
         minimum=0,
         default=0,
+        maximum=MAX_RETRIES,
     ),
-    Param(
+    PolicyParam(
         "pause_after_failures",
         "integer",
         "Pause the job after this many consecutive runs failed or timed out (0: never).",
         minimum=0,
         default=0,
+        maximum=MAX_PAUSE_AFTER_FAILURES,
     ),
-    Param(
+    PolicyParam(
         "keep_runs",
         "integer",
         "Keep only this many newest runs in its history (0: the server's default).",
         minimum=0,
         default=0,
+        maximum=MAX_KEEP_RUNS,
     ),
-    Param(
+    PolicyParam(
         "keep_runs_for_seconds",
         "integer",
         "Delete runs this many seconds after they end (0: the server's default).",
         minimum=0,
         default=0,
+        maximum=MAX_SECONDS,
+        unit=" seconds",
     ),
 )
 
-_MAX_RUNS = Param(
-    "max_runs", "integer", "Stop after this many runs (0: unlimited).", minimum=0, default=0
+_MAX_RUNS = PolicyParam(
+    "max_runs",
+    "integer",
+    "Stop after this many runs (0: unlimited).",
+    minimum=0,
+    default=0,
+    maximum=MAX_RUNS,
 )
 
 

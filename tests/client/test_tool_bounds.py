@@ -3,11 +3,14 @@ specification before any request, and the same numbers as the server's own bound
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from jupyter_recall.client import tool_specs
 from jupyter_recall.client.ids import ID_LENGTH
 from jupyter_recall.client.toolspec import Param, failure
+from jupyter_recall.core import limits
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.core.limits import ID_PATTERN
 from jupyter_recall.engine.notify import MAX_MESSAGE, MAX_TITLE
@@ -52,3 +55,41 @@ def test_every_id_and_query_argument_is_bounded() -> None:
         for name, schema in tool.input_schema()["properties"].items():
             if name in in_urls:
                 assert "maxLength" in schema, (tool.name, name)
+
+
+POLICY_MAXIMA = {
+    "max_runs": limits.MAX_RUNS,
+    "timeout_seconds": limits.MAX_SECONDS,
+    "retries": limits.MAX_RETRIES,
+    "pause_after_failures": limits.MAX_PAUSE_AFTER_FAILURES,
+    "keep_runs": limits.MAX_KEEP_RUNS,
+    "keep_runs_for_seconds": limits.MAX_SECONDS,
+}
+
+
+def required_arguments(schema: Any) -> dict[str, object]:
+    """Valid values of a tool's required arguments: the first of an enum, else a job's id or a
+    time, whichever its pattern takes."""
+    values: dict[str, object] = {}
+    for name in schema.get("required", []):
+        prop = schema["properties"][name]
+        values[name] = prop["enum"][0] if "enum" in prop else "0123456789ab"
+    return values
+
+
+@pytest.mark.parametrize("surface", ["kernel", "mcp"])
+def test_every_policy_argument_advertises_the_servers_maximum(surface: str) -> None:
+    shared = tool_specs.OVER_MCP if surface == "mcp" else tool_specs.IN_KERNEL
+    seen = set()
+    for spec in shared.all:
+        properties = spec.input_schema()["properties"]
+        for name in POLICY_MAXIMA.keys() & properties.keys():
+            seen.add(name)
+            assert properties[name]["maximum"] == POLICY_MAXIMA[name], (spec.name, name)
+            with pytest.raises(ValidationError) as raised:
+                spec.arguments(
+                    {**required_arguments(spec.input_schema()), name: POLICY_MAXIMA[name] + 1}
+                )
+            assert raised.value.field == name
+            assert str(raised.value).startswith(f"{name}: must be from 0 to ")
+    assert seen == POLICY_MAXIMA.keys()
