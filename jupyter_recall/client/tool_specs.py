@@ -34,6 +34,7 @@ from jupyter_recall.core.limits import (
     NOTIFICATION_PRIORITIES,
     TEXT_LIMITS,
 )
+from jupyter_recall.core.text import check_unicode
 
 ACTION_TYPES = ("notification", "llm_prompt", "tool_call")
 JobStatusName = Literal["active", "paused", "completed", "failed", "cancelled"]
@@ -156,6 +157,7 @@ class TextsParam(ArrayParam):
                 raise ValidationError(
                     self.name, f"each item is a string of 1 to {self.item_length} characters"
                 )
+            check_unicode(item, self.name)
         return items
 
 
@@ -539,7 +541,7 @@ def _watch_start(surface: Surface) -> ToolSpec:
                 "string",
                 "The tool, module.action.",
                 True,
-                pattern=f"^{TOOL_NAME_PATTERN}$",
+                pattern=TOOL_NAME_PATTERN,
                 max_length=TOOL_LENGTH,
             ),
             Param("params", "object", "The tool's parameters for every check."),

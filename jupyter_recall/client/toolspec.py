@@ -339,7 +339,8 @@ class Tool(Generic[A_co]):
         return self.described.arguments(given)
 
 
-TOOL_NAME_PATTERN = r"[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*"
+TOOL_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*$"
+"""Anchored: a JSON Schema ``pattern`` matches anywhere in the text, the checks the whole of it."""
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import jsonschema
 import pytest
 
 from jupyter_recall.client import tool_specs
@@ -14,6 +15,7 @@ from jupyter_recall.core import limits
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.core.limits import ID_PATTERN
 from jupyter_recall.engine.notify import MAX_MESSAGE, MAX_TITLE
+from jupyter_recall.kernel.agent.tools import TOOLS
 from jupyter_recall.mcp.tools import MCP_TOOLS
 from jupyter_recall.server.listing import MAX_CURSOR
 
@@ -93,3 +95,48 @@ def test_every_policy_argument_advertises_the_servers_maximum(surface: str) -> N
             assert raised.value.field == name
             assert str(raised.value).startswith(f"{name}: must be from 0 to ")
     assert seen == POLICY_MAXIMA.keys()
+
+
+KERNEL_TEXT_BOUNDS = [
+    ("schedule_recall", "when", tool_specs.WHEN_LENGTH),
+    ("schedule_recall", "timezone_offset", tool_specs.TZ_LENGTH),
+    ("manage_recall", "session_id", tool_specs.PATH_LENGTH),
+    ("remember", "when", tool_specs.WHEN_LENGTH),
+    ("heartbeat_start", "every", tool_specs.WHEN_LENGTH),
+    ("heartbeat_start", "path", tool_specs.PATH_LENGTH),
+]
+
+
+@pytest.mark.parametrize(("tool", "name", "bound"), KERNEL_TEXT_BOUNDS)
+def test_the_kernel_tools_texts_are_bounded_before_any_request(
+    tool: str, name: str, bound: int
+) -> None:
+    spec = TOOLS[tool].described
+    assert spec.input_schema()["properties"][name]["maxLength"] == bound
+    too_long = {**required_arguments(spec.input_schema()), name: "x" * (bound + 1)}
+    with pytest.raises(ValidationError) as raised:
+        spec.arguments(too_long)
+    assert raised.value.field == name
+
+
+def test_a_session_refused_by_the_server_is_named_as_session_id() -> None:
+    # The session becomes the listing's ``path`` filter: the server's refusal names that.
+    refused = ValidationError("path", "makes the request's URL too long")
+    answer = failure(refused, TOOLS["manage_recall"].described)
+    assert answer["field"] == "session_id"
+    assert answer["error"].startswith("session_id: ")
+
+
+def test_a_tag_that_is_no_text_is_refused_naming_tags() -> None:
+    spec = tool_specs.OVER_MCP.send_notification
+    with pytest.raises(ValidationError) as raised:
+        spec.arguments({**required_arguments(spec.input_schema()), "tags": ["ok", "\ud800"]})
+    assert raised.value.field == "tags"
+    assert "lone UTF-16 surrogate" in str(raised.value)
+
+
+def test_a_tool_name_pattern_matches_the_whole_name_as_the_check_does() -> None:
+    schema = TOOLS["background_run"].described.input_schema()
+    validator = jsonschema.Draft202012Validator(schema)
+    assert validator.is_valid({"name": "http.get"})
+    assert not validator.is_valid({"name": "x http.get y"})

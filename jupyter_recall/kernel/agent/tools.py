@@ -23,12 +23,15 @@ from jupyter_recall.client.documents import (
 from jupyter_recall.client.records import JobRecord
 from jupyter_recall.client.tool_specs import (
     JOB_STATUSES,
+    PATH_LENGTH,
     SCHEDULE_AFTER,
     SCHEDULE_CANCEL,
     SCHEDULE_CRON,
     SCHEDULE_ONCE,
     SCHEDULE_STATUS,
+    TZ_LENGTH,
     WHEN_HELP,
+    WHEN_LENGTH,
     JobStatusName,
     job_details,
     job_summary,
@@ -415,12 +418,14 @@ _TOOLS: tuple[Tool[AgentAnswer], ...] = (
                 "string",
                 "For once: when to fire. " + WHEN_HELP + " For recurring without "
                 "interval_seconds: a repeating schedule such as 'every day at 09:00'.",
+                max_length=WHEN_LENGTH,
             ),
             Param(
                 "timezone_offset",
                 "string",
                 "±HH:MM (or a zone name like 'Europe/Paris') for absolute times; default: "
                 "the server's zone.",
+                max_length=TZ_LENGTH,
             ),
             Param(
                 "interval_seconds",
@@ -453,9 +458,16 @@ _TOOLS: tuple[Tool[AgentAnswer], ...] = (
         "all recalls of the session (pending, fired, cancelled).",
         (
             Param("action", "string", "cancel, skip or list.", True, enum=MANAGE_ACTIONS),
-            Param("session_id", "string", "Target session (default: the current one).", plain=True),
+            Param(
+                "session_id",
+                "string",
+                "Target session (default: the current one).",
+                plain=True,
+                max_length=PATH_LENGTH,
+            ),
         ),
         _manage_recall,
+        {"path": "session_id"},
     ),
     SCHEDULE_ONCE.bound(_schedule_once),
     SCHEDULE_CRON.bound(_schedule_cron),
@@ -481,6 +493,7 @@ _TOOLS: tuple[Tool[AgentAnswer], ...] = (
                 "When, in natural language or cron ('tomorrow at 9am', 'every day at "
                 "18:00', 'in 2 hours').",
                 True,
+                max_length=WHEN_LENGTH,
             ),
             Param(
                 "action",

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+from jupyter_recall.client.tool_specs import PATH_LENGTH, WHEN_LENGTH
 from jupyter_recall.client.toolspec import Param, Tool, ToolArguments, ToolOk
 from jupyter_recall.core.errors import RecallError, ValidationError
 from jupyter_recall.core.text import check_plain_text
@@ -271,13 +272,20 @@ def heartbeat_tools() -> tuple[Tool[HeartbeatStarted], ...]:
             "heartbeat_gate says run), hands it to your on_recall handler as a self-instruction. "
             "A missing or empty file is skipped. Edit the file to give yourself new instructions.",
             (
-                Param("every", "string", "Interval like '10m', '30s' or '1h'.", default="10m"),
+                Param(
+                    "every",
+                    "string",
+                    "Interval like '10m', '30s' or '1h'.",
+                    default="10m",
+                    max_length=WHEN_LENGTH,
+                ),
                 Param(
                     "path",
                     "string",
                     "The file, relative to the notebook.",
                     default=DEFAULT_FILE,
                     plain=True,
+                    max_length=PATH_LENGTH,
                 ),
             ),
             _tool_start,
