@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import socket
 from collections.abc import Callable, MutableMapping
 from pathlib import Path
 from typing import Any, cast
@@ -37,6 +36,7 @@ from jupyter_recall.engine.process import ProcessSettings
 from jupyter_recall.server.approvals import ApprovalInbox
 from jupyter_recall.server.authorization import AuthorizedExecutor, JobAuthorization
 from jupyter_recall.server.claims import take_awaiting_runs
+from jupyter_recall.server.engine_name import server_engine_id
 from jupyter_recall.server.executors.fresh import FreshKernels
 from jupyter_recall.server.executors.kernel_journal import KernelJournal
 from jupyter_recall.server.executors.kernel_pool import KernelPool
@@ -358,6 +358,8 @@ class RecallApp(ExtensionApp):
             self._ready.set()
             return
         self._clock = SystemClock()
+        self._engine_name: str | None = None
+        self._engine_id()
         self._stopped = asyncio.Event()
         self._runner: asyncio.Task[None] | None = None
         self._loaded = True
@@ -450,11 +452,10 @@ class RecallApp(ExtensionApp):
         return SessionWatcher(self.scheduler, self.serverapp, event_logger, self.approvals)
 
     def _engine_id(self) -> str:
-        # Stable across restarts of this server (one address serves one server at a time), so a
-        # restarted server interrupts the runs its crashed predecessor left `running` at once
-        # instead of waiting for that predecessor's lease to expire.
-        port = self.serverapp.port if self.serverapp is not None else 0
-        return f"server@{socket.gethostname()}:{port}"
+        # Read once, before jupyter_server binds its port (engine_name.py says why).
+        if self._engine_name is None:
+            self._engine_name = server_engine_id(self.serverapp)
+        return self._engine_name
 
     def _scoped_by_user(self) -> bool:
         if self.scope_by_user is not None:
