@@ -72,6 +72,7 @@ ALIASES = {
     "root": "RecallScheduler.root_dir",
     "gateway-url": "RecallScheduler.gateway_url",
     "engine-id": "RecallScheduler.engine_id",
+    "fire-owner": "RecallScheduler.fire_owner",
 }
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARN", "ERROR", "CRITICAL", 0, 10, 20, 30, 40, 50)
@@ -157,6 +158,13 @@ jupyter recall scheduler --db-url postgresql://recall@db/recall --root /srv/note
         "PostgreSQL LISTEN/NOTIFY wakes it at once and this only bounds clock jumps.",
     )
     fire_ahead = Float(0.25, config=True, help="As RecallApp.fire_ahead.")
+    fire_owner = Unicode(
+        "",
+        config=True,
+        help="Fire only the jobs of this user (default: every user's). One scheduler per user "
+        "(each under that user's account, with that user's --root) must each name its user: "
+        "otherwise each fires every user's jobs as its own account.",
+    )
     default_timeout = Float(
         None, allow_none=True, config=True, help="As RecallApp.default_timeout."
     )
@@ -341,6 +349,7 @@ jupyter recall scheduler --db-url postgresql://recall@db/recall --root /srv/note
             output_limit=self.output_limit,
             max_sleep=self.max_sleep,
             fire_ahead=self.fire_ahead,
+            fire_owner=self.fire_owner or None,
             default_timeout=self.default_timeout,
             keep_runs=self.keep_runs,
             keep_runs_for=self.keep_runs_for,
@@ -355,8 +364,9 @@ jupyter recall scheduler --db-url postgresql://recall@db/recall --root /srv/note
             await built.fresh.start()
             async with scheduler:
                 # At every log level: whoever started it sees it runs, and on which store.
+                whose = f"{self.fire_owner}'s jobs" if self.fire_owner else "jobs"
                 print(
-                    f"{COMMAND}: running as engine {self.engine_id!r}, jobs in {store!r} "
+                    f"{COMMAND}: running as engine {self.engine_id!r}, {whose} in {store!r} "
                     "(SIGTERM or Ctrl-C stops it)",
                     file=sys.stderr,
                     flush=True,
