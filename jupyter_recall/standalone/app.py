@@ -326,6 +326,11 @@ jupyter recall scheduler --db-url postgresql://recall@db/recall --root /srv/note
             # The URL is not repeated: it may hold a password (the error names it without).
             self.refuse(f"cannot open the store: {' '.join(str(error).split())}")
             return EXIT_UNREACHABLE
+        except ValidationError as error:
+            # A URL this install cannot open (PostgreSQL without its extra): one line, as a
+            # bad option; a service manager must not restart it in a loop on a traceback.
+            self.refuse(f"RecallScheduler.{error}")
+            return EXIT_USAGE
         try:
             refused = await self._take_lease(store, clock, stop)
         except BaseException:

@@ -48,6 +48,7 @@ from jupyter_recall.store.postgres_listen import (
     Listener,
     Publisher,
     payload,
+    scrubbed,
 )
 from jupyter_recall.store.postgres_schema import PostgresMigration, migrate
 from jupyter_recall.store.postgres_watchers import PostgresWatcherTables
@@ -217,7 +218,9 @@ class PostgresStore(
                 self.url, autocommit=True, connect_timeout=max(1, round(self.connect_timeout))
             )
         except psycopg.Error as exc:
-            raise StoreError(f"cannot connect to PostgreSQL ({self.where}): {exc}") from exc
+            raise StoreError(
+                f"cannot connect to PostgreSQL ({self.where}): {scrubbed(exc, self.url)}"
+            ) from exc
 
     def __repr__(self) -> str:
         return f"PostgresStore({self.where!r})"
@@ -233,7 +236,9 @@ class PostgresStore(
             try:
                 yield
             except psycopg.Error as exc:
-                raise StoreError(f"PostgreSQL store ({self.where}): {exc}") from exc
+                raise StoreError(
+                    f"PostgreSQL store ({self.where}): {scrubbed(exc, self.url)}"
+                ) from exc
 
     @contextmanager
     def atomic(self) -> Iterator[None]:

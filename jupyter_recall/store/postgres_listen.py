@@ -14,6 +14,7 @@ import threading
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 import psycopg
 
@@ -34,6 +35,29 @@ BACKOFF = (0.1, 0.5, 1.0, 2.0, 5.0)
 """Seconds before each try at opening the connection again; the last repeats."""
 
 log = logging.getLogger("jupyter_recall.store.postgres")
+
+
+def scrubbed(error: BaseException, url: str) -> str:
+    """The driver's message of ``error`` without the URL's password: libpq may quote a part of
+    the connection string it could not read, and that part may be the password."""
+    text = str(error)
+    for secret in _passwords(url):
+        text = text.replace(secret, "***")
+    return text
+
+
+def _passwords(url: str) -> set[str]:
+    """The password as written in ``url`` and as decoded (either may be quoted back)."""
+    try:
+        written = urlsplit(url).password
+    except ValueError:
+        written = None
+    try:
+        read = psycopg.conninfo.conninfo_to_dict(url).get("password")
+    except psycopg.Error:
+        read = None
+    found = {str(secret) for secret in (written, read) if secret}
+    return found | {unquote(secret) for secret in found}
 
 
 def payload(fire_at: int | None) -> str:
@@ -101,7 +125,10 @@ class Listener:
                 delay = BACKOFF[min(attempt, len(BACKOFF) - 1)]
                 attempt += 1
                 log.warning(
-                    "listening for job changes on %s: %s; again in %s s", self.where, exc, delay
+                    "listening for job changes on %s: %s; again in %s s",
+                    self.where,
+                    scrubbed(exc, self.url),
+                    delay,
                 )
                 self._ready.set()
                 self._stop.wait(delay)
@@ -155,7 +182,9 @@ class Publisher:
                     # only: once more on a new one before the notes are given up.
                     self._send(payloads)
             except psycopg.Error as exc:
-                raise StoreError(f"PostgreSQL store ({self.where}): {exc}") from exc
+                raise StoreError(
+                    f"PostgreSQL store ({self.where}): {scrubbed(exc, self.url)}"
+                ) from exc
 
     def _send(self, payloads: Sequence[str]) -> None:
         if self._conn is None or self._conn.closed or self._conn.broken:

@@ -12,10 +12,11 @@ kind is opened.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import quote, unquote, urlsplit
+from urllib.parse import SplitResult, quote, unquote, urlsplit
 
 from jupyter_recall.core.errors import StoreError, ValidationError
 from jupyter_recall.store.base import Store
@@ -98,7 +99,40 @@ def postgres_url(url: str) -> str:
         raise ValidationError(
             FIELD, "not a PostgreSQL URL (postgresql://...)", accepted=POSTGRESQL.forms
         )
+    _readable_authority(url)
     return url
+
+
+_BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
+
+
+def _readable_authority(url: str) -> None:
+    """Refuse what libpq would misread, without repeating the URL (it may hold a password,
+    and libpq's own message would show it, whole or in part): a ``%`` that starts no
+    percent-encoded byte, or a port that is no number (a ``/`` or ``@`` in a password)."""
+    parts = urlsplit(url)
+    if _BAD_ESCAPE.search(parts.netloc + parts.path):
+        raise ValidationError(
+            FIELD,
+            "a '%' in the URL must start a percent-encoded byte: write a password's '%' as "
+            "%25 (and '/', '@', ':' as %2F, %40, %3A)",
+            accepted=POSTGRESQL.forms,
+        )
+    if not _port_readable(parts):
+        raise ValidationError(
+            FIELD,
+            "its port is no number: percent-encode a '/', '@' or ':' in the user or password "
+            "(%2F, %40, %3A)",
+            accepted=POSTGRESQL.forms,
+        )
+
+
+def _port_readable(parts: SplitResult) -> bool:
+    # urlsplit reads the port only when asked for it, and refuses one that is no number.
+    try:
+        return parts.port is None or parts.port >= 0
+    except ValueError:
+        return False
 
 
 def _open_postgres(url: str, create_dirs: bool) -> Store:
@@ -130,15 +164,21 @@ KINDS: dict[str, StoreKind] = {
 }
 
 
+_FORMS = list(dict.fromkeys(form for known in KINDS.values() for form in known.forms))
+
+
 def store_kind(url: str) -> StoreKind:
     """The kind of store a URL names, the URL checked against its forms. The error never
     repeats the URL of an unknown kind, which may hold a password."""
-    scheme = urlsplit(url).scheme.lower()
+    try:
+        scheme = urlsplit(url).scheme.lower()
+    except ValueError:
+        # An unclosed '[' of an IPv6 host, say: its message names no field.
+        raise ValidationError(FIELD, "not a URL that can be read", accepted=_FORMS) from None
     kind = KINDS.get(scheme)
     if kind is None:
         said = f"unknown scheme {scheme!r}" if scheme else "not a URL (scheme://...)"
-        forms = list(dict.fromkeys(form for known in KINDS.values() for form in known.forms))
-        raise ValidationError(FIELD, said, accepted=forms)
+        raise ValidationError(FIELD, said, accepted=_FORMS)
     kind.check(url)
     return kind
 

@@ -74,10 +74,10 @@ class SchedulerProcess:
 
 
 def run_scheduler_command(
-    cwd: Path, *args: str, timeout: float = 60.0
+    cwd: Path, *args: str, timeout: float = 60.0, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     """``jupyter recall scheduler ARGS`` run to its end (a refusal at start), with a clean
-    environment whose home is ``cwd``."""
+    environment whose home is ``cwd`` (plus ``env``)."""
     jupyter = Path(sys.executable).parent / "jupyter"
     return subprocess.run(
         [str(jupyter), "recall", "scheduler", *args],
@@ -86,5 +86,10 @@ def run_scheduler_command(
         text=True,
         timeout=timeout,
         cwd=cwd,
-        env={"PATH": str(jupyter.parent), "JUPYTER_PLATFORM_DIRS": "1", "HOME": str(cwd)},
+        env={
+            "PATH": str(jupyter.parent),
+            "JUPYTER_PLATFORM_DIRS": "1",
+            "HOME": str(cwd),
+            **(env or {}),
+        },
     )

@@ -198,3 +198,18 @@ def test_a_misspelt_setting_in_a_config_file_is_refused_with_the_nearest_one(tmp
     assert line.startswith("jupyter recall scheduler: error: RecallScheduler.max_slep in "), line
     assert "is not a setting: did you mean RecallScheduler.max_sleep?" in line
     assert not db.exists()
+
+
+def test_postgresql_without_its_extra_is_one_line_not_a_traceback(tmp_path: Path):
+    # An install without the postgres extra: psycopg cannot be imported.
+    hidden = tmp_path / "no_psycopg" / "psycopg"
+    hidden.mkdir(parents=True)
+    (hidden / "__init__.py").write_text("raise ImportError('No module named psycopg')\n")
+    result = run_scheduler_command(
+        tmp_path,
+        "--db-url=postgresql://recall@db/recall",
+        env={"PYTHONPATH": str(hidden.parent)},
+    )
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    assert "RecallScheduler.db_url: PostgreSQL needs the postgres extra" in result.stderr

@@ -111,6 +111,34 @@ def test_an_unreachable_postgresql_is_a_store_error_without_the_password() -> No
     assert "s3cret" not in message
 
 
+@pytest.mark.parametrize(
+    ("url", "said", "secret"),
+    [
+        # libpq's own messages quoted these passwords, whole or in part.
+        ("postgresql://recall:50%off@127.0.0.1:1/recall", "must start a percent-encoded", "off"),
+        ("postgresql://recall:qz/ss@127.0.0.1:1/recall", "its port is no number", "qz"),
+        ("postgresql://recall:p@[::1/recall", "not a URL that can be read", "recall:p"),
+    ],
+)
+def test_a_url_libpq_would_misread_is_refused_without_its_password(
+    url: str, said: str, secret: str
+) -> None:
+    with pytest.raises(ValidationError) as refused:
+        open_store(url)
+    assert refused.value.field == "db_url"
+    assert said in str(refused.value)
+    assert secret not in str(refused.value).split("(accepted:")[0]
+
+
+def test_a_drivers_message_quoting_the_password_is_scrubbed() -> None:
+    from jupyter_recall.store.postgres_listen import scrubbed
+
+    url = "postgresql://recall:s%2Fcret@db/recall"
+    error = Exception('invalid connection option "s/cret" (password=s%2Fcret)')
+    assert scrubbed(error, url) == 'invalid connection option "***" (password=***)'
+    assert scrubbed(error, "postgresql://recall@db/recall") == str(error)
+
+
 def test_a_file_that_cannot_be_opened_is_a_store_error(tmp_path: Path) -> None:
     (tmp_path / "a file").write_text("")
     with pytest.raises(StoreError, match="a file"):
