@@ -408,11 +408,19 @@ class WatcherRuntime:
 
 
 class WatcherExecutor:
-    """Takes the runs of watchers; every other run goes to ``inner``."""
+    """Takes the runs of watchers; every other run goes to ``inner``.
 
-    def __init__(self, inner: Executor, runtime: WatcherRuntime) -> None:
+    ``kernel_checks``: in a process that hosts no notebook's kernel (the standalone scheduler),
+    where a check that runs in a notebook's kernel goes whole, to be handed to the server that
+    hosts that kernel, which checks, decides and notifies as for its own watchers.
+    """
+
+    def __init__(
+        self, inner: Executor, runtime: WatcherRuntime, *, kernel_checks: Executor | None = None
+    ) -> None:
         self.inner = inner
         self.runtime = runtime
+        self.kernel_checks = kernel_checks
 
     def concurrency_key(self, job: Job) -> str:
         if job.kind is JobKind.WATCHER and job.target.type != "kernel":
@@ -421,9 +429,11 @@ class WatcherExecutor:
         return self.inner.concurrency_key(job)
 
     async def execute(self, job: Job, run: Run, output: OutputSink) -> RunOutcome:
-        if job.kind is JobKind.WATCHER:
-            return await self.runtime.check(job, run, output)
-        return await self.inner.execute(job, run, output)
+        if job.kind is not JobKind.WATCHER:
+            return await self.inner.execute(job, run, output)
+        if self.kernel_checks is not None and job.target.type == "kernel":
+            return await self.kernel_checks.execute(job, run, output)
+        return await self.runtime.check(job, run, output)
 
     async def aclose(self) -> None:
         await self.runtime.aclose()

@@ -73,13 +73,16 @@ def build_executor(
         )
     )
     live = LiveKernelExecutor(managers)
+    handed = HandedLiveKernels(
+        live, handoff_store, clock, engine_id=app.engine_id, grace=app.live_kernel_grace
+    )
     router = TargetRouter(
-        kernel=HandedLiveKernels(
-            live, handoff_store, clock, engine_id=app.engine_id, grace=app.live_kernel_grace
-        ),
+        kernel=handed,
         headless=HeadlessExecutor(managers, fresh),
         server=ServerActionExecutor(tools),
     )
     runtime = WatcherRuntime(store, notifications, clock, tools=tools, kernel=live)
     inner = NotificationActionExecutor(router, notifications)
-    return StandaloneExecutor(WatcherExecutor(inner, runtime), live, notifications, tools, fresh)
+    # A watcher's check in a notebook's kernel is handed whole to the server hosting it.
+    watchers = WatcherExecutor(inner, runtime, kernel_checks=handed)
+    return StandaloneExecutor(watchers, live, notifications, tools, fresh)

@@ -104,3 +104,43 @@ def test_the_start_policy_runs_the_notebook_in_a_kernel_the_scheduler_starts(tmp
     assert run["status"] == "succeeded"
     assert engine_of(db, run["id"]).startswith("scheduler@")
     assert marker.read_text() == str(root)
+
+
+def test_a_watcher_checking_in_a_notebooks_kernel_is_checked_by_the_server_hosting_it(
+    tmp_path, root
+):
+    db = tmp_path / "recall.sqlite"
+    scheduler = SchedulerProcess(root, db, config={"live_kernel_grace": 20.0}).start()
+    server = LiveServer(root, db, args=(*NOT_FIRING, "--RecallApp.live_kernel_grace=20"))
+    try:
+        server.start()
+        session = {"path": "live.ipynb", "type": "notebook", "kernel": {"name": "python3"}}
+        server.request("POST", "/api/sessions", session)
+        (root / "watched.txt").write_text("seen from the kernel")
+        watcher = server.request(
+            "POST",
+            "/api/recall/watchers",
+            {
+                "tool": "filesystem.read",
+                "params": {"path": "watched.txt"},
+                "interval": 5,
+                "notify_when": "on_change",
+                "target": {"type": "kernel", "path": "live.ipynb"},
+            },
+        )
+        path = f"/api/recall/watchers/{watcher['watcher_id']}?last_n=5"
+        # The first check runs where the watcher was created; the next ones the scheduler fires.
+        status = server.wait_for(
+            lambda: (found := server.request("GET", path))["checks"] >= 2 and found, timeout=60
+        )
+        runs = server.request("GET", f"/api/recall/jobs/{watcher['watcher_id']}/runs")["runs"]
+    finally:
+        server.stop()
+        scheduler.stop()
+    assert [check["success"] for check in status["history"][:2]] == [True, True], status
+    assert "seen from the kernel" in str(status["history"][0]["result"])
+    assert status["notifications"] == 1, "on_change: the first check only"
+    fired = [run for run in runs if run["trigger"] == "schedule" and run["status"] != "running"]
+    assert fired, runs
+    assert all(run["status"] == "succeeded" for run in fired), fired
+    assert all(engine_of(db, run["id"]).startswith("server@") for run in fired)
