@@ -284,7 +284,14 @@ class RecallApp(ExtensionApp):
     def _check_positive(self, proposal: Bunch) -> int:
         return checked_count("RecallApp", proposal["trait"].name, proposal["value"])
 
-    @validate("sse_heartbeat", "max_sleep", "live_kernel_grace", "claim_interval", "prune_interval")
+    @validate(
+        "sse_heartbeat",
+        "max_sleep",
+        "live_kernel_grace",
+        "claim_interval",
+        "prune_interval",
+        "approval_timeout",
+    )
     def _check_seconds(self, proposal: Bunch) -> float:
         value = float(proposal["value"])
         if value <= 0:

@@ -32,11 +32,12 @@ from traitlets import (
     default,
     validate,
 )
+from traitlets.config import Config
 
 from jupyter_recall._version import __version__
 from jupyter_recall.command_line import EXIT_USAGE, StrictConfig
 from jupyter_recall.core.clock import SystemClock
-from jupyter_recall.core.errors import StoreError, ValidationError
+from jupyter_recall.core.errors import StoreError, UsageError, ValidationError
 from jupyter_recall.engine.channels.settings import ChannelSettingsJSON
 from jupyter_recall.engine.scheduler import Scheduler
 from jupyter_recall.server.executors.notebook import ExecutedCopies
@@ -74,6 +75,19 @@ ALIASES = {
     "engine-id": "RecallScheduler.engine_id",
     "fire-owner": "RecallScheduler.fire_owner",
 }
+
+SHARED_WITH_SERVERS = (
+    "tool_policies",
+    "notification_channels",
+    "approval_timeout",
+    "default_timezone",
+    "default_timeout",
+    "keep_runs",
+    "keep_runs_for",
+    "live_kernel_grace",
+)
+"""The settings a scheduler takes from ``RecallApp``'s section of a shared config file when
+its own section does not set them: how jobs run, whichever process fires them."""
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARN", "ERROR", "CRITICAL", 0, 10, 20, 30, 40, 50)
 """``Application.log_level``'s values."""
@@ -185,6 +199,7 @@ jupyter recall scheduler --db-url postgresql://recall@db/recall --root /srv/note
         "applies (this process hosts no user's kernel). Give servers the same "
         "RecallApp.live_kernel_grace.",
     )
+    approval_timeout = Float(300.0, config=True, help="As RecallApp.approval_timeout.")
     notification_channels = Dict(config=True, help="As RecallApp.notification_channels.")
     tool_policies = Dict(config=True, help="As RecallApp.tool_policies.")
     log_level = LogLevelEnum(
@@ -214,10 +229,11 @@ jupyter recall scheduler --db-url postgresql://recall@db/recall --root /srv/note
     def _check_timezone(self, proposal: Bunch) -> str:
         return checked_timezone(APP, proposal["value"])
 
-    @validate("max_sleep", "live_kernel_grace", "fire_ahead", "prune_interval")
+    @validate("max_sleep", "live_kernel_grace", "fire_ahead", "prune_interval", "approval_timeout")
     def _check_seconds(self, proposal: Bunch) -> float:
         value = float(proposal["value"])
-        if value < 0 or (value == 0 and proposal["trait"].name in ("max_sleep", "prune_interval")):
+        above_zero = ("max_sleep", "prune_interval", "approval_timeout")
+        if value < 0 or (value == 0 and proposal["trait"].name in above_zero):
             raise TraitError(
                 f"{APP}.{proposal['trait'].name} must be a positive number of seconds, got {value}"
             )
@@ -255,8 +271,26 @@ jupyter recall scheduler --db-url postgresql://recall@db/recall --root /srv/note
     def command_label(self) -> str:
         return COMMAND
 
+    def inherit_server_settings(self) -> None:
+        """What the server's section sets of ``SHARED_WITH_SERVERS`` (``c.RecallApp.tool_policies``
+        in the config file both read) and this one's does not: a job runs under one tool
+        policy, channel set and retention, whichever process fires it."""
+        server = self.config.get("RecallApp") or {}
+        own = self.config.get("RecallScheduler") or {}
+        inherited = {
+            name: server[name] for name in SHARED_WITH_SERVERS if name in server and name not in own
+        }
+        if not inherited:
+            return
+        try:
+            self.update_config(Config({"RecallScheduler": inherited}))
+        except UsageError as error:
+            raise UsageError(f"{error} (set as RecallApp's, which this one takes)") from None
+
     def check_command_line(self) -> None:
-        """Arguments (it takes options only), then the ``--config`` file (``StrictConfig``)."""
+        """Arguments (it takes options only), then the ``--config`` file (``StrictConfig``);
+        then the server's settings it shares (``inherit_server_settings``)."""
+        self.inherit_server_settings()
         if self.extra_args:
             words = ", ".join(repr(word) for word in self.extra_args)
             raise ValidationError(
@@ -361,6 +395,7 @@ jupyter recall scheduler --db-url postgresql://recall@db/recall --root /srv/note
             prune_interval=self.prune_interval,
         )
         built.notifications.attach(scheduler)
+        built.approvals.attach(scheduler)
         pause_notices = PauseNotices(built.notifications)
         pause_notices.attach(scheduler)
         executed_copies = ExecutedCopies(managers)

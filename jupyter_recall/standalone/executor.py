@@ -11,6 +11,7 @@ from jupyter_server.gateway.gateway_client import GatewayClient
 
 from jupyter_recall.core.clock import Clock
 from jupyter_recall.engine.executors import Executor
+from jupyter_recall.server.approvals import ApprovalInbox
 from jupyter_recall.server.executors import (
     HeadlessExecutor,
     LiveKernelExecutor,
@@ -37,6 +38,7 @@ class StandaloneExecutor:
     executor: Executor
     live: LiveKernelExecutor
     notifications: NotificationService
+    approvals: ApprovalInbox
     tools: ToolRunner
     fresh: FreshKernels
 
@@ -44,6 +46,7 @@ class StandaloneExecutor:
         await self.fresh.aclose()
         await self.live.aclose()
         await self.notifications.aclose()
+        await self.approvals.aclose()
         self.tools.close()
 
 
@@ -76,13 +79,19 @@ def build_executor(
     handed = HandedLiveKernels(
         live, handoff_store, clock, engine_id=app.engine_id, grace=app.live_kernel_grace
     )
+    # An `approve` tool job waits in the inbox of the store, which every server on it shows
+    # and decides from (the run polls its record), as on a server.
+    approvals = ApprovalInbox(store, EventHub(None), clock)
+    server_actions = ServerActionExecutor(tools)
+    server_actions.inbox = approvals
+    server_actions.approval_timeout = app.approval_timeout
     router = TargetRouter(
         kernel=handed,
         headless=HeadlessExecutor(managers, fresh),
-        server=ServerActionExecutor(tools),
+        server=server_actions,
     )
     runtime = WatcherRuntime(store, notifications, clock, tools=tools, kernel=live)
     inner = NotificationActionExecutor(router, notifications)
     # A watcher's check in a notebook's kernel is handed whole to the server hosting it.
     watchers = WatcherExecutor(inner, runtime, kernel_checks=handed)
-    return StandaloneExecutor(watchers, live, notifications, tools, fresh)
+    return StandaloneExecutor(watchers, live, notifications, approvals, tools, fresh)

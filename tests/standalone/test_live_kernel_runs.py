@@ -144,3 +144,45 @@ def test_a_watcher_checking_in_a_notebooks_kernel_is_checked_by_the_server_hosti
     assert fired, runs
     assert all(run["status"] == "succeeded" for run in fired), fired
     assert all(engine_of(db, run["id"]).startswith("server@") for run in fired)
+
+
+def test_an_approve_tool_job_waits_in_the_inbox_and_runs_once_approved(tmp_path, root):
+    db = tmp_path / "recall.sqlite"
+    policies = {"tool_policies": {"filesystem.write": "approve"}}
+    scheduler = SchedulerProcess(root, db, config=policies).start()
+    server = LiveServer(root, db, args=NOT_FIRING)
+    try:
+        server.start()
+        params = {"path": "approved.txt", "content": "written once approved"}
+        job = server.request(
+            "POST",
+            "/api/recall/jobs",
+            {
+                "when": "in 2 seconds",
+                "action": {"type": "tool", "name": "filesystem.write", "params": params},
+            },
+        )
+        pending = server.wait_for(
+            lambda: server.request("GET", "/api/recall/approvals?status=pending")["approvals"],
+            timeout=45,
+        )
+        (record,) = pending
+        assert record["asked_by"].startswith("run:")
+        assert not (root / "approved.txt").exists()
+        server.request("POST", f"/api/recall/approvals/{record['id']}", {"decision": "approve"})
+        assert wait_until((root / "approved.txt").exists)
+        runs = server.wait_for(
+            lambda: [
+                r
+                for r in server.request("GET", f"/api/recall/jobs/{job['id']}/runs")["runs"]
+                if r["status"] != "running"
+            ],
+            timeout=30,
+        )
+    finally:
+        server.stop()
+        scheduler.stop()
+    (run,) = runs
+    assert run["status"] == "succeeded", run
+    assert engine_of(db, run["id"]).startswith("scheduler@")
+    assert (root / "approved.txt").read_text() == "written once approved"

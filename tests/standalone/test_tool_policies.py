@@ -49,3 +49,31 @@ def test_the_command_refuses_an_unknown_policy_in_one_line(tmp_path: Path):
     assert "jobs in" not in result.stderr
     assert "RecallScheduler.tool_policies['shell.run']: unknown policy 'maybe'" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_the_servers_tool_policies_apply_unless_the_schedulers_own_are_set(tmp_path: Path):
+    """An admin who blocks a tool for the servers (``c.RecallApp.tool_policies`` in the config
+    file both read) blocks it for the scheduled tool jobs the scheduler runs too."""
+    config = tmp_path / "jupyter_server_config.json"
+    server_only = {"RecallApp": {"tool_policies": {"shell.run": "block"}, "approval_timeout": 60}}
+    config.write_text(json.dumps(server_only))
+    scheduler = RecallScheduler()
+    scheduler.initialize([f"--config={config}", f"--db-url=sqlite:///{tmp_path / 'j.sqlite'}"])
+    assert scheduler.tool_policies == {"shell.run": "block"}
+    assert scheduler.approval_timeout == 60.0
+    both = {**server_only, "RecallScheduler": {"tool_policies": {"shell.run": "auto"}}}
+    config.write_text(json.dumps(both))
+    own = RecallScheduler()
+    own.initialize([f"--config={config}", f"--db-url=sqlite:///{tmp_path / 'j.sqlite'}"])
+    assert own.tool_policies == {"shell.run": "auto"}
+
+
+def test_a_servers_bad_policy_is_refused_saying_where_it_came_from(tmp_path: Path):
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"RecallApp": {"tool_policies": {"shell.run": "maybe"}}}))
+    result = run_scheduler_command(
+        tmp_path, f"--db-url=sqlite:///{tmp_path / 'jobs.sqlite'}", f"--config={config}"
+    )
+    assert result.returncode == 2, result.stderr
+    assert "unknown policy 'maybe'" in result.stderr
+    assert "set as RecallApp's" in result.stderr
