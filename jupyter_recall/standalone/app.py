@@ -76,6 +76,11 @@ ALIASES = {
     "fire-owner": "RecallScheduler.fire_owner",
 }
 
+FLAGS = {name: flag for name, flag in base_flags.items() if name != "generate-config"}
+"""jupyter_core's flags but ``--generate-config``: it would write the server's config file
+(this one reads ``jupyter_server_config``), and jupyter_core, which skips the config files for
+it, then ran the scheduler on none of their settings."""
+
 SHARED_WITH_SERVERS = (
     "tool_policies",
     "notification_channels",
@@ -126,7 +131,7 @@ class RecallScheduler(StrictConfig, JupyterApp):
     )
     version = __version__
     aliases = ALIASES
-    flags = base_flags
+    flags = FLAGS
     examples = """
 jupyter recall scheduler --db-url sqlite:////home/me/.local/share/jupyter/jupyter_recall.sqlite
 jupyter recall scheduler --db-url postgresql://recall@db/recall --root /srv/notebooks
@@ -209,6 +214,14 @@ jupyter recall scheduler --db-url postgresql://recall@db/recall --root /srv/note
     @default("engine_id")
     def _default_engine_id(self) -> str:
         return f"scheduler@{socket.gethostname()}"
+
+    @validate("engine_id")
+    def _check_engine_id(self, proposal: Bunch) -> str:
+        value = str(proposal["value"])
+        if not value.strip():
+            # An unset shell variable (--engine-id=$ID): every such scheduler would share ''.
+            raise TraitError(f"{APP}.engine_id must name this scheduler, got {value!r}")
+        return value
 
     @default("default_timezone")
     def _default_timezone(self) -> str:

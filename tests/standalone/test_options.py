@@ -28,6 +28,8 @@ from tests.standalone.scheduler_process import run_scheduler_command
         ("keep_runs", -1, r"RecallScheduler\.keep_runs: must be from 0"),
         ("keep_runs_for", "soon", r"RecallScheduler\.keep_runs_for: not a duration"),
         ("prune_interval", 0, r"RecallScheduler\.prune_interval must be a positive"),
+        ("engine_id", " ", r"RecallScheduler\.engine_id must name this scheduler, got ' '"),
+        ("approval_timeout", 0, r"RecallScheduler\.approval_timeout must be a positive"),
     ],
 )
 def test_a_bad_option_is_refused_naming_it(option, value, message):
@@ -213,3 +215,13 @@ def test_postgresql_without_its_extra_is_one_line_not_a_traceback(tmp_path: Path
     assert result.returncode == 2, result.stderr
     assert "Traceback" not in result.stderr
     assert "RecallScheduler.db_url: PostgreSQL needs the postgres extra" in result.stderr
+
+
+def test_generate_config_is_refused_not_run_without_the_config(tmp_path: Path):
+    result = run_scheduler_command(
+        tmp_path, "--generate-config", f"--db-url=sqlite:///{tmp_path / 'jobs.sqlite'}"
+    )
+    assert result.returncode == 2, result.stderr
+    assert "running as engine" not in result.stderr
+    assert "generate-config" in result.stderr
+    assert not (tmp_path / "jobs.sqlite").exists()
