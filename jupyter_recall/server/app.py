@@ -444,6 +444,7 @@ class RecallApp(ExtensionApp):
             jupyter_recall_approvals=self.approvals,
             jupyter_recall_tool_policies=self.tool_policies,
             jupyter_recall_notifications=self.notifications,
+            jupyter_recall_take_notifications=self.notifications.take,
             jupyter_recall_watchers=self.watchers,
             jupyter_recall_authorization=self.authorization,
         )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import NotRequired, TypedDict, TypeGuard
 from weakref import WeakKeyDictionary
@@ -20,6 +20,7 @@ from tornado.iostream import StreamClosedError
 
 from jupyter_recall.core.approvals import ApprovalJSON
 from jupyter_recall.core.documents import NotificationJSON
+from jupyter_recall.core.errors import RecallError
 from jupyter_recall.engine.events import ApprovalEvent
 from jupyter_recall.engine.scheduler import Event, Scheduler
 from jupyter_recall.server.handlers import RecallHandler
@@ -223,6 +224,13 @@ def _end_stream(queue: asyncio.Queue[EventJSON | None]) -> list[EventJSON]:
     return queued
 
 
+BUFFER_LOOK = 5.0
+"""Seconds between two looks, on a kernel's stream, at its session's buffered notifications."""
+
+TakeBuffered = Callable[[str, str], Awaitable[list[NotificationJSON]]]
+"""``NotificationService.take``: a session's buffered notifications, taken from the store."""
+
+
 class EventsHandler(RecallHandler):
     """``GET /api/recall/events``: the caller's changes as text/event-stream, with heartbeats.
 
@@ -242,12 +250,13 @@ class EventsHandler(RecallHandler):
         self.set_header("Cache-Control", "no-cache")
         self.set_header("X-Accel-Buffering", "no")
         owner = self.owner
-        queue = self.hub.open(owner, self.get_query_argument("session", None))
+        session = self.get_query_argument("session", None)
+        queue = self.hub.open(owner, session)
         self._stream_queue = (owner, queue)
         heartbeat = float(self.settings["jupyter_recall_heartbeat"])
         try:
             await self._send('event: open\ndata: {"ok": true}\n\n')
-            await self._stream(queue, heartbeat)
+            await self._stream(queue, heartbeat, session)
         except StreamClosedError:
             pass
         finally:
@@ -263,12 +272,21 @@ class EventsHandler(RecallHandler):
             self.hub.end(*opened)
         super().on_connection_close()
 
-    async def _stream(self, queue: asyncio.Queue[EventJSON | None], heartbeat: float) -> None:
+    async def _stream(
+        self, queue: asyncio.Queue[EventJSON | None], heartbeat: float, session: str | None
+    ) -> None:
+        wait = min(heartbeat, BUFFER_LOOK) if session else heartbeat
+        quiet = 0.0
         while True:
             try:
-                document = await asyncio.wait_for(queue.get(), timeout=heartbeat)
+                document = await asyncio.wait_for(queue.get(), timeout=wait)
             except asyncio.TimeoutError:
-                await self._send(": heartbeat\n\n")
+                quiet += wait
+                if session:
+                    await self._deliver_buffered(session)
+                if quiet >= heartbeat:
+                    quiet = 0.0
+                    await self._send(": heartbeat\n\n")
                 continue
             if document is None:
                 return
@@ -278,6 +296,21 @@ class EventsHandler(RecallHandler):
                 # It may not have reached the kernel: a kernel drops one it has seen (by id).
                 self.hub.end(*self._stream_queue, unsent=[document])
                 raise
+
+    async def _deliver_buffered(self, session: str) -> None:
+        """Deliver on this stream what was buffered for its session by another process on the
+        store (the standalone scheduler, another server), which saw no kernel listening."""
+        take: TakeBuffered | None = self.settings.get("jupyter_recall_take_notifications")
+        if take is None:
+            return
+        try:
+            taken = await take(self.owner, session)
+        except RecallError as error:
+            # The store away for a moment: they stay buffered for the next look.
+            self.log.info("jupyter_recall: buffered notifications of %s: %s", session, error)
+            return
+        for document in taken:
+            self.hub.publish_notification(document)
 
     async def _send(self, chunk: str) -> None:
         self.write(chunk)

@@ -144,10 +144,12 @@ def test_a_notebook_job_runs_while_the_server_is_down(tmp_path, root):
     assert marker.read_text() == "nb"
 
 
-def stream_events(server: LiveServer, into: list[str], stop: threading.Event) -> None:
+def stream_events(
+    server: LiveServer, into: list[str], stop: threading.Event, query: str = ""
+) -> None:
     """Read the server's /api/recall/events stream line by line until ``stop``."""
     request = urllib.request.Request(
-        server.url + "/api/recall/events", headers={"Authorization": f"token {TOKEN}"}
+        server.url + "/api/recall/events" + query, headers={"Authorization": f"token {TOKEN}"}
     )
     with urllib.request.urlopen(request, timeout=60) as response:
         for line in response:
@@ -213,3 +215,42 @@ def test_the_scheduler_deletes_executed_copies_with_their_pruned_runs(tmp_path, 
     finally:
         server.stop()
         scheduler.stop()
+
+
+def test_a_notification_the_scheduler_buffers_reaches_the_listening_kernel_live(tmp_path, root):
+    """The scheduler hosts no kernel's stream: what it sends to a session is buffered in the
+    store, and the server where that session's kernel listens delivers it on the stream
+    (not only at the kernel's next reconnection)."""
+    db = tmp_path / "recall.sqlite"
+    scheduler = SchedulerProcess(root, db).start()
+    server = LiveServer(root, db, args=NOT_FIRING)
+    lines: list[str] = []
+    stop = threading.Event()
+    try:
+        server.start()
+        listening = threading.Thread(
+            target=stream_events, args=(server, lines, stop, "?session=nb.ipynb"), daemon=True
+        )
+        listening.start()
+        server.wait_for(lambda: any("event: open" in line for line in lines), timeout=30)
+        note = {"type": "notification", "message": "built", "channel": "session"}
+        server.request(
+            "POST",
+            "/api/recall/jobs",
+            {"when": "in 2 seconds", "action": note, "session": "nb.ipynb"},
+        )
+        delivered = wait_until(
+            lambda: [
+                line
+                for line in lines
+                if line.startswith("data: ")
+                and '"message": "built"' in line
+                and '"delivered_to": "session"' in line
+            ],
+            timeout=45,
+        )
+    finally:
+        stop.set()
+        server.stop()
+        scheduler.stop()
+    assert len(delivered) == 1
