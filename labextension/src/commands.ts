@@ -6,6 +6,7 @@ import { Widget } from '@lumino/widgets';
 
 import { allows } from './actions';
 import { currentCell, currentNotebook } from './banner';
+import { whenChanged } from './changes';
 import { JobForm } from './form';
 import { recallIcon } from './icons';
 import { RecallModel } from './model';
@@ -128,8 +129,16 @@ export function addCommands(
       }
     }
   });
-  // Menus and palette show whether "Run job now" applies as the selection changes.
-  model.changed.connect(() => commands.notifyCommandChanged(CommandIds.runJobNow));
+  // Menus and palette show whether "Run job now" applies, and to which job, as the selection
+  // changes: told only when that changes, not at every change of the model.
+  const runNowState = (): string => {
+    const job = selectedJob(model);
+    return job ? `${job.id}\n${job.name}\n${allows(job, 'run_now')}` : '';
+  };
+  const updateRunNow = whenChanged(runNowState, () =>
+    commands.notifyCommandChanged(CommandIds.runJobNow)
+  );
+  model.changed.connect(() => updateRunNow());
   addScheduleCommands(app, views, files);
   for (const command of [
     CommandIds.showJobs,
