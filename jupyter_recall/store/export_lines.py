@@ -22,6 +22,7 @@ from jupyter_recall.store.codec import decode_instant, encode_instant
 from jupyter_recall.store.transfer import (
     BATCH,
     COPIED,
+    EXPORT_OF_ANOTHER_RELEASE,
     Progress,
     check_schemas,
     schema_version,
@@ -167,7 +168,7 @@ def read_rows(lines: Iterable[str], target_schema: int) -> Iterator[tuple[str, t
     first = next(numbered, None)
     if first is None:
         raise ValidationError("line 1", "the file is empty: not an export")
-    check_schemas(read_header(first[1]), target_schema, "line 1: schema")
+    check_schemas(read_header(first[1]), target_schema, "line 1: schema", EXPORT_OF_ANOTHER_RELEASE)
     for number, line in numbered:
         if line.strip():
             yield read_row(line, number)

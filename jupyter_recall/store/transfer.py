@@ -101,10 +101,19 @@ def copy_store(
     return counts
 
 
-def check_schemas(source: int, target: int, field: str = "schema") -> None:
+SAME_RELEASE = "open both with the same release of jupyter_recall (it migrates each) first"
+"""How two stores of different schemas are made to match."""
+EXPORT_OF_ANOTHER_RELEASE = (
+    "an export is not migrated: import it with the release that wrote it into a new SQLite "
+    "file, open that file with this release (it migrates it), then copy it with "
+    "`jupyter recall migrate`"
+)
+"""How an export of another schema is brought to this one."""
+
+
+def check_schemas(source: int, target: int, field: str = "schema", how: str = SAME_RELEASE) -> None:
     if source != target:
         raise ValidationError(
             field,
-            f"the source is at schema version {source} and the target at {target}; "
-            "open both with the same release of jupyter_recall (it migrates each) first",
+            f"the source is at schema version {source} and the target at {target}; {how}",
         )

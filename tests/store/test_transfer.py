@@ -240,3 +240,12 @@ def test_a_bad_row_names_its_line_and_field(
 def test_a_bad_header_is_named(sqlite_store: Store, header: str, named: str) -> None:
     with pytest.raises(ValidationError, match=named):
         load_export([header], sqlite_store, progress=_nothing)
+
+
+def test_an_export_of_another_schema_says_how_to_bring_it_here(sqlite_store: Store) -> None:
+    header = '{"format": "jupyter_recall-export", "version": 1, "schema": 2}'
+    with pytest.raises(ValidationError) as refused:
+        load_export([header], sqlite_store, progress=_nothing)
+    assert refused.value.field == "line 1: schema"
+    assert "import it with the release that wrote it" in str(refused.value)
+    assert "open both" not in str(refused.value), "a file is not opened, and not migrated"
