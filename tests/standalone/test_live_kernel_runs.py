@@ -3,6 +3,8 @@ else their on_missing_kernel policy after the grace period (one SQLite file, rea
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import nbformat
@@ -40,6 +42,20 @@ def live_job(code: str, policy: str) -> dict:
     }
 
 
+def finished_runs(server: LiveServer, job_id: str) -> list[dict]:
+    """The job's runs once one has ended (waited for)."""
+    return list(
+        server.wait_for(
+            lambda: [
+                run
+                for run in server.request("GET", f"/api/recall/jobs/{job_id}/runs")["runs"]
+                if run["status"] != "running"
+            ],
+            timeout=30,
+        )
+    )
+
+
 @pytest.mark.parametrize(
     ("policy", "status", "reason"),
     [("fail", "failed", "no running kernel for notebook 'live.ipynb'"), ("skip", "skipped", "")],
@@ -61,7 +77,10 @@ def test_a_live_kernel_job_due_while_the_server_is_down_follows_its_policy(
     assert not marker.exists()
 
 
-def test_the_server_hosting_the_kernel_takes_the_run(tmp_path, root):
+@contextmanager
+def hosting_the_kernel(tmp_path: Path, root: Path) -> Iterator[tuple[LiveServer, Path]]:
+    """A scheduler and a server that fires nothing on one store (yielded with the store's
+    path), the server hosting live.ipynb's kernel."""
     db = tmp_path / "recall.sqlite"
     scheduler = SchedulerProcess(root, db, config={"live_kernel_grace": 20.0}).start()
     server = LiveServer(root, db, args=(*NOT_FIRING, "--RecallApp.live_kernel_grace=20"))
@@ -69,21 +88,19 @@ def test_the_server_hosting_the_kernel_takes_the_run(tmp_path, root):
         server.start()
         session = {"path": "live.ipynb", "type": "notebook", "kernel": {"name": "python3"}}
         server.request("POST", "/api/sessions", session)
+        yield server, db
+    finally:
+        server.stop()
+        scheduler.stop()
+
+
+def test_the_server_hosting_the_kernel_takes_the_run(tmp_path, root):
+    with hosting_the_kernel(tmp_path, root) as (server, db):
         marker = root / "live.txt"
         code = f"import os\nopen({str(marker)!r}, 'w').write(str(os.getpid()))"
         job = server.request("POST", "/api/recall/jobs", live_job(code, "fail"))
         assert wait_until(marker.exists)
-        runs = server.wait_for(
-            lambda: [
-                r
-                for r in server.request("GET", f"/api/recall/jobs/{job['id']}/runs")["runs"]
-                if r["status"] != "running"
-            ],
-            timeout=30,
-        )
-    finally:
-        server.stop()
-        scheduler.stop()
+        runs = finished_runs(server, job["id"])
     (run,) = runs
     assert run["status"] == "succeeded"
     assert engine_of(db, run["id"]).startswith("server@")
@@ -109,13 +126,7 @@ def test_the_start_policy_runs_the_notebook_in_a_kernel_the_scheduler_starts(tmp
 def test_a_watcher_checking_in_a_notebooks_kernel_is_checked_by_the_server_hosting_it(
     tmp_path, root
 ):
-    db = tmp_path / "recall.sqlite"
-    scheduler = SchedulerProcess(root, db, config={"live_kernel_grace": 20.0}).start()
-    server = LiveServer(root, db, args=(*NOT_FIRING, "--RecallApp.live_kernel_grace=20"))
-    try:
-        server.start()
-        session = {"path": "live.ipynb", "type": "notebook", "kernel": {"name": "python3"}}
-        server.request("POST", "/api/sessions", session)
+    with hosting_the_kernel(tmp_path, root) as (server, db):
         (root / "watched.txt").write_text("seen from the kernel")
         watcher = server.request(
             "POST",
@@ -134,9 +145,6 @@ def test_a_watcher_checking_in_a_notebooks_kernel_is_checked_by_the_server_hosti
             lambda: (found := server.request("GET", path))["checks"] >= 2 and found, timeout=60
         )
         runs = server.request("GET", f"/api/recall/jobs/{watcher['watcher_id']}/runs")["runs"]
-    finally:
-        server.stop()
-        scheduler.stop()
     assert [check["success"] for check in status["history"][:2]] == [True, True], status
     assert "seen from the kernel" in str(status["history"][0]["result"])
     assert status["notifications"] == 1, "on_change: the first check only"
@@ -171,14 +179,7 @@ def test_an_approve_tool_job_waits_in_the_inbox_and_runs_once_approved(tmp_path,
         assert not (root / "approved.txt").exists()
         server.request("POST", f"/api/recall/approvals/{record['id']}", {"decision": "approve"})
         assert wait_until((root / "approved.txt").exists)
-        runs = server.wait_for(
-            lambda: [
-                r
-                for r in server.request("GET", f"/api/recall/jobs/{job['id']}/runs")["runs"]
-                if r["status"] != "running"
-            ],
-            timeout=30,
-        )
+        runs = finished_runs(server, job["id"])
     finally:
         server.stop()
         scheduler.stop()
