@@ -235,7 +235,10 @@ class JobChanges:
 
 
 def _rescheduled(job: Job, changes: JobChanges, now: datetime) -> Job:
-    if changes.when is not None or changes.tz is not None:
+    # The zone it has, sent again (a form sends every field), is no change: read again from
+    # now, "in 2 hours" would move.
+    new_zone = changes.tz is not None and changes.tz != job.schedule.tz
+    if changes.when is not None or new_zone:
         when = changes.when if changes.when is not None else job.when
         spec = parse_when(when, now=changes.anchor or now, tz=changes.tz or job.schedule.tz)
         occurrence = spec.first_fire_time()
@@ -247,13 +250,15 @@ def _rescheduled(job: Job, changes: JobChanges, now: datetime) -> Job:
     upcoming = schedule_next(spec, job.id, occurrence, policies, job.run_count)
     if upcoming.exhausted and spec.after is None:
         raise _no_occurrence_left(spec, policies)
-    return job.evolve(
+    moved = job.evolve(
         when=when,
         schedule=spec,
         policies=policies,
         next_occurrence=upcoming.occurrence,
         next_fire_at=upcoming.fire_at,
     )
+    # A paused job fires nothing: its next occurrence moves, and it keeps no next fire.
+    return moved.paused() if job.status is JobStatus.PAUSED else moved
 
 
 def _changed(job: Job, changes: JobChanges, now: datetime) -> Job:

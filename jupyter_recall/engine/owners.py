@@ -251,13 +251,15 @@ def _updated(current: Job, new: Job, now: datetime) -> Job:
         if upcoming.exhausted and new.schedule.after is None:
             raise ValidationError("when", f"{new.schedule.canonical!r} has no occurrence left")
         status = JobStatus.ACTIVE if current.status.is_terminal else current.status
-        return job.evolve(
+        moved = job.evolve(
             when=new.when,
             schedule=new.schedule,
             status=status,
             next_occurrence=upcoming.occurrence,
             next_fire_at=upcoming.fire_at,
         )
+        # Paused (by hand, or its owner switched off): nothing fires, no next fire is shown.
+        return moved.paused() if status is JobStatus.PAUSED else moved
     if current.policies != new.policies and current.next_occurrence is not None:
         upcoming = schedule_next(
             job.schedule, job.id, current.next_occurrence, new.policies, job.run_count

@@ -364,3 +364,31 @@ async def test_a_large_batch_is_all_or_nothing(
         assert len(await engine.list_jobs(owner=OWNER)) == 2500
         assert created[0].action is shared
         assert created[0].next_occurrence == T0 + timedelta(minutes=1)
+
+
+async def test_an_edited_paused_job_keeps_no_next_fire_and_resumes_at_its_new_time(
+    db: Path, script: Script, clock: ManualClock
+) -> None:
+    """A paused job fires nothing, so it shows no next fire (``Job.paused``), edited or not."""
+    async with running(db, script, clock) as engine:
+        job = await engine.add_job(new("every 1m"), owner=OWNER)
+        await engine.pause_job(job.id, owner=OWNER)
+        for changes in (
+            {"when": "every 5m"},
+            {"policies": Policies(timeout=5)},
+            {"tz": "Asia/Tokyo"},
+        ):
+            edited = await engine.update_job(job.id, owner=OWNER, **changes)
+            assert (edited.status, edited.next_fire_at) == (JobStatus.PAUSED, None), changes
+        resumed = await engine.resume_job(job.id, owner=OWNER)
+        assert resumed.next_fire_at == T0 + timedelta(minutes=5)
+
+
+async def test_the_zone_a_job_has_sent_again_moves_nothing(
+    db: Path, script: Script, clock: ManualClock
+) -> None:
+    async with running(db, script, clock) as engine:
+        job = await engine.add_job(new("in 2h"), owner=OWNER)
+        clock.advance(3600)
+        same = await engine.update_job(job.id, owner=OWNER, tz=job.schedule.tz)
+        assert same.next_fire_at == job.next_fire_at == T0 + timedelta(hours=2)
