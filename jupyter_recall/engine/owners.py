@@ -32,6 +32,7 @@ from jupyter_recall.core.records import (
     action_from_json,
     target_from_json,
 )
+from jupyter_recall.core.text import check_name_text
 from jupyter_recall.engine import dependencies, jobs
 from jupyter_recall.engine.jobs import NewJob, build_job
 from jupyter_recall.engine.retention import DeletedRuns
@@ -139,6 +140,8 @@ def check_keys(keys: Sequence[object]) -> None:
                 f"jobs[{index}].key",
                 f"must be a non-empty string of at most {KEY_LIMIT} characters",
             )
+        # A job declared without a name is named by its key: a name's rules hold for it.
+        check_name_text(key, f"jobs[{index}].key")
         if key in seen:
             raise ValidationError(
                 f"jobs[{index}].key", f"{key!r} is declared twice (also at jobs[{seen[key]}])"

@@ -118,6 +118,10 @@ def _check_tree(document: dict[str, Any]) -> None:
             )
         if isinstance(value, str) and holds_lone_surrogate(value):
             raise ValidationError(path, "holds a lone UTF-16 surrogate, which is not text")
+        if isinstance(value, str) and "\x00" in value:
+            # No text a user means holds one (Python refuses it in source), and PostgreSQL
+            # cannot store it: refused here, for every store alike, naming where it is.
+            raise ValidationError(path, "must not contain a NUL character: give text without it")
 
 
 def _walk(document: dict[str, Any]) -> Iterator[tuple[str, int, Any]]:

@@ -159,9 +159,9 @@ def _with_id(text: str) -> tuple[dict[str, object], str]:
 
 
 def _cursor_text(value: object) -> str:
-    """An id or a name of a cursor, as the store can compare it: a lone surrogate is in no
-    cursor this server gave, and no store can encode one."""
-    if not isinstance(value, str) or holds_lone_surrogate(value):
+    """An id or a name of a cursor, as the store can compare it: a lone surrogate or a NUL is
+    in no cursor this server gave, and no store can encode the one (PostgreSQL the other)."""
+    if not isinstance(value, str) or holds_lone_surrogate(value) or "\x00" in value:
         raise ValidationError("cursor", "not a cursor this server gave")
     return value
 

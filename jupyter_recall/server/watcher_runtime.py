@@ -41,7 +41,9 @@ from jupyter_recall.core.escalation import (
     notification_text,
     parse_escalation,
 )
+from jupyter_recall.core.limits import TEXT_LIMITS
 from jupyter_recall.core.model import Job, JobKind, Run, new_id
+from jupyter_recall.core.payloads import check_text
 from jupyter_recall.core.records import (
     Action,
     CodeAction,
@@ -50,6 +52,7 @@ from jupyter_recall.core.records import (
     ToolAction,
     optional_object,
 )
+from jupyter_recall.core.text import check_name_text
 from jupyter_recall.engine.executors import CollectingSink, Executor, OutputSink, RunOutcome
 from jupyter_recall.engine.notify import Notification
 from jupyter_recall.server.notifications import NotificationService, describe_delivery
@@ -163,6 +166,13 @@ def optional_text(body: Mapping[str, Any], key: str) -> str | None:
     return value or None
 
 
+def _label(body: Mapping[str, Any]) -> str:
+    """The watcher's label, which is its job's name: bounded and checked as a name is."""
+    label = optional_text(body, "label") or ""
+    check_text(label, "label", TEXT_LIMITS["name"])
+    return check_name_text(label, "label")
+
+
 def parse_spec(body: Mapping[str, Any]) -> WatcherSpec:
     """The watcher a REST body (or ``watch_start``) describes; errors name the field."""
     unknown = sorted(set(body) - set(WATCHER_FIELDS))
@@ -177,7 +187,7 @@ def parse_spec(body: Mapping[str, Any]) -> WatcherSpec:
         tool=tool,
         params=optional_object(body, "params"),
         interval=check_interval(body.get("interval", DEFAULT_INTERVAL)),
-        label=optional_text(body, "label") or "",
+        label=_label(body),
         escalation=parse_escalation(body.get("notify_when"), body.get("notify_config")),
         output_channel=optional_text(body, "output_channel"),
         output_config=output_config_of(optional_object(body, "output_config")),

@@ -290,15 +290,15 @@ async def test_a_name_with_a_bidi_control_is_refused_naming_name(jp_fetch, contr
 @pytest.mark.parametrize(
     ("code", "name"),
     [
-        ("\x00", "code"),
-        ("\x00\n\x07", "code"),
-        ("\x00\nprint('a\\tb')", "print('a\\tb')"),
+        ("\x07", "code"),
+        ("\x01\n\x07", "code"),
+        ("\x01\nprint('a\\tb')", "print('a\\tb')"),
         ("x\t=\x1b[31m 1\u202e2\r\nrest", "x =[31m 12"),
         ("\u2066  \n  total()", "total()"),
     ],
 )
 async def test_a_default_name_leaves_control_and_bidi_characters_out(jp_fetch, code, name):
-    # code "\x00" made a job named "\u0000", a name REST refuses when given.
+    # A default name is the code's first line, without its control and bidi characters.
     body = {"when": "in 1h", **HEADLESS_CODE, "action": {"type": "code", "code": code}}
     job = await call(jp_fetch, "POST", "api/recall/jobs", body, expect=201)
     assert job["name"] == name
@@ -589,3 +589,62 @@ def test_openapi_states_the_limits_kept_beside_their_code():
         assert (limit["minimum"], limit["maximum"]) == (1, MAX_RUNS_LIMIT)
     last_n = paths["/api/recall/watchers/{watcher_id}"]["get"]["parameters"][0]["schema"]
     assert (last_n["minimum"], last_n["maximum"]) == (1, RING_SIZE)
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "field"),
+    [
+        (
+            "api/recall/jobs",
+            {"when": "in 1h", "action": {"type": "code", "code": "\x00"}},
+            "action.code",
+        ),
+        (
+            "api/recall/jobs",
+            {"jobs": [{"when": "in 1h", "action": {**NOTIFY, "message": "a\x00"}}]},
+            "jobs[0].action.message",
+        ),
+        ("api/recall/watchers", {"tool": "filesystem.read", "label": "w\x00"}, "label"),
+        (
+            "api/recall/approvals",
+            {
+                "tool": "shell.run",
+                "summary": "s\x00",
+                "source": "s",
+                "asked_by": "k",
+                "timeout": 60,
+            },
+            "summary",
+        ),
+        (
+            "api/recall/owners/plugin/jobs",
+            {"jobs": [{"key": "k\x00", "when": "in 1h", "action": NOTIFY}]},
+            "jobs[0].key",
+        ),
+    ],
+)
+async def test_a_nul_anywhere_in_a_body_is_a_400_naming_where(jp_fetch, path, body, field):
+    """PostgreSQL stores no NUL in text: it reached the store and answered 503 "try again"."""
+    method = "PUT" if "owners" in path else "POST"
+    error = await call(jp_fetch, method, path, body, expect=400)
+    assert error["field"] == field
+    assert "NUL" in error["message"]
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "field"),
+    [
+        ("api/recall/watchers", {"tool": "filesystem.read", "label": "w\u202eevil"}, "label"),
+        ("api/recall/watchers", {"tool": "filesystem.read", "label": "w" * 201}, "label"),
+        (
+            "api/recall/owners/plugin/jobs",
+            {"jobs": [{"key": "k\u202eevil", "when": "in 1h", "action": NOTIFY}]},
+            "jobs[0].key",
+        ),
+    ],
+)
+async def test_what_becomes_a_jobs_name_keeps_a_names_rules(jp_fetch, path, body, field):
+    """A watcher's label and a declared job's key (without a name) are their jobs' names."""
+    method = "PUT" if "owners" in path else "POST"
+    error = await call(jp_fetch, method, path, body, expect=400)
+    assert error["field"] == field, error
