@@ -31,6 +31,7 @@ from jupyter_recall.core.records import (
     TargetJSON,
     action_from_json,
     check_fits,
+    contents_path,
     refuse_unknown,
     target_from_json,
 )
@@ -220,6 +221,15 @@ def _policies(body: Mapping[str, Any]) -> Policies | None:
         return Policies.from_dict(dict(value))
 
 
+def _new_name(body: Mapping[str, Any]) -> str | None:
+    """A new job's name: none (the default, from its action) when left out or empty; blanks
+    only are refused, as a PATCH refuses them."""
+    name = _optional_str(body, "name")
+    if name and not name.strip():
+        raise ValidationError("name", "must not be empty")
+    return name or None
+
+
 def default_session(target: Target, kind: JobKind = JobKind.RECALL) -> str | None:
     """The session of a job created without one: the notebook whose kernel it runs in (listed
     with that notebook's jobs, ``?path=``). A recall belongs to a session, so a recall for a
@@ -246,7 +256,9 @@ def new_job_from_json(body: Mapping[str, Any]) -> NewJob:
         raise ValidationError(
             "action.type", "a recall's action is a self-instruction", accepted=("instruction",)
         )
-    session = _optional_str(body, "session") or default_session(target, kind)
+    given = _optional_str(body, "session")
+    # Written as sessions (and a target's path, and the ?path= filter) write it.
+    session = contents_path(given, "session") if given else default_session(target, kind)
     if kind is JobKind.RECALL and session is None:
         raise ValidationError(
             "session", "a recall belongs to a session: give 'session' or a kernel target"
@@ -255,7 +267,7 @@ def new_job_from_json(body: Mapping[str, Any]) -> NewJob:
         when=when,
         action=action,
         target=target,
-        name=_optional_str(body, "name"),
+        name=_new_name(body),
         kind=kind,
         tz=_optional_str(body, "tz"),
         session=session,

@@ -216,7 +216,12 @@ async def test_a_job_in_a_notebooks_kernel_belongs_to_that_notebook(jp_fetch):
     response = await jp_fetch("api", "recall", "jobs", params={"path": "w/nb.ipynb"})
     listed = json.loads(response.body)
     assert [listed_job["id"] for listed_job in listed["jobs"]] == [job["id"]]
-    # A session given is kept; a kernel given by id makes no session for a job.
+    # A session given is kept, written as sessions write it (one pending recall per notebook
+    # however its path is typed); a kernel given by id makes no session for a job.
+    typed = {**body, "session": "./w//nb.ipynb"}
+    assert (await call(jp_fetch, "POST", "api/recall/jobs", typed, expect=201))["session"] == (
+        "w/nb.ipynb"
+    )
     given = await call(
         jp_fetch, "POST", "api/recall/jobs", {**body, "session": "a.ipynb"}, expect=201
     )

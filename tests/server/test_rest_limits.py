@@ -648,3 +648,15 @@ async def test_what_becomes_a_jobs_name_keeps_a_names_rules(jp_fetch, path, body
     method = "PUT" if "owners" in path else "POST"
     error = await call(jp_fetch, method, path, body, expect=400)
     assert error["field"] == field, error
+
+
+async def test_a_name_of_blanks_is_refused_at_creation_as_by_patch(jp_fetch):
+    body = {"when": "in 1h", "action": NOTIFY, "name": "   "}
+    error = await call(jp_fetch, "POST", "api/recall/jobs", body, expect=400)
+    assert (error["field"], error["message"]) == ("name", "name: must not be empty")
+    created = await call(jp_fetch, "POST", "api/recall/jobs", {**body, "name": ""}, expect=201)
+    assert created["name"], "an empty name is the default one, from the action"
+    patched = await call(
+        jp_fetch, "PATCH", f"api/recall/jobs/{created['id']}", {"name": "   "}, expect=400
+    )
+    assert patched["field"] == "name"
