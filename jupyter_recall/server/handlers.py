@@ -351,7 +351,9 @@ class JobActionHandler(RecallHandler):
             self.send_json(run_to_json(run), status=201)
             return
         if action == "resume":
-            catch_up = self.json_body().get("catch_up", False)
+            body = self.json_body()
+            refuse_unknown(body, ("catch_up",))
+            catch_up = body.get("catch_up", False)
             if not isinstance(catch_up, bool):
                 raise ValidationError("catch_up", f"must be true or false, got {catch_up!r}")
             job = await scheduler.resume_job(job_id, owner=owner, catch_up=catch_up)

@@ -169,6 +169,11 @@ async def test_resuming_a_one_shot_passed_while_paused_is_409_saying_catch_up_tr
     assert error["passed_while_paused"] == {"job_id": job["id"], "at": job["next_fire_at"]}
     # REST words it in its own terms; each client words it from the fields in its own.
     assert "resume it with catch-up (catch_up=true) to run it now" in error["message"]
+    # A misspelt option is refused naming it, not resumed without catch-up.
+    typo = await call(
+        jp_fetch, "POST", f"api/recall/jobs/{job['id']}/resume", {"catchup": True}, expect=400
+    )
+    assert (typo["field"], typo["accepted"]) == ("catchup", ["catch_up"])
     resumed = await call(
         jp_fetch, "POST", f"api/recall/jobs/{job['id']}/resume", {"catch_up": True}
     )
