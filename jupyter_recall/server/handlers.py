@@ -8,6 +8,7 @@ through ``server/errors.py`` only.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 from collections.abc import Callable, Sequence
@@ -30,7 +31,7 @@ from jupyter_recall.core.errors import (
 )
 from jupyter_recall.core.limits import FLAGS, ID_PATTERN, SCHEDULE_KINDS, TEXT_LIMITS
 from jupyter_recall.core.model import Job, JobKind, JobStatus, RunStatus
-from jupyter_recall.core.payloads import check_text
+from jupyter_recall.core.payloads import check_text, within
 from jupyter_recall.core.records import Target, contents_path, refuse_unknown
 from jupyter_recall.core.when import parse_when
 from jupyter_recall.engine.scheduler import Scheduler
@@ -161,13 +162,14 @@ class RecallHandler(ExtensionHandlerMixin, APIHandler):
             return
         super().log_exception(typ, value, tb)
 
-    async def check_runnable(self, jobs: Sequence[JobShape]) -> None:
+    async def check_runnable(self, jobs: Sequence[JobShape], *, batch: bool = False) -> None:
         """Refuses a job that could never run: a server tool the server lacks
-        (``tool_checks.py``), a kernel spec it does not have (``kernel_checks.py``)."""
-        check_server_tools(self.settings["jupyter_recall_tools"], jobs)
+        (``tool_checks.py``), a kernel spec it does not have (``kernel_checks.py``); errors
+        name ``jobs[i].`` in a ``batch``."""
+        check_server_tools(self.settings["jupyter_recall_tools"], jobs, batch=batch)
         kernel_specs: KernelSpecNames | None = self.settings.get("jupyter_recall_kernel_specs")
         if kernel_specs is not None:
-            await kernel_specs.check(jobs)
+            await kernel_specs.check(jobs, batch=batch)
 
     def query_list(self, name: str) -> list[str]:
         return [v for raw in self.get_query_arguments(name) for v in raw.split(",") if v]
@@ -241,9 +243,11 @@ class JobsHandler(RecallHandler):
         if "jobs" in body:
             news = new_jobs_from_json(body)
             shapes = [shape_of(new) for new in news]
-            await self.check_runnable(shapes)
+            await self.check_runnable(shapes, batch=True)
             await authorize_jobs(self, self.owner, shapes)
-            jobs = await self.scheduler.add_jobs(news, owner=self.owner)
+            # The engine names the index of a batch of several; one is jobs[0] all the same.
+            with within("jobs[0]") if len(news) == 1 else contextlib.nullcontext():
+                jobs = await self.scheduler.add_jobs(news, owner=self.owner)
             self.send_json({"jobs": [created_job_json(job) for job in jobs]}, status=201)
             return
         new, owner = new_job_from_json(body), self.owner

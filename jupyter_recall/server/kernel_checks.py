@@ -40,16 +40,16 @@ class KernelSpecNames:
         self._names: frozenset[str] = frozenset()
         self._read_at: float | None = None
 
-    async def check(self, jobs: Sequence[JobShape]) -> None:
-        """ValidationError naming ``target.kernel_name`` (``jobs[i].`` first when several
-        jobs come in one request) for a spec this server does not have."""
+    async def check(self, jobs: Sequence[JobShape], *, batch: bool = False) -> None:
+        """ValidationError naming ``target.kernel_name`` (``jobs[i].`` first when the jobs
+        come as a batch, even of one) for a spec this server does not have."""
         for index, job in enumerate(jobs):
             target = job.target
             if not isinstance(target, HeadlessTarget) or target.kernel_name is None:
                 continue
             names = await self._names_with(target.kernel_name)
             if names is not None and target.kernel_name not in names:
-                prefix = f"jobs[{index}].target" if len(jobs) > 1 else "target"
+                prefix = f"jobs[{index}].target" if batch else "target"
                 raise ValidationError(
                     f"{prefix}.kernel_name",
                     f"this server has no kernel spec named {target.kernel_name!r}",

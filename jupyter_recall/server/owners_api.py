@@ -80,7 +80,7 @@ class OwnerJobsHandler(RecallHandler):
             raise ValidationError("jobs", "is required: the whole list of the owner's jobs")
         specs = parse_declaration(body["jobs"])
         shapes = [declared_shape(spec) for spec in specs]
-        await self.check_runnable(shapes)
+        await self.check_runnable(shapes, batch=True)
         await authorize_jobs(self, self.owner, shapes)
         result = await self.scheduler.reconcile(plugin_owner, specs, owner=self.owner)
         self.send_json(reconciled_to_json(plugin_owner, result))

@@ -15,14 +15,16 @@ from jupyter_recall.server.authorization import JobShape
 from jupyter_recall.tools import ToolRunner
 
 
-def check_server_tools(runner: ToolRunner | None, jobs: Sequence[JobShape]) -> None:
+def check_server_tools(
+    runner: ToolRunner | None, jobs: Sequence[JobShape], *, batch: bool = False
+) -> None:
     """ValidationError naming ``action.name`` or ``action.params`` (``jobs[i].`` first when
-    several jobs come in one request)."""
+    the jobs come as a batch, ``{"jobs": [...]}``, even of one)."""
     if runner is None:
         return
     for index, job in enumerate(jobs):
         action = job.action
         if not isinstance(action, ToolAction) or not isinstance(job.target, ServerTarget):
             continue
-        with within(f"jobs[{index}].action" if len(jobs) > 1 else "action"):
+        with within(f"jobs[{index}].action" if batch else "action"):
             runner.registry.get(action.name).check_params(action.params)

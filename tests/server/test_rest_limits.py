@@ -660,3 +660,30 @@ async def test_a_name_of_blanks_is_refused_at_creation_as_by_patch(jp_fetch):
         jp_fetch, "PATCH", f"api/recall/jobs/{created['id']}", {"name": "   "}, expect=400
     )
     assert patched["field"] == "name"
+
+
+@pytest.mark.parametrize(
+    ("job", "field"),
+    [
+        ({"when": "bogus time", "action": NOTIFY}, "jobs[0].when"),
+        (
+            {"when": "in 1h", "action": {"type": "tool", "name": "no.such_tool", "params": {}}},
+            "jobs[0].action.name",
+        ),
+        (
+            {"when": "in 1h", "action": NOTIFY, "policies": {"max_runs": 0}},
+            "jobs[0].policies.max_runs",
+        ),
+    ],
+)
+async def test_a_batch_of_one_names_its_errors_by_index_as_a_longer_one(jp_fetch, job, field):
+    alone = await call(jp_fetch, "POST", "api/recall/jobs", {"jobs": [job]}, expect=400)
+    second = await call(
+        jp_fetch,
+        "POST",
+        "api/recall/jobs",
+        {"jobs": [{"when": "in 1h", "action": NOTIFY}, job]},
+        expect=400,
+    )
+    assert alone["field"] == field, alone
+    assert second["field"] == field.replace("jobs[0]", "jobs[1]"), second
