@@ -398,6 +398,8 @@ class ApprovalHandler(RecallHandler):
     @authorized
     async def post(self, approval_id: str) -> None:
         body = self.json_body()
+        # A misspelt field (``notes``) is refused, not decided without it.
+        refuse_unknown(body, ("decision", "note"))
         record = await _inbox(self).decide(
             self.owner,
             approval_id,

@@ -31,7 +31,7 @@ from jupyter_recall.core.clock import Clock
 from jupyter_recall.core.documents import NotificationJSON, NotificationSource
 from jupyter_recall.core.errors import ValidationError
 from jupyter_recall.core.model import Job, JobKind, Run, new_id
-from jupyter_recall.core.records import NotificationAction
+from jupyter_recall.core.records import NotificationAction, refuse_unknown
 from jupyter_recall.engine.channels import build_channels
 from jupyter_recall.engine.events import RUN_FINISHED, Event, RunFinished
 from jupyter_recall.engine.executors import Executor, OutputSink, RunOutcome
@@ -320,7 +320,9 @@ class NotificationsTakeHandler(_NotificationHandler):
     @web.authenticated
     @authorized
     async def post(self) -> None:
-        session = self.json_body().get("session")
+        body = self.json_body()
+        refuse_unknown(body, ("session",))
+        session = body.get("session")
         if not isinstance(session, str) or not session:
             raise ValidationError("session", f"must be a notebook path or kernel id: {session!r}")
         taken = await self.notifications.take(self.owner, session)

@@ -158,6 +158,9 @@ async def test_a_decision_is_final_and_bad_ones_name_the_field(jp_fetch):
     assert bad["accepted"] == ["approve", "deny"]
     missing = await call(jp_fetch, "POST", path, {}, expect=400)
     assert missing["field"] == "decision"
+    # A misspelt note is refused, not a decision recorded without it.
+    typo = await call(jp_fetch, "POST", path, {"decision": "deny", "notes": "x"}, expect=400)
+    assert (typo["field"], typo["accepted"]) == ("notes", ["decision", "note"])
     await call(jp_fetch, "POST", path, {"decision": "deny"})
     again = await call(jp_fetch, "POST", path, {"decision": "approve"}, expect=409)
     assert "already denied" in again["message"]

@@ -159,6 +159,9 @@ async def test_bad_notifications_are_refused_naming_the_field(jp_fetch, body, fi
 async def test_take_needs_a_session(jp_fetch):
     error = await call(jp_fetch, "POST", "api/recall/notifications/take", {}, expect=400)
     assert error["field"] == "session"
+    body = {"session": "a.ipynb", "sesion": "b.ipynb"}
+    typo = await call(jp_fetch, "POST", "api/recall/notifications/take", body, expect=400)
+    assert typo["field"] == "sesion"
 
 
 async def wait_for(predicate, timeout=10.0):
