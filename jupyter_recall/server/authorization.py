@@ -79,16 +79,16 @@ class JobAuthorization:
         self._identities: dict[str, User] = {}
 
     async def check_request(
-        self, handler: JupyterHandler, owner: str, jobs: Sequence[JobShape]
+        self, handler: JupyterHandler, owner: str, jobs: Sequence[JobShape], *, batch: bool = False
     ) -> None:
         """Raise ``PermissionDeniedError`` for the first permission refused to the caller;
-        ``jobs[i]: `` prefixes its reason in a batch."""
+        ``jobs[i]: `` prefixes its reason in a ``batch`` (``{"jobs": [...]}``, even of one)."""
         user = handler.current_user
         for index, job in enumerate(jobs):
             for need in job.requirements():
                 if not await _allowed(handler, user, need):
                     reason = need.reason[:1].upper() + need.reason[1:]
-                    if len(jobs) > 1:
+                    if batch:
                         reason = f"jobs[{index}]: {need.reason}"
                     permission = need.permission
                     raise PermissionDeniedError(permission.action, permission.resource, reason)
@@ -183,8 +183,10 @@ class AuthorizedExecutor:
             await closer()
 
 
-async def authorize_jobs(handler: JupyterHandler, owner: str, jobs: Sequence[JobShape]) -> None:
+async def authorize_jobs(
+    handler: JupyterHandler, owner: str, jobs: Sequence[JobShape], *, batch: bool = False
+) -> None:
     """The first checkpoint, for our request handlers (the server's ``JobAuthorization``)."""
     authorization = handler.settings["jupyter_recall_authorization"]
     assert isinstance(authorization, JobAuthorization)
-    await authorization.check_request(handler, owner, jobs)
+    await authorization.check_request(handler, owner, jobs, batch=batch)

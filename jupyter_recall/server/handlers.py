@@ -244,7 +244,7 @@ class JobsHandler(RecallHandler):
             news = new_jobs_from_json(body)
             shapes = [shape_of(new) for new in news]
             await self.check_runnable(shapes, batch=True)
-            await authorize_jobs(self, self.owner, shapes)
+            await authorize_jobs(self, self.owner, shapes, batch=True)
             # The engine names the index of a batch of several; one is jobs[0] all the same.
             with within("jobs[0]") if len(news) == 1 else contextlib.nullcontext():
                 jobs = await self.scheduler.add_jobs(news, owner=self.owner)

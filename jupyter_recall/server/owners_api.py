@@ -81,7 +81,7 @@ class OwnerJobsHandler(RecallHandler):
         specs = parse_declaration(body["jobs"])
         shapes = [declared_shape(spec) for spec in specs]
         await self.check_runnable(shapes, batch=True)
-        await authorize_jobs(self, self.owner, shapes)
+        await authorize_jobs(self, self.owner, shapes, batch=True)
         result = await self.scheduler.reconcile(plugin_owner, specs, owner=self.owner)
         self.send_json(reconciled_to_json(plugin_owner, result))
 

@@ -242,6 +242,9 @@ async def test_a_batch_names_the_refused_job_and_creates_none(jp_fetch):
     assert_refused(refused, KERNELS_EXECUTE)
     assert "jobs[1]: a code job runs code in a kernel" in refused["message"]
     assert await job_ids(jp_fetch) == []
+    # A batch of one names its job too, as a longer one does.
+    alone = await call(jp_fetch, "POST", "api/recall/jobs", {"jobs": jobs[1:]}, expect=403)
+    assert "jobs[0]: a code job runs code in a kernel" in alone["message"]
 
 
 async def test_patch_into_code_is_refused_and_leaves_the_job(jp_fetch):
