@@ -625,8 +625,7 @@ def test_openapi_states_the_limits_kept_beside_their_code():
 )
 async def test_a_nul_anywhere_in_a_body_is_a_400_naming_where(jp_fetch, path, body, field):
     """PostgreSQL stores no NUL in text: it reached the store and answered 503 "try again"."""
-    method = "PUT" if "owners" in path else "POST"
-    error = await call(jp_fetch, method, path, body, expect=400)
+    error = await refused(jp_fetch, path, body)
     assert error["field"] == field
     assert "NUL" in error["message"]
 
@@ -645,9 +644,14 @@ async def test_a_nul_anywhere_in_a_body_is_a_400_naming_where(jp_fetch, path, bo
 )
 async def test_what_becomes_a_jobs_name_keeps_a_names_rules(jp_fetch, path, body, field):
     """A watcher's label and a declared job's key (without a name) are their jobs' names."""
-    method = "PUT" if "owners" in path else "POST"
-    error = await call(jp_fetch, method, path, body, expect=400)
+    error = await refused(jp_fetch, path, body)
     assert error["field"] == field, error
+
+
+async def refused(jp_fetch, path: str, body: dict) -> dict:
+    """The 400 of a body sent to a collection (an owner's declaration is PUT, others POSTed)."""
+    method = "PUT" if "owners" in path else "POST"
+    return dict(await call(jp_fetch, method, path, body, expect=400))
 
 
 async def test_a_name_of_blanks_is_refused_at_creation_as_by_patch(jp_fetch):
