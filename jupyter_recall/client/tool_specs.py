@@ -119,8 +119,12 @@ class IntegerParam(Param):
     def check(self, value: Any) -> Any:
         checked = super().check(value)
         if self.maximum is not None and checked > self.maximum:
-            raise ValidationError(self.name, f"must be <= {self.maximum:,}, got {checked:,}")
+            raise ValidationError(self.name, self.too_large(checked))
         return checked
+
+    def too_large(self, value: int) -> str:
+        """What the refusal of a value above ``maximum`` says."""
+        return f"must be <= {self.maximum:,}, got {value:,}"
 
 
 @dataclass(frozen=True)
@@ -132,14 +136,9 @@ class PolicyParam(IntegerParam):
     unit: str = ""
     """What the number counts, as the refusal says it (" seconds")."""
 
-    def check(self, value: Any) -> Any:
-        checked = Param.check(self, value)
-        if self.maximum is not None and checked > self.maximum:
-            shown = f"{checked:,}" if checked < 10**15 else f"{checked:.3g}"
-            raise ValidationError(
-                self.name, f"must be from 0 to {self.maximum:,}{self.unit}, got {shown}"
-            )
-        return checked
+    def too_large(self, value: int) -> str:
+        shown = f"{value:,}" if value < 10**15 else f"{value:.3g}"
+        return f"must be from 0 to {self.maximum:,}{self.unit}, got {shown}"
 
 
 @dataclass(frozen=True)

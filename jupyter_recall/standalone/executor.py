@@ -82,13 +82,10 @@ def build_executor(
     # An `approve` tool job waits in the inbox of the store, which every server on it shows
     # and decides from (the run polls its record), as on a server.
     approvals = ApprovalInbox(store, EventHub(None), clock)
-    server_actions = ServerActionExecutor(tools)
-    server_actions.inbox = approvals
-    server_actions.approval_timeout = app.approval_timeout
     router = TargetRouter(
         kernel=handed,
         headless=HeadlessExecutor(managers, fresh),
-        server=server_actions,
+        server=ServerActionExecutor(tools, inbox=approvals, approval_timeout=app.approval_timeout),
     )
     runtime = WatcherRuntime(store, notifications, clock, tools=tools, kernel=live)
     inner = NotificationActionExecutor(router, notifications)

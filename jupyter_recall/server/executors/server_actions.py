@@ -64,10 +64,16 @@ class ServerActionExecutor:
     with the tool's error.
     """
 
-    def __init__(self, tools: ToolRunner | None = None) -> None:
+    def __init__(
+        self,
+        tools: ToolRunner | None = None,
+        *,
+        inbox: ApprovalInbox | None = None,
+        approval_timeout: float = DEFAULT_TIMEOUT,
+    ) -> None:
         self.tools = tools
-        self.inbox: ApprovalInbox | None = None
-        self.approval_timeout = DEFAULT_TIMEOUT
+        self.inbox = inbox
+        self.approval_timeout = approval_timeout
 
     def concurrency_key(self, job: Job) -> str:
         return "server"
